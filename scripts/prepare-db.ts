@@ -1,0 +1,66 @@
+/**
+ * Prepares the database before the app starts (`npm run dev`, `npm start`, the browser tests):
+ * opens it (embedded PGlite under PGLITE_DIR when DATABASE_URL is unset), applies pending
+ * migrations, seeds the demo project when the database has no users yet, and closes it again so
+ * the app's own process can open the embedded database afterwards (PGlite allows one process at a
+ * time).
+ *
+ * Seeding: on the embedded database whenever AUTO_SEED is not turned off; on PostgreSQL only when
+ * AUTO_SEED is set explicitly to 1/true (a shared server is never filled with demo users by
+ * accident). With `--json` the last stdout line is a JSON summary for the calling script.
+ */
+import { env } from '@/server/env';
+import { migrate, openDatabase } from '@/server/db';
+import { DEMO_PASSWORD, DEMO_PROJECT_SLUG, DEMO_USERS, seedIfEmpty } from '@/server/seed';
+
+const json = process.argv.includes('--json');
+let e: ReturnType<typeof env>;
+try {
+  e = env();
+} catch (err) {
+  // The validation message names every offending variable; a stack trace adds nothing.
+  process.stderr.write(`${(err as Error).message}\n`);
+  process.exit(1);
+}
+const explicitSeed = ['1', 'true'].includes((process.env.AUTO_SEED ?? '').trim());
+
+const started = Date.now();
+const db = openDatabase({ databaseUrl: e.DATABASE_URL, pgliteDir: e.PGLITE_DIR });
+try {
+  const applied = await migrate(db);
+  const shouldSeed = e.AUTO_SEED && (db.kind === 'pglite' || explicitSeed);
+  const seeded = shouldSeed ? await seedIfEmpty(db.prisma) : false;
+  const demo = (await db.prisma.project.count({ where: { slug: DEMO_PROJECT_SLUG } })) > 0;
+  const summary = {
+    database: db.kind,
+    location: db.kind === 'pglite' ? e.PGLITE_DIR : redact(e.DATABASE_URL ?? ''),
+    migrationsApplied: applied,
+    seeded,
+    demo: demo ? { password: DEMO_PASSWORD, users: DEMO_USERS.map((u) => ({ email: u.email, role: u.role })) } : null,
+    ms: Date.now() - started,
+  };
+  if (json) {
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+  } else {
+    console.log(
+      `Database ready (${summary.database}, ${summary.location}): ${applied.length} migration(s) applied now` +
+        `${seeded ? ', demo project seeded' : ''}.`,
+    );
+  }
+} catch (err) {
+  const error = err as Error & { code?: string };
+  process.stderr.write(`Database preparation failed: ${error.message || error.code || String(err)}\n`);
+  process.exitCode = 1;
+} finally {
+  await db.close().catch(() => undefined);
+}
+
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'postgresql://…';
+  }
+}

@@ -1,0 +1,63 @@
+import type { Metadata } from 'next';
+import Link from 'next/link';
+import { notFound } from 'next/navigation';
+import { ConversationMessages } from '@/features/in-app-agent/components/ConversationMessages';
+import { AuditTrail } from '@/features/in-app-agent/components/review/AuditTrail';
+import { ExportButton } from '@/features/in-app-agent/components/review/ExportButton';
+import { RunOutcome } from '@/features/in-app-agent/components/review/ReviewTable';
+import { isNotFound, reviewGate } from '../access';
+import { NotAllowed } from '@/features/tracker/components/ui';
+
+export const dynamic = 'force-dynamic';
+export const metadata: Metadata = { title: 'Assistant review: conversation' };
+
+export default async function AssistantReviewConversationPage({ params }: { params: Promise<{ projectId: string; conversationId: string }> }) {
+  const { projectId, conversationId } = await params;
+  const basePath = `/projects/${encodeURIComponent(projectId)}/assistant/review`;
+  const gate = await reviewGate(projectId, `${basePath}/${encodeURIComponent(conversationId)}`);
+  if (gate.kind === 'forbidden') return <NotAllowed projectId={projectId} what="review assistant conversations" testId="review-not-allowed" />;
+
+  let data;
+  try {
+    data = await gate.caller.agent.review.get({ projectId, conversationId });
+  } catch (err) {
+    if (isNotFound(err)) notFound();
+    throw err;
+  }
+  const lastRun = data.view.runs[data.view.runs.length - 1];
+  const lastStatus = lastRun
+    ? ({ running: 'RUNNING', completed: 'COMPLETED', interrupted: 'INTERRUPTED', cancelled: 'ABORTED', failed: 'FAILED' } as const)[lastRun.status]
+    : null;
+  const model = [...data.view.runs].reverse().find((r) => r.model)?.model;
+
+  return (
+    <main className="space-y-4" data-testid="review-conversation">
+      <p className="text-sm">
+        <Link href={basePath} className="text-blue-700 underline dark:text-blue-300">
+          ← All conversations
+        </Link>
+      </p>
+      <div className="flex flex-wrap items-start justify-between gap-3">
+        <div>
+          <h1 className="text-2xl font-semibold tracking-tight">{data.conversation.title || 'Untitled conversation'}</h1>
+          <p className="text-sm text-slate-600 dark:text-slate-300">
+            {data.user.name || data.user.email} ({data.user.email}) · started{' '}
+            <time dateTime={data.conversation.createdAt.toISOString()}>{data.conversation.createdAt.toISOString().replace('T', ' ').slice(0, 16)} UTC</time> ·{' '}
+            {data.view.runs.length} run{data.view.runs.length === 1 ? '' : 's'} · last: <RunOutcome status={lastStatus} />
+            {model ? ` · model ${model.label}` : ''}
+            {data.conversation.deletedAt ? ' · deleted by the user' : ''}
+          </p>
+        </div>
+        <ExportButton projectId={projectId} conversationId={conversationId} />
+      </div>
+      <div className="grid gap-6 lg:grid-cols-[minmax(0,3fr)_minmax(0,2fr)]">
+        <section aria-label="Conversation (read-only)" className="rounded-lg border border-slate-200 p-3 dark:border-slate-800">
+          <ConversationMessages view={data.view} feedback={data.feedback} now={Date.now()} />
+        </section>
+        <aside aria-label="Audit trail">
+          <AuditTrail audit={data.audit} approvals={data.approvals} />
+        </aside>
+      </div>
+    </main>
+  );
+}

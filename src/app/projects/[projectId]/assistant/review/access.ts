@@ -1,0 +1,21 @@
+import { TRPCError } from '@trpc/server';
+import { requireProjectPage } from '@/features/tracker/page-access';
+import { serverCaller } from '@/server/server-caller';
+
+export type ReviewGate = { kind: 'forbidden' } | { kind: 'ok'; caller: Awaited<ReturnType<typeof serverCaller>> };
+
+/**
+ * The review pages are for ADMIN and OWNER (scope `agent:review`). Signed-out visitors go to the
+ * login page, non-members get a 404 (both by `requireProjectPage`), other members a "not allowed"
+ * page. The data comes from the `agent.review.*` procedures, which check the scope again.
+ */
+export async function reviewGate(projectId: string, path: string): Promise<ReviewGate> {
+  const ctx = await requireProjectPage(projectId, path);
+  if (!ctx.can('agent:review')) return { kind: 'forbidden' };
+  return { kind: 'ok', caller: await serverCaller(ctx.user, ctx.prisma) };
+}
+
+/** True when a tRPC call failed with NOT_FOUND (e.g. a conversation of another project). */
+export function isNotFound(err: unknown): boolean {
+  return err instanceof TRPCError && err.code === 'NOT_FOUND';
+}

@@ -1,0 +1,57 @@
+import type { Metadata } from 'next';
+import Link from 'next/link';
+import { REVIEW_FILTERS, ReviewFilters, ReviewTable, type ReviewFilter } from '@/features/in-app-agent/components/review/ReviewTable';
+import { reviewGate } from './access';
+import { NotAllowed } from '@/features/tracker/components/ui';
+
+export const dynamic = 'force-dynamic';
+export const metadata: Metadata = { title: 'Assistant review' };
+
+function one(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+export default async function AssistantReviewPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ projectId: string }>;
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
+  const { projectId } = await params;
+  const sp = await searchParams;
+  const basePath = `/projects/${encodeURIComponent(projectId)}/assistant/review`;
+  const gate = await reviewGate(projectId, basePath);
+  if (gate.kind === 'forbidden') return <NotAllowed projectId={projectId} what="review assistant conversations" testId="review-not-allowed" />;
+
+  const rawFilter = one(sp.filter);
+  const filter: ReviewFilter = REVIEW_FILTERS.some((f) => f.value === rawFilter) ? (rawFilter as ReviewFilter) : 'all';
+  const cursor = one(sp.cursor)?.slice(0, 200);
+  const data = await gate.caller.agent.review.list({ projectId, filter, ...(cursor ? { cursor } : {}) });
+  const filterQuery = filter === 'all' ? '' : `filter=${filter}&`;
+
+  return (
+    <main className="space-y-4" data-testid="review-page">
+      <div>
+        <h1 className="text-2xl font-semibold tracking-tight">Assistant review</h1>
+        <p className="text-sm text-slate-600 dark:text-slate-300">
+          Every assistant conversation in this project, newest first. Open one to replay it read-only with its tool audit trail.
+        </p>
+      </div>
+      <ReviewFilters basePath={basePath} current={filter} />
+      <ReviewTable rows={data.items} basePath={basePath} />
+      <nav aria-label="Pages" className="flex gap-4 text-sm">
+        {cursor ? (
+          <Link href={filter === 'all' ? basePath : `${basePath}?filter=${filter}`} className="underline">
+            Newest
+          </Link>
+        ) : null}
+        {data.nextCursor ? (
+          <Link href={`${basePath}?${filterQuery}cursor=${encodeURIComponent(data.nextCursor)}`} className="underline" data-testid="review-next">
+            Older conversations
+          </Link>
+        ) : null}
+      </nav>
+    </main>
+  );
+}

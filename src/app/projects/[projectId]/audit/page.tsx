@@ -1,0 +1,75 @@
+import type { Metadata } from 'next';
+import Link from 'next/link';
+import { AUDIT_STATUSES } from '@/features/mcp/audit';
+import { AuditFilters, AuditTable, type AuditFilterValues } from '@/features/mcp/components/AuditTable';
+import { TOOL_NAMES } from '@/features/mcp/registry';
+import { NotAllowed } from '@/features/tracker/components/ui';
+import { requireProjectPage } from '@/features/tracker/page-access';
+import { serverCaller } from '@/server/server-caller';
+
+export const dynamic = 'force-dynamic';
+export const metadata: Metadata = { title: 'Tool-call audit' };
+
+function one(v: string | string[] | undefined): string | undefined {
+  const s = (Array.isArray(v) ? v[0] : v)?.trim();
+  return s ? s : undefined;
+}
+
+/** The project's MCP tool-call audit trail (ADMIN and OWNER, scope `audit:read`). */
+export default async function AuditPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ projectId: string }>;
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
+  const { projectId } = await params;
+  const sp = await searchParams;
+  const basePath = `/projects/${encodeURIComponent(projectId)}/audit`;
+
+  const ctx = await requireProjectPage(projectId, basePath);
+  if (!ctx.can('audit:read')) return <NotAllowed projectId={projectId} what="read the tool-call audit trail" testId="audit-not-allowed" />;
+
+  const rawTool = one(sp.tool);
+  const rawStatus = one(sp.status);
+  const values: AuditFilterValues = {
+    ...(rawTool && (TOOL_NAMES as readonly string[]).includes(rawTool) ? { tool: rawTool } : {}),
+    ...(rawStatus && (AUDIT_STATUSES as readonly string[]).includes(rawStatus) ? { status: rawStatus as AuditFilterValues['status'] } : {}),
+    ...(one(sp.runId) ? { runId: one(sp.runId)!.slice(0, 100) } : {}),
+  };
+  const cursor = one(sp.cursor)?.slice(0, 100);
+
+  const caller = await serverCaller(ctx.user, ctx.prisma);
+  const data = await caller.mcp.audit.list({ projectId, ...values, ...(cursor ? { cursor } : {}) });
+
+  const query = new URLSearchParams(Object.entries(values).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  const firstPage = query.size ? `${basePath}?${query}` : basePath;
+  const nextQuery = new URLSearchParams(query);
+  if (data.nextCursor) nextQuery.set('cursor', data.nextCursor);
+
+  return (
+    <main className="space-y-4" data-testid="audit-page">
+      <div>
+        <h1 className="text-2xl font-semibold tracking-tight">Tool-call audit</h1>
+        <p className="text-sm text-slate-600 dark:text-slate-300">
+          Every call to this project&apos;s MCP tools — by project keys and by the assistant — newest first, including denied
+          and failed calls. Previews of arguments and results are shortened.
+        </p>
+      </div>
+      <AuditFilters basePath={basePath} tools={TOOL_NAMES} values={values} />
+      <AuditTable rows={data.items} />
+      <nav aria-label="Pages" className="flex gap-4 text-sm">
+        {cursor ? (
+          <Link href={firstPage} className="text-blue-700 underline dark:text-blue-300">
+            Newest
+          </Link>
+        ) : null}
+        {data.nextCursor ? (
+          <Link href={`${basePath}?${nextQuery}`} className="text-blue-700 underline dark:text-blue-300" data-testid="audit-next">
+            Older calls
+          </Link>
+        ) : null}
+      </nav>
+    </main>
+  );
+}

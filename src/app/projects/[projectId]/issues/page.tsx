@@ -1,0 +1,177 @@
+import type { Metadata } from 'next';
+import Link from 'next/link';
+import { IssueFilters } from '@/features/tracker/components/IssueFilters';
+import { LabelChip, PageHeading, PriorityText, StatusBadge, btn, link, When } from '@/features/tracker/components/ui';
+import { NotAllowed } from '@/features/tracker/components/ui';
+import { requireProjectPage } from '@/features/tracker/page-access';
+import { ISSUE_STATUSES, listIssues, listLabels, listMembers, type IssueStatus } from '@/features/tracker/service';
+
+export const dynamic = 'force-dynamic';
+export const metadata: Metadata = { title: 'Issues · Tracker' };
+
+const PAGE_SIZE = 25;
+
+type SP = Record<string, string | string[] | undefined>;
+function one(sp: SP, key: string, max = 200): string | undefined {
+  const v = sp[key];
+  const s = (Array.isArray(v) ? v[0] : v)?.trim();
+  return s ? s.slice(0, max) : undefined;
+}
+
+export default async function IssuesPage({ params, searchParams }: { params: Promise<{ projectId: string }>; searchParams: Promise<SP> }) {
+  const { projectId } = await params;
+  const sp = await searchParams;
+  const base = `/projects/${encodeURIComponent(projectId)}`;
+  const query = new URLSearchParams(Object.entries(sp).flatMap(([k, v]) => (typeof v === 'string' ? [[k, v]] : []))).toString();
+  const ctx = await requireProjectPage(projectId, `${base}/issues${query ? `?${query}` : ''}`);
+  if (!ctx.can('issues:read')) return <NotAllowed projectId={projectId} what="see issues" />;
+
+  const statusParam = one(sp, 'status');
+  const status = (ISSUE_STATUSES as readonly string[]).includes(statusParam ?? '') ? (statusParam as IssueStatus) : undefined;
+  const assigneeParam = one(sp, 'assignee', 64);
+  const label = one(sp, 'label', 50);
+  const q = one(sp, 'q', 200);
+  const pageNo = Math.min(Math.max(Number.parseInt(one(sp, 'page', 6) ?? '1', 10) || 1, 1), 10_000);
+
+  const [members, labels, page] = await Promise.all([
+    listMembers(ctx.prisma, ctx.project.id),
+    listLabels(ctx.prisma, ctx.project.id),
+    listIssues(ctx.prisma, ctx.project.id, {
+      status,
+      assigneeId: assigneeParam === 'none' ? null : assigneeParam,
+      label,
+      search: q,
+      offset: (pageNo - 1) * PAGE_SIZE,
+      limit: PAGE_SIZE,
+    }),
+  ]);
+  const filtered = Boolean(status || assigneeParam || label || q);
+  const pageHref = (n: number) => {
+    const u = new URLSearchParams();
+    if (status) u.set('status', status);
+    if (assigneeParam) u.set('assignee', assigneeParam);
+    if (label) u.set('label', label);
+    if (q) u.set('q', q);
+    if (n > 1) u.set('page', String(n));
+    const s = u.toString();
+    return `${base}/issues${s ? `?${s}` : ''}`;
+  };
+
+  return (
+    <main>
+      <PageHeading title="Issues">
+        {ctx.can('issues:write') ? (
+          <Link href={`${base}/issues/new`} className={btn.primary} data-testid="new-issue">
+            New issue
+          </Link>
+        ) : null}
+      </PageHeading>
+
+      <IssueFilters
+        action={`${base}/issues`}
+        values={{ status: status ?? '', assignee: assigneeParam ?? '', label: label ?? '', q: q ?? '' }}
+        members={members.map((m) => ({ id: m.userId, name: m.name }))}
+        labels={labels.map((l) => l.name)}
+      />
+
+      <p className="mb-2 text-sm text-slate-600 dark:text-slate-400" aria-live="polite" data-testid="issue-count">
+        {page.total} {page.total === 1 ? 'issue' : 'issues'}
+        {filtered ? (page.total === 1 ? ' matches the filters' : ' match the filters') : ''}
+      </p>
+
+      {page.issues.length === 0 ? (
+        <div className="rounded-lg border border-dashed border-slate-300 p-8 text-center text-sm text-slate-600 dark:border-slate-700 dark:text-slate-400">
+          {filtered ? (
+            <>
+              No issues match.{' '}
+              <Link href={`${base}/issues`} className={link}>
+                Clear the filters
+              </Link>
+            </>
+          ) : (
+            'No issues yet.'
+          )}
+        </div>
+      ) : (
+        <div className="overflow-x-auto rounded-lg border border-slate-200 dark:border-slate-800">
+          <table className="w-full text-left text-sm" data-testid="issue-table">
+            <caption className="sr-only">Issues, newest first</caption>
+            <thead className="bg-slate-50 text-xs uppercase tracking-wide text-slate-600 dark:bg-slate-900 dark:text-slate-400">
+              <tr>
+                <th scope="col" className="px-3 py-2">
+                  #
+                </th>
+                <th scope="col" className="px-3 py-2">
+                  Title
+                </th>
+                <th scope="col" className="px-3 py-2">
+                  Status
+                </th>
+                <th scope="col" className="px-3 py-2">
+                  Priority
+                </th>
+                <th scope="col" className="px-3 py-2">
+                  Assignee
+                </th>
+                <th scope="col" className="hidden px-3 py-2 md:table-cell">
+                  Created
+                </th>
+              </tr>
+            </thead>
+            <tbody className="divide-y divide-slate-200 dark:divide-slate-800">
+              {page.issues.map((i) => (
+                <tr key={i.id} data-testid="issue-row" data-number={i.number}>
+                  <td className="px-3 py-2 text-slate-500">{i.number}</td>
+                  <td className="px-3 py-2">
+                    <Link href={`${base}/issues/${i.number}`} className="font-medium hover:underline">
+                      {i.title}
+                    </Link>
+                    {i.labels.length ? (
+                      <span className="ml-2 inline-flex flex-wrap gap-1 align-middle">
+                        {i.labels.map((l) => (
+                          <LabelChip key={l.id} name={l.name} color={l.color} />
+                        ))}
+                      </span>
+                    ) : null}
+                  </td>
+                  <td className="px-3 py-2">
+                    <StatusBadge status={i.status} />
+                  </td>
+                  <td className="px-3 py-2">
+                    <PriorityText priority={i.priority} />
+                  </td>
+                  <td className="px-3 py-2">{i.assignee?.name ?? <span className="text-slate-500">Unassigned</span>}</td>
+                  <td className="hidden whitespace-nowrap px-3 py-2 text-slate-600 md:table-cell dark:text-slate-400">
+                    <When date={i.createdAt} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+
+      {page.total > PAGE_SIZE ? (
+        <nav aria-label="Pages" className="mt-4 flex items-center justify-between text-sm">
+          {pageNo > 1 ? (
+            <Link href={pageHref(pageNo - 1)} className={btn.secondary}>
+              Previous
+            </Link>
+          ) : (
+            <span />
+          )}
+          <span>
+            Page {pageNo} of {Math.ceil(page.total / PAGE_SIZE)}
+          </span>
+          {page.nextOffset !== null ? (
+            <Link href={pageHref(pageNo + 1)} className={btn.secondary}>
+              Next
+            </Link>
+          ) : (
+            <span />
+          )}
+        </nav>
+      ) : null}
+    </main>
+  );
+}

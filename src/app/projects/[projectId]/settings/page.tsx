@@ -1,0 +1,105 @@
+import type { Metadata } from 'next';
+import { CreateKeyForm, RevokeKeyButton, WebhookForm } from '@/features/tracker/components/SettingsForms';
+import { NotAllowed, PageHeading, card, When } from '@/features/tracker/components/ui';
+import { requireProjectPage } from '@/features/tracker/page-access';
+import { listProjectKeys } from '@/features/tracker/service';
+
+export const dynamic = 'force-dynamic';
+export const metadata: Metadata = { title: 'Settings · Tracker' };
+
+const STATUS_CLASS = {
+  active: 'bg-green-100 text-green-800 dark:bg-green-900/60 dark:text-green-200',
+  revoked: 'bg-red-100 text-red-800 dark:bg-red-900/60 dark:text-red-200',
+  expired: 'bg-slate-200 text-slate-700 dark:bg-slate-700 dark:text-slate-200',
+} as const;
+
+export default async function SettingsPage({ params }: { params: Promise<{ projectId: string }> }) {
+  const { projectId } = await params;
+  const ctx = await requireProjectPage(projectId, `/projects/${projectId}/settings`);
+  const webhook = ctx.can('members:manage');
+  const keys = ctx.can('apiKeys:manage');
+  if (!webhook && !keys) return <NotAllowed projectId={projectId} what="change the project settings" />;
+  const list = keys ? await listProjectKeys(ctx.prisma, ctx.project.id) : [];
+  return (
+    <main className="space-y-8">
+      <PageHeading title="Settings" />
+      {webhook ? (
+        <section className={card} aria-labelledby="webhook-heading">
+          <h2 id="webhook-heading" className="mb-3 text-lg font-semibold">
+            Webhook
+          </h2>
+          <WebhookForm projectId={ctx.project.id} current={ctx.project.webhookUrl} />
+        </section>
+      ) : null}
+      {keys ? (
+        <section className={`${card} space-y-4`} aria-labelledby="keys-heading">
+          <div>
+            <h2 id="keys-heading" className="text-lg font-semibold">
+              API keys
+            </h2>
+            <p className="text-sm text-slate-600 dark:text-slate-400">
+              Keys let external MCP clients use this project&apos;s tools at <code className="font-mono">/api/public/mcp</code>. Secrets are
+              stored hashed and shown only once.
+            </p>
+          </div>
+          <CreateKeyForm projectId={ctx.project.id} />
+          {list.length === 0 ? (
+            <p className="text-sm text-slate-600 dark:text-slate-400">No API keys yet.</p>
+          ) : (
+            <div className="overflow-x-auto rounded-lg border border-slate-200 dark:border-slate-800">
+              <table className="w-full text-left text-sm" data-testid="key-table">
+                <caption className="sr-only">API keys</caption>
+                <thead className="bg-slate-50 text-xs uppercase tracking-wide text-slate-600 dark:bg-slate-900 dark:text-slate-400">
+                  <tr>
+                    <th scope="col" className="px-3 py-2">
+                      Name
+                    </th>
+                    <th scope="col" className="px-3 py-2">
+                      Public key
+                    </th>
+                    <th scope="col" className="px-3 py-2">
+                      Created
+                    </th>
+                    <th scope="col" className="px-3 py-2">
+                      Last used
+                    </th>
+                    <th scope="col" className="px-3 py-2">
+                      Status
+                    </th>
+                    <th scope="col" className="px-3 py-2 text-right">
+                      <span className="sr-only">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody className="divide-y divide-slate-200 dark:divide-slate-800">
+                  {list.map((k) => (
+                    <tr key={k.id} data-testid="key-row" data-status={k.status}>
+                      <td className="px-3 py-2 font-medium">{k.name}</td>
+                      <td className="px-3 py-2 font-mono text-xs">{k.publicKey}</td>
+                      <td className="px-3 py-2">
+                        <When date={k.createdAt} />
+                        {k.createdBy ? <span className="block text-xs text-slate-500">by {k.createdBy.name}</span> : null}
+                      </td>
+                      <td className="px-3 py-2">{k.lastUsedAt ? <When date={k.lastUsedAt} /> : <span className="text-slate-500">Never</span>}</td>
+                      <td className="px-3 py-2">
+                        <span className={`inline-block rounded-full px-2 py-0.5 text-xs font-medium capitalize ${STATUS_CLASS[k.status]}`}>{k.status}</span>
+                        {k.status === 'active' && k.expiresAt ? (
+                          <span className="block text-xs text-slate-500">
+                            <When date={k.expiresAt} prefix="expires " />
+                          </span>
+                        ) : null}
+                      </td>
+                      <td className="px-3 py-2 text-right">
+                        {k.status === 'revoked' ? null : <RevokeKeyButton projectId={ctx.project.id} keyId={k.id} name={k.name} />}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </section>
+      ) : null}
+    </main>
+  );
+}

@@ -1,0 +1,303 @@
+'use client';
+import { useId } from 'react';
+import type { ApprovalDecidedValue } from '../schema';
+import {
+  REASON_TEXT,
+  describeCall,
+  diffArgs,
+  formatArgs,
+  formatCountdown,
+  humanizeToolName,
+  initialDraft,
+  missingRequired,
+  parseArgsText,
+  type ApprovalRequest,
+  type CardState,
+  type DraftAnswer,
+} from './approval';
+import { ClockIcon, HourglassIcon, ShieldIcon } from './icons';
+
+function short(v: unknown): string {
+  const s = typeof v === 'string' ? `“${v}”` : (JSON.stringify(v) ?? 'undefined');
+  return s.length > 80 ? `${s.slice(0, 79)}…` : s;
+}
+
+function Outcome({ decision }: { decision: ApprovalDecidedValue }) {
+  const text =
+    decision.decision === 'approved'
+      ? decision.edited
+        ? 'Approved with edited arguments'
+        : 'Approved'
+      : decision.decision === 'rejected'
+        ? 'Rejected'
+        : 'Expired before an answer';
+  const icon = decision.decision === 'approved' ? '✓' : decision.decision === 'rejected' ? '⊘' : <HourglassIcon />;
+  return (
+    <p className="mt-2 text-sm font-medium" data-testid="approval-outcome" data-decision={decision.decision}>
+      <span aria-hidden="true">{icon} </span>
+      {text}
+      {decision.feedback ? <span className="block font-normal text-slate-600 dark:text-slate-300">Your note: {decision.feedback}</span> : null}
+    </p>
+  );
+}
+
+export interface ApprovalCardProps {
+  request: ApprovalRequest;
+  state: CardState;
+  draft?: DraftAnswer;
+  onDraftChange?: (draft: DraftAnswer) => void;
+  /** Current time in ms (the parent ticks once a second while a card is open). */
+  now: number;
+  disabled?: boolean;
+}
+
+export function ApprovalCard({ request, state, draft, onDraftChange, now, disabled }: ApprovalCardProps) {
+  const id = useId();
+  const reason = REASON_TEXT[request.reason];
+  const open = state.kind === 'open' && draft && onDraftChange;
+  const parsed = draft ? parseArgsText(draft.argsText) : null;
+  const changes = parsed?.ok ? diffArgs(request.args, parsed.value) : [];
+  const missing = parsed?.ok ? missingRequired(request.inputSchema, parsed.value) : [];
+  const argsError = parsed && !parsed.ok ? parsed.error : missing.length ? `Missing required: ${missing.join(', ')}` : null;
+  const expiresMs = request.expiresAt ? Date.parse(request.expiresAt) - now : NaN;
+  const title = humanizeToolName(request.toolName);
+
+  const stateLabel =
+    state.kind === 'decided'
+      ? state.decision.decision
+      : state.kind === 'expired'
+        ? 'expired'
+        : state.kind === 'unanswered'
+          ? 'unanswered'
+          : draft?.decision
+            ? `chosen-${draft.decision}`
+            : 'open';
+
+  return (
+    <section
+      data-testid="approval-card"
+      data-state={stateLabel}
+      data-tool={request.toolName}
+      data-tool-call-id={request.toolCallId}
+      aria-labelledby={`${id}-title`}
+      className={`my-2 rounded-lg p-3 text-sm ${
+        state.kind !== 'open'
+          ? 'border border-slate-300 dark:border-slate-700'
+          : request.destructive
+            ? 'border-2 border-red-300 dark:border-red-800'
+            : 'border-2 border-amber-300 dark:border-amber-700'
+      } bg-white dark:bg-slate-900`}
+    >
+      <header className="flex flex-wrap items-center gap-2">
+        <h3 id={`${id}-title`} className="font-semibold">
+          <ShieldIcon />{' '}
+          {state.kind === 'open' ? 'Approval needed' : 'Approval request'}: {title}
+        </h3>
+        <code className="text-xs text-slate-500 dark:text-slate-400">{request.toolName}</code>
+        {request.destructive ? (
+          <span className="rounded border border-red-400 px-1.5 text-xs font-medium text-red-800 dark:border-red-600 dark:text-red-300">
+            <span aria-hidden="true">⚠ </span>Destructive
+          </span>
+        ) : null}
+      </header>
+      <p className="mt-1">{request.message || describeCall(request.toolName, request.args)}</p>
+      <div className="mt-2 rounded bg-slate-50 p-2 text-xs dark:bg-slate-800" data-testid="approval-why">
+        <p className="font-medium">
+          <span aria-hidden="true">{reason.icon} </span>
+          Why you are asked: {reason.label}
+        </p>
+        <p className="mt-0.5">{request.why || reason.description}</p>
+      </div>
+
+      {state.kind === 'decided' ? <Outcome decision={state.decision} /> : null}
+      {state.kind === 'expired' ? (
+        <p className="mt-2 text-sm font-medium" data-testid="approval-outcome" data-decision="expired">
+          <HourglassIcon /> Expired: this request can no longer be approved. Ask again if you still want it.
+        </p>
+      ) : null}
+      {state.kind === 'unanswered' ? (
+        <p className="mt-2 text-sm text-slate-600 dark:text-slate-300" data-testid="approval-outcome" data-decision="unanswered">
+          Not answered.
+        </p>
+      ) : null}
+
+      {state.kind !== 'open' ? (
+        <details className="mt-2 text-xs">
+          <summary className="cursor-pointer select-none text-slate-600 dark:text-slate-300">Proposed arguments</summary>
+          <pre className="mt-1 overflow-auto whitespace-pre-wrap break-words font-mono">{formatArgs(request.args)}</pre>
+        </details>
+      ) : null}
+
+      {open ? (
+        <div className="mt-3 space-y-3">
+          {Number.isFinite(expiresMs) ? (
+            <p className={`text-xs ${expiresMs < 60_000 ? 'font-semibold text-red-800 dark:text-red-300' : 'text-slate-600 dark:text-slate-300'}`}>
+              <ClockIcon />{' '}
+              Expires in <time dateTime={request.expiresAt}>{formatCountdown(expiresMs)}</time>
+            </p>
+          ) : null}
+          <div>
+            <div className="flex items-center justify-between">
+              <label htmlFor={`${id}-args`} className="text-xs font-medium">
+                Arguments (JSON, editable)
+              </label>
+              {draft.argsText !== formatArgs(request.args) ? (
+                <button
+                  type="button"
+                  className="text-xs text-blue-700 underline dark:text-blue-300"
+                  onClick={() => onDraftChange({ ...draft, argsText: formatArgs(request.args) })}
+                  disabled={disabled}
+                >
+                  Reset
+                </button>
+              ) : null}
+            </div>
+            <textarea
+              id={`${id}-args`}
+              data-testid="approval-args"
+              value={draft.argsText}
+              onChange={(e) => onDraftChange({ ...draft, argsText: e.target.value, decision: draft.decision === 'approve' ? null : draft.decision })}
+              spellCheck={false}
+              rows={Math.min(10, Math.max(3, draft.argsText.split('\n').length))}
+              aria-invalid={argsError ? true : undefined}
+              aria-describedby={argsError ? `${id}-args-err` : changes.length ? `${id}-diff` : undefined}
+              disabled={disabled}
+              className="mt-1 w-full rounded border border-slate-300 bg-white p-2 font-mono text-xs dark:border-slate-600 dark:bg-slate-950"
+            />
+            {argsError ? (
+              <p id={`${id}-args-err`} role="alert" className="text-xs text-red-800 dark:text-red-300" data-testid="approval-args-error">
+                <span aria-hidden="true">✕ </span>
+                {argsError}
+              </p>
+            ) : null}
+            {changes.length ? (
+              <div id={`${id}-diff`} className="mt-1 text-xs" data-testid="approval-diff">
+                <p className="font-medium">You changed:</p>
+                <ul className="ml-4 list-disc">
+                  {changes.map((c) => (
+                    <li key={c.key}>
+                      <code>{c.key}</code>:{' '}
+                      {c.kind === 'added' ? (
+                        <>added {short(c.after)}</>
+                      ) : c.kind === 'removed' ? (
+                        <>removed (was {short(c.before)})</>
+                      ) : (
+                        <>
+                          <del>{short(c.before)}</del> → <ins>{short(c.after)}</ins>
+                        </>
+                      )}
+                    </li>
+                  ))}
+                </ul>
+              </div>
+            ) : null}
+          </div>
+          <div>
+            <label htmlFor={`${id}-fb`} className="text-xs font-medium">
+              Note for the assistant (optional)
+            </label>
+            <textarea
+              id={`${id}-fb`}
+              data-testid="approval-feedback"
+              value={draft.feedback}
+              onChange={(e) => onDraftChange({ ...draft, feedback: e.target.value })}
+              rows={2}
+              maxLength={2000}
+              disabled={disabled}
+              className="mt-1 w-full rounded border border-slate-300 bg-white p-2 text-xs dark:border-slate-600 dark:bg-slate-950"
+            />
+          </div>
+          <div className="flex flex-wrap items-center gap-2" role="group" aria-label={`Decision for ${title}`}>
+            <button
+              type="button"
+              data-testid="approval-approve"
+              aria-pressed={draft.decision === 'approve'}
+              disabled={disabled || Boolean(argsError)}
+              onClick={() => onDraftChange({ ...draft, decision: 'approve' })}
+              className={`rounded border px-3 py-1 font-medium disabled:opacity-50 ${
+                draft.decision === 'approve'
+                  ? 'border-emerald-700 bg-emerald-700 text-white'
+                  : 'border-emerald-700 text-emerald-800 hover:bg-emerald-50 dark:text-emerald-300 dark:hover:bg-emerald-950'
+              }`}
+            >
+              <span aria-hidden="true">✓ </span>
+              {changes.length ? 'Approve with edits' : 'Approve'}
+            </button>
+            <button
+              type="button"
+              data-testid="approval-reject"
+              aria-pressed={draft.decision === 'reject'}
+              disabled={disabled}
+              onClick={() => onDraftChange({ ...draft, decision: 'reject' })}
+              className={`rounded border px-3 py-1 font-medium disabled:opacity-50 ${
+                draft.decision === 'reject'
+                  ? 'border-red-700 bg-red-700 text-white'
+                  : 'border-red-700 text-red-800 hover:bg-red-50 dark:text-red-300 dark:hover:bg-red-950'
+              }`}
+            >
+              <span aria-hidden="true">⊘ </span>
+              Reject
+            </button>
+            <span className="text-xs text-slate-600 dark:text-slate-300" aria-live="polite">
+              {draft.decision === 'approve' ? 'Chosen: approve' : draft.decision === 'reject' ? 'Chosen: reject' : 'No decision yet'}
+            </span>
+          </div>
+        </div>
+      ) : null}
+    </section>
+  );
+}
+
+export interface ApprovalBatchProps {
+  requests: ApprovalRequest[];
+  states: CardState[];
+  drafts: Record<string, DraftAnswer | undefined>;
+  onDraftChange?: (interruptId: string, draft: DraftAnswer) => void;
+  onSubmit?: () => void;
+  submitting?: boolean;
+  error?: string | null;
+  now: number;
+}
+
+/** The cards of one interrupted run; open ones are answered call by call and submitted once. */
+export function ApprovalBatch({ requests, states, drafts, onDraftChange, onSubmit, submitting, error, now }: ApprovalBatchProps) {
+  const openCount = states.filter((s) => s.kind === 'open').length;
+  const answered = requests.filter((r, i) => states[i]?.kind === 'open' && drafts[r.interruptId]?.decision).length;
+  const interactive = openCount > 0 && onDraftChange && onSubmit;
+  return (
+    <div className="my-2" data-testid="approval-batch">
+      {requests.map((r, i) => (
+        <ApprovalCard
+          key={r.interruptId}
+          request={r}
+          state={states[i] ?? { kind: 'unanswered' }}
+          draft={onDraftChange ? (drafts[r.interruptId] ?? initialDraft(r)) : undefined}
+          onDraftChange={onDraftChange ? (d) => onDraftChange(r.interruptId, d) : undefined}
+          now={now}
+          disabled={submitting}
+        />
+      ))}
+      {interactive ? (
+        <div className="sticky bottom-0 flex flex-wrap items-center gap-2 rounded-md border border-slate-300 bg-white p-2 text-sm dark:border-slate-600 dark:bg-slate-900">
+          <button
+            type="button"
+            data-testid="approval-submit"
+            onClick={onSubmit}
+            disabled={submitting || answered < openCount}
+            className="rounded bg-blue-700 px-3 py-1 font-medium text-white disabled:opacity-50"
+          >
+            {submitting ? 'Sending…' : openCount > 1 ? `Send ${openCount} decisions` : 'Send decision'}
+          </button>
+          <span className="text-xs text-slate-600 dark:text-slate-300">
+            {answered} of {openCount} answered{answered < openCount ? ' — choose Approve or Reject on each card' : ''}
+          </span>
+          {error ? (
+            <p role="alert" className="w-full text-xs text-red-800 dark:text-red-300">
+              {error}
+            </p>
+          ) : null}
+        </div>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,489 @@
+'use client';
+/**
+ * The assistant side panel: docked right and resizable on desktop, full screen on small screens.
+ * Connected to the controller (InAppAgentProvider); renders the prop-driven components.
+ */
+import { usePathname } from 'next/navigation';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent, type RefObject } from 'react';
+import { LIMITS } from '../constants';
+import { trpcErrorMessage } from './agent-api';
+import { ConversationList, type ConversationListEntry } from './ConversationList';
+import { ConversationMessages } from './ConversationMessages';
+import { EmptyState } from './EmptyState';
+import { useInAppAgent } from './InAppAgentProvider';
+import { ModelNotice } from './ModelNotice';
+import { suggestionsFor, type Suggestion } from './page-context';
+import { PANEL_WIDTH } from './storage';
+
+const FOCUSABLE = 'a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex="-1"])';
+
+function useDesktop(): boolean {
+  const [desktop, setDesktop] = useState(false);
+  useEffect(() => {
+    const mq = window.matchMedia('(min-width: 768px)');
+    const on = () => setDesktop(mq.matches);
+    on();
+    mq.addEventListener('change', on);
+    return () => mq.removeEventListener('change', on);
+  }, []);
+  return desktop;
+}
+
+/** Keeps the fixed panel aligned with its in-flow placeholder (below the header, sticky on scroll). */
+function useDockTop(anchor: RefObject<HTMLElement | null>, active: boolean): number {
+  const [top, setTop] = useState(0);
+  useEffect(() => {
+    if (!active) return;
+    let frame: number | null = null;
+    const measure = () => {
+      frame = null;
+      const el = anchor.current;
+      if (!el) return;
+      setTop(Math.max(0, Math.round(el.getBoundingClientRect().top)));
+    };
+    const schedule = () => {
+      if (frame === null) frame = window.requestAnimationFrame(measure);
+    };
+    measure();
+    window.addEventListener('scroll', schedule, { passive: true });
+    window.addEventListener('resize', schedule);
+    const ro = new ResizeObserver(schedule);
+    if (anchor.current?.parentElement) ro.observe(anchor.current.parentElement);
+    return () => {
+      window.removeEventListener('scroll', schedule);
+      window.removeEventListener('resize', schedule);
+      ro.disconnect();
+      if (frame !== null) window.cancelAnimationFrame(frame);
+    };
+  }, [anchor, active]);
+  return top;
+}
+
+function ResizeHandle({ width, setWidth }: { width: number; setWidth: (w: number) => void }) {
+  const drag = useRef<{ x: number; w: number } | null>(null);
+  return (
+    <div
+      role="separator"
+      aria-orientation="vertical"
+      aria-label="Resize the assistant panel"
+      aria-valuenow={width}
+      aria-valuemin={PANEL_WIDTH.min}
+      aria-valuemax={PANEL_WIDTH.max}
+      tabIndex={0}
+      data-testid="assistant-resize"
+      title="Drag, or use the arrow keys, to resize"
+      onPointerDown={(e) => {
+        e.preventDefault();
+        (e.currentTarget as HTMLElement).setPointerCapture(e.pointerId);
+        drag.current = { x: e.clientX, w: width };
+      }}
+      onPointerMove={(e) => {
+        if (!drag.current) return;
+        setWidth(drag.current.w + (drag.current.x - e.clientX));
+      }}
+      onPointerUp={(e) => {
+        drag.current = null;
+        (e.currentTarget as HTMLElement).releasePointerCapture(e.pointerId);
+      }}
+      onKeyDown={(e) => {
+        const big = e.shiftKey ? 4 : 1;
+        if (e.key === 'ArrowLeft') setWidth(width + PANEL_WIDTH.step * big);
+        else if (e.key === 'ArrowRight') setWidth(width - PANEL_WIDTH.step * big);
+        else if (e.key === 'Home') setWidth(PANEL_WIDTH.min);
+        else if (e.key === 'End') setWidth(PANEL_WIDTH.max);
+        else return;
+        e.preventDefault();
+      }}
+      className="absolute inset-y-0 left-0 z-10 w-1.5 -translate-x-1/2 cursor-col-resize bg-transparent hover:bg-blue-400/50 focus-visible:bg-blue-500/60"
+    />
+  );
+}
+
+function HistoryContainer({ onPicked }: { onPicked: () => void }) {
+  const { api, projectId, conversationId, selectConversation, newConversation, forgetConversation, busy, historyVersion } = useInAppAgent();
+  const [search, setSearch] = useState('');
+  const [items, setItems] = useState<ConversationListEntry[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [loading, setLoading] = useState(true);
+  const [error, setError] = useState<string | null>(null);
+  const [deleted, setDeleted] = useState<{ id: string; title: string } | null>(null);
+  const [reload, setReload] = useState(0);
+  const token = useRef(0);
+
+  const load = useCallback(
+    async (append: string | null) => {
+      const t = ++token.current;
+      setLoading(true);
+      setError(null);
+      try {
+        const q = search.trim();
+        const res = await api.listConversations({ projectId, limit: 30, ...(q ? { search: q } : {}), ...(append ? { cursor: append } : {}) });
+        if (t !== token.current) return;
+        setItems((prev) => (append ? [...prev, ...res.items] : res.items));
+        setCursor(res.nextCursor ?? null);
+      } catch (err) {
+        if (t === token.current) setError(trpcErrorMessage(err, 'Could not load conversations.'));
+      } finally {
+        if (t === token.current) setLoading(false);
+      }
+    },
+    [api, projectId, search],
+  );
+
+  useEffect(() => {
+    const h = window.setTimeout(() => void load(null), search ? 250 : 0);
+    return () => window.clearTimeout(h);
+  }, [load, search, historyVersion, reload]);
+
+  useEffect(() => {
+    if (!deleted) return;
+    const h = window.setTimeout(() => setDeleted(null), 10_000);
+    return () => window.clearTimeout(h);
+  }, [deleted]);
+
+  return (
+    <div className="flex min-h-0 flex-1 flex-col">
+      <ConversationList
+        items={items}
+        currentId={conversationId}
+        loading={loading}
+        error={error}
+        search={search}
+        onSearch={setSearch}
+        onSelect={(id) => {
+          if (id !== conversationId) selectConversation(id);
+          onPicked();
+        }}
+        onRename={async (id, title) => {
+          try {
+            await api.renameConversation({ projectId, conversationId: id, title: title.slice(0, LIMITS.maxTitleChars) });
+          } catch (err) {
+            throw new Error(trpcErrorMessage(err, 'Could not rename.'));
+          }
+          setItems((prev) => prev.map((i) => (i.id === id ? { ...i, title } : i)));
+        }}
+        onDelete={async (id, title) => {
+          try {
+            await api.deleteConversation({ projectId, conversationId: id });
+            setItems((prev) => prev.filter((i) => i.id !== id));
+            setDeleted({ id, title });
+            forgetConversation(id);
+          } catch (err) {
+            setError(trpcErrorMessage(err, 'Could not delete.'));
+          }
+        }}
+        onNew={() => {
+          newConversation();
+          onPicked();
+        }}
+        hasMore={Boolean(cursor)}
+        onLoadMore={() => void load(cursor)}
+        disabled={busy}
+      />
+      {deleted ? (
+        <div role="status" data-testid="conversation-undo" className="flex items-center gap-2 border-t border-slate-200 p-2 text-sm dark:border-slate-800">
+          <span className="min-w-0 flex-1 truncate">Deleted “{deleted.title}”.</span>
+          <button
+            type="button"
+            className="rounded border border-slate-400 px-2 py-0.5 font-medium"
+            onClick={async () => {
+              const d = deleted;
+              setDeleted(null);
+              try {
+                await api.restoreConversation({ projectId, conversationId: d.id });
+                setReload((n) => n + 1);
+              } catch (err) {
+                setError(trpcErrorMessage(err, 'Could not restore.'));
+              }
+            }}
+          >
+            Undo
+          </button>
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+export function AssistantPanel() {
+  const a = useInAppAgent();
+  const pathname = usePathname();
+  const desktop = useDesktop();
+  const placeholder = useRef<HTMLDivElement>(null);
+  const top = useDockTop(placeholder, a.open && desktop);
+  const inputRef = useRef<HTMLTextAreaElement>(null);
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+  const [showJump, setShowJump] = useState(false);
+  const [mode, setMode] = useState<'chat' | 'history'>('chat');
+
+  // Focus the input when the user opens the panel (or starts a new conversation).
+  useEffect(() => {
+    if (!a.focusRequest) return;
+    setMode('chat');
+    window.requestAnimationFrame(() => inputRef.current?.focus());
+  }, [a.focusRequest]);
+
+  // Follow new content while the user is at the bottom; stop when they scroll up.
+  useLayoutEffect(() => {
+    const el = scrollRef.current;
+    if (!el) return;
+    if (stick.current) el.scrollTop = el.scrollHeight;
+    else setShowJump(true);
+  }, [a.view, a.pendingUserMessage, a.requestError, mode, a.open]);
+
+  // Content also grows after React commits (markdown, code blocks, a card expanding): keep
+  // following it while the user is at the bottom, so a reloaded conversation opens at its latest.
+  useEffect(() => {
+    const el = scrollRef.current;
+    if (!el || typeof ResizeObserver === 'undefined') return;
+    const observer = new ResizeObserver(() => {
+      if (stick.current) el.scrollTop = el.scrollHeight;
+    });
+    for (const child of Array.from(el.children)) observer.observe(child);
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, [a.open, mode, a.view.messages.length]);
+
+  // A conversation that finished loading opens at its newest message.
+  useEffect(() => {
+    if (a.hydrating) return;
+    stick.current = true;
+    const el = scrollRef.current;
+    if (el) el.scrollTop = el.scrollHeight;
+  }, [a.hydrating]);
+
+  const onScroll = () => {
+    const el = scrollRef.current;
+    if (!el) return;
+    const atBottom = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+    stick.current = atBottom;
+    if (atBottom) setShowJump(false);
+  };
+  const jump = () => {
+    const el = scrollRef.current;
+    if (!el) return;
+    stick.current = true;
+    el.scrollTop = el.scrollHeight;
+    setShowJump(false);
+  };
+
+  if (!a.open) return null;
+
+  const empty = a.view.messages.length === 0 && !a.pendingUserMessage && !a.hydrating && !a.requestError;
+  const suggestions = suggestionsFor(pathname);
+  const pick = (s: Suggestion) => {
+    if (s.complete) {
+      stick.current = true;
+      a.send(s.prompt);
+    } else {
+      a.setDraft(s.prompt);
+      window.requestAnimationFrame(() => {
+        const el = inputRef.current;
+        if (el) {
+          el.focus();
+          el.setSelectionRange(el.value.length, el.value.length);
+        }
+      });
+    }
+  };
+  const submit = () => {
+    stick.current = true;
+    a.send();
+  };
+
+  const onKeyDown = (e: ReactKeyboardEvent<HTMLElement>) => {
+    if (e.key === 'Escape' && !e.defaultPrevented) {
+      e.preventDefault();
+      a.setOpen(false);
+      return;
+    }
+    // Full screen on small screens: the page behind is hidden, so Tab cycles within the panel.
+    if (e.key === 'Tab' && !desktop) {
+      const focusables = Array.from(e.currentTarget.querySelectorAll<HTMLElement>(FOCUSABLE)).filter(
+        (el) => !el.hasAttribute('disabled') && el.getClientRects().length > 0,
+      );
+      const first = focusables[0];
+      const last = focusables[focusables.length - 1];
+      if (!first || !last) return;
+      if (e.shiftKey && document.activeElement === first) {
+        e.preventDefault();
+        last.focus();
+      } else if (!e.shiftKey && document.activeElement === last) {
+        e.preventDefault();
+        first.focus();
+      }
+    }
+  };
+
+  return (
+    <>
+      {/* In-flow placeholder: reserves the panel's width beside the page content on desktop. */}
+      <div ref={placeholder} aria-hidden="true" className="hidden shrink-0 md:block" style={{ width: a.width }} />
+      <aside
+        id="assistant-panel"
+        data-testid="assistant-panel"
+        aria-label="Assistant"
+        role={desktop ? undefined : 'dialog'}
+        aria-modal={desktop ? undefined : true}
+        onKeyDown={onKeyDown}
+        style={desktop ? { width: a.width, top } : undefined}
+        className="fixed inset-0 z-50 flex flex-col border-slate-200 bg-white text-slate-900 md:inset-auto md:bottom-0 md:right-0 md:z-30 md:border-l dark:border-slate-800 dark:bg-slate-950 dark:text-slate-100"
+      >
+        {desktop ? <ResizeHandle width={a.width} setWidth={a.setWidth} /> : null}
+        <header className="flex items-center gap-1 border-b border-slate-200 px-3 py-2 dark:border-slate-800">
+          <h2 className="flex-1 text-sm font-semibold">
+            <span aria-hidden="true">✦ </span>Assistant
+          </h2>
+          <button
+            type="button"
+            data-testid="assistant-history"
+            aria-pressed={mode === 'history'}
+            onClick={() => setMode(mode === 'history' ? 'chat' : 'history')}
+            className="rounded px-2 py-1 text-sm hover:bg-slate-100 dark:hover:bg-slate-800"
+          >
+            History
+          </button>
+          <button
+            type="button"
+            data-testid="assistant-new"
+            disabled={a.busy}
+            onClick={() => {
+              a.newConversation();
+              setMode('chat');
+            }}
+            className="rounded px-2 py-1 text-sm hover:bg-slate-100 disabled:opacity-50 dark:hover:bg-slate-800"
+          >
+            New
+          </button>
+          <button
+            type="button"
+            data-testid="assistant-close"
+            aria-label="Close the assistant (Escape)"
+            title="Close (Esc)"
+            onClick={() => a.setOpen(false)}
+            className="rounded px-2 py-1 text-sm hover:bg-slate-100 dark:hover:bg-slate-800"
+          >
+            <span aria-hidden="true">✕</span>
+          </button>
+        </header>
+        <ModelNotice model={a.model} />
+        <div aria-live="polite" aria-atomic="true" className="sr-only" data-testid="assistant-announcer">
+          {a.announcement}
+        </div>
+
+        {mode === 'history' ? (
+          <HistoryContainer onPicked={() => setMode('chat')} />
+        ) : (
+          <>
+            <div className="relative min-h-0 flex-1">
+              <div ref={scrollRef} onScroll={onScroll} className="h-full overflow-y-auto px-3 py-3" data-testid="assistant-scroll">
+                {a.hydrating && a.view.messages.length === 0 ? <p className="text-sm text-slate-500">Loading the conversation…</p> : null}
+                {a.hydrateError ? (
+                  <p role="alert" className="text-sm text-red-800 dark:text-red-300">
+                    {a.hydrateError}
+                  </p>
+                ) : null}
+                {empty ? (
+                  <EmptyState suggestions={suggestions} onPick={pick} disabled={!a.canSend} />
+                ) : (
+                  <ConversationMessages
+                    view={a.view}
+                    feedback={a.feedback}
+                    onFeedback={a.submitFeedback}
+                    approvals={{
+                      drafts: a.approvalDrafts,
+                      onDraftChange: a.setApprovalDraft,
+                      onSubmit: a.submitApprovals,
+                      submitting: a.busy,
+                      error: a.approvalError,
+                    }}
+                    now={a.now}
+                    pendingUserMessage={a.pendingUserMessage}
+                    requestError={a.requestError}
+                    onRetry={a.retry}
+                    busy={a.busy}
+                  />
+                )}
+              </div>
+              {showJump ? (
+                <button
+                  type="button"
+                  data-testid="assistant-jump"
+                  onClick={jump}
+                  className="absolute bottom-2 left-1/2 -translate-x-1/2 rounded-full border border-slate-300 bg-white px-3 py-1 text-xs shadow dark:border-slate-600 dark:bg-slate-900"
+                >
+                  <span aria-hidden="true">↓ </span>Jump to latest
+                </button>
+              ) : null}
+            </div>
+            <form
+              className="border-t border-slate-200 p-2 dark:border-slate-800"
+              onSubmit={(e) => {
+                e.preventDefault();
+                submit();
+              }}
+            >
+              {a.selection ? (
+                <div className="mb-1 flex items-center gap-1 text-xs text-slate-600 dark:text-slate-300" data-testid="assistant-selection">
+                  <span className="min-w-0 flex-1 truncate">
+                    Includes your selection: “{a.selection.slice(0, 80)}
+                    {a.selection.length > 80 ? '…' : ''}”
+                  </span>
+                  <button type="button" className="underline" onClick={a.clearSelection}>
+                    Remove
+                  </button>
+                </div>
+              ) : null}
+              <label htmlFor="assistant-input" className="sr-only">
+                Message the assistant
+              </label>
+              <textarea
+                id="assistant-input"
+                ref={inputRef}
+                data-testid="assistant-input"
+                value={a.draft}
+                onChange={(e) => a.setDraft(e.target.value)}
+                onKeyDown={(e) => {
+                  if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
+                    e.preventDefault();
+                    submit();
+                  }
+                }}
+                rows={2}
+                maxLength={LIMITS.maxUserMessageChars}
+                placeholder="Ask the assistant… (Enter to send, Shift+Enter for a new line)"
+                aria-describedby={a.blockedReason ? 'assistant-blocked' : undefined}
+                className="w-full resize-none rounded-md border border-slate-300 bg-white p-2 text-sm dark:border-slate-600 dark:bg-slate-900"
+              />
+              <div className="mt-1 flex items-center gap-2">
+                <p id="assistant-blocked" className="min-w-0 flex-1 text-xs text-slate-600 dark:text-slate-300">
+                  {a.blockedReason ?? (a.busy ? 'The assistant is answering…' : (a.inputHint ?? ''))}
+                </p>
+                {a.busy ? (
+                  <button
+                    type="button"
+                    data-testid="assistant-stop"
+                    onClick={a.stop}
+                    className="rounded-md border border-slate-400 px-3 py-1 text-sm font-medium"
+                  >
+                    <span aria-hidden="true">■ </span>Stop
+                  </button>
+                ) : (
+                  <button
+                    type="submit"
+                    data-testid="assistant-send"
+                    disabled={!a.canSend || !a.draft.trim()}
+                    className="rounded-md bg-blue-700 px-3 py-1 text-sm font-medium text-white disabled:opacity-50"
+                  >
+                    Send
+                  </button>
+                )}
+              </div>
+            </form>
+          </>
+        )}
+      </aside>
+    </>
+  );
+}

@@ -1,0 +1,34 @@
+'use client';
+import { useEffect, useState } from 'react';
+import { useInAppAgent } from './InAppAgentProvider';
+
+/** The header button that opens and closes the assistant panel (also Ctrl/⌘+I). */
+export function AssistantToggle() {
+  const { open, toggle, toggleRef } = useInAppAgent();
+  const [mac, setMac] = useState(false);
+  useEffect(() => {
+    setMac(/Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent));
+  }, []);
+  const shortcut = mac ? '⌘I' : 'Ctrl+I';
+  return (
+    <button
+      ref={toggleRef}
+      type="button"
+      data-testid="assistant-toggle"
+      aria-expanded={open}
+      aria-controls="assistant-panel"
+      aria-keyshortcuts="Control+I Meta+I"
+      title={`${open ? 'Close' : 'Open'} the assistant (${shortcut})`}
+      onClick={toggle}
+      className={`inline-flex items-center gap-1.5 rounded-md border px-2.5 py-1 text-sm font-medium ${
+        open
+          ? 'border-blue-700 bg-blue-700 text-white'
+          : 'border-slate-300 text-slate-800 hover:bg-slate-100 dark:border-slate-600 dark:text-slate-100 dark:hover:bg-slate-800'
+      }`}
+    >
+      <span aria-hidden="true">✦</span>
+      Assistant
+      <kbd className="hidden rounded border border-current px-1 text-[0.65rem] opacity-70 sm:inline">{shortcut}</kbd>
+    </button>
+  );
+}

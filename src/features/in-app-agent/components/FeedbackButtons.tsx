@@ -1,0 +1,153 @@
+'use client';
+import { useEffect, useId, useState } from 'react';
+import { LIMITS } from '../constants';
+import { ThumbDownIcon, ThumbUpIcon } from './icons';
+
+export interface FeedbackValue {
+  value: 1 | -1;
+  comment: string | null;
+}
+
+export interface FeedbackButtonsProps {
+  current?: FeedbackValue;
+  /** Persists the rating; rejects with a message on failure. */
+  onSubmit?: (value: 1 | -1, comment?: string) => Promise<void>;
+}
+
+/** Thumbs up/down on a completed assistant message, with an optional comment on a thumbs down. */
+export function FeedbackButtons({ current, onSubmit }: FeedbackButtonsProps) {
+  const id = useId();
+  const [commentOpen, setCommentOpen] = useState(false);
+  const [comment, setComment] = useState(current?.comment ?? '');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [saved, setSaved] = useState(false);
+
+  useEffect(() => {
+    setComment(current?.comment ?? '');
+  }, [current?.comment]);
+
+  const readOnly = !onSubmit;
+
+  async function submit(value: 1 | -1, withComment?: string) {
+    if (!onSubmit) return;
+    setBusy(true);
+    setError(null);
+    setSaved(false);
+    try {
+      await onSubmit(value, withComment);
+      setSaved(true);
+    } catch (e) {
+      setError(e instanceof Error ? e.message : 'Could not save your feedback.');
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const btn = (pressed: boolean) =>
+    `rounded px-1.5 py-0.5 text-sm border ${
+      pressed
+        ? 'border-slate-700 bg-slate-700 text-white dark:border-slate-200 dark:bg-slate-200 dark:text-slate-900'
+        : 'border-transparent text-slate-500 hover:border-slate-300 hover:text-slate-800 dark:text-slate-400 dark:hover:text-slate-100'
+    } disabled:opacity-50`;
+
+  if (readOnly && !current) return null;
+
+  return (
+    <div className="mt-1 text-xs" data-testid="feedback" data-value={current?.value ?? ''}>
+      <div className="flex items-center gap-1" role="group" aria-label="Rate this answer">
+        <button
+          type="button"
+          data-testid="feedback-up"
+          aria-pressed={current?.value === 1}
+          aria-label="Good answer"
+          title="Good answer"
+          disabled={busy || readOnly}
+          onClick={() => {
+            setCommentOpen(false);
+            void submit(1);
+          }}
+          className={btn(current?.value === 1)}
+        >
+          <ThumbUpIcon />
+        </button>
+        <button
+          type="button"
+          data-testid="feedback-down"
+          aria-pressed={current?.value === -1}
+          aria-label="Bad answer"
+          title="Bad answer"
+          aria-expanded={readOnly ? undefined : commentOpen}
+          aria-controls={readOnly ? undefined : `${id}-comment`}
+          disabled={busy || readOnly}
+          onClick={() => {
+            setCommentOpen(true);
+            if (current?.value !== -1) void submit(-1, comment.trim() || undefined);
+          }}
+          className={btn(current?.value === -1)}
+        >
+          <ThumbDownIcon />
+        </button>
+        {current ? (
+          <span className="text-slate-500 dark:text-slate-400">{current.value === 1 ? 'Rated helpful' : 'Rated not helpful'}</span>
+        ) : null}
+        {saved && !error ? (
+          <span className="sr-only" role="status">
+            Feedback saved
+          </span>
+        ) : null}
+      </div>
+      {readOnly && current?.comment ? (
+        <p className="mt-1 text-slate-600 dark:text-slate-300" data-testid="feedback-comment-text">
+          Comment: {current.comment}
+        </p>
+      ) : null}
+      {!readOnly && commentOpen ? (
+        <form
+          id={`${id}-comment`}
+          className="mt-1 flex flex-col gap-1"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void submit(-1, comment.trim() || undefined).then(() => setCommentOpen(false));
+          }}
+        >
+          <label htmlFor={`${id}-text`}>What was wrong? (optional)</label>
+          <textarea
+            id={`${id}-text`}
+            data-testid="feedback-comment"
+            value={comment}
+            maxLength={LIMITS.maxFeedbackChars}
+            onChange={(e) => setComment(e.target.value)}
+            rows={2}
+            className="w-full rounded border border-slate-300 bg-white p-1.5 dark:border-slate-600 dark:bg-slate-950"
+          />
+          <div className="flex gap-2">
+            <button
+              type="submit"
+              data-testid="feedback-comment-submit"
+              disabled={busy}
+              className="rounded bg-slate-800 px-2 py-0.5 text-white disabled:opacity-50 dark:bg-slate-200 dark:text-slate-900"
+            >
+              Save comment
+            </button>
+            <button type="button" onClick={() => setCommentOpen(false)} className="underline">
+              Close
+            </button>
+          </div>
+        </form>
+      ) : !readOnly && current?.value === -1 && current.comment ? (
+        <p className="mt-1 text-slate-600 dark:text-slate-300">
+          Your comment: {current.comment}{' '}
+          <button type="button" className="underline" onClick={() => setCommentOpen(true)}>
+            Edit
+          </button>
+        </p>
+      ) : null}
+      {error ? (
+        <p role="alert" className="mt-1 text-red-800 dark:text-red-300">
+          {error}
+        </p>
+      ) : null}
+    </div>
+  );
+}

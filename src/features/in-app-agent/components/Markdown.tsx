@@ -1,0 +1,120 @@
+'use client';
+/**
+ * Markdown written by the model, rendered safely: no raw HTML (react-markdown shows it as text; no
+ * rehype-raw), links only for http(s)/mailto/relative URLs (anything else is inert text), external
+ * links open in a new tab without opener or referrer, and images are never fetched automatically
+ * (an image URL can carry data out of the page) — they become links the user may choose to open.
+ */
+import Link from 'next/link';
+import { memo, useState, type ReactNode } from 'react';
+import ReactMarkdown, { type Components } from 'react-markdown';
+import remarkGfm from 'remark-gfm';
+import { classifyHref, safeUrlTransform } from './safe-url';
+
+interface HastLike {
+  type: string;
+  value?: string;
+  children?: HastLike[];
+}
+
+function hastText(node: HastLike | undefined): string {
+  if (!node) return '';
+  if (node.type === 'text') return node.value ?? '';
+  return (node.children ?? []).map(hastText).join('');
+}
+
+function CopyButton({ text }: { text: string }) {
+  const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
+  return (
+    <button
+      type="button"
+      data-testid="code-copy"
+      className="absolute right-1.5 top-1.5 rounded border border-slate-300 bg-white/90 px-1.5 py-0.5 text-xs text-slate-700 hover:bg-slate-100 dark:border-slate-600 dark:bg-slate-800/90 dark:text-slate-200 dark:hover:bg-slate-700"
+      onClick={async () => {
+        try {
+          await navigator.clipboard.writeText(text);
+          setState('copied');
+        } catch {
+          setState('failed');
+        }
+        window.setTimeout(() => setState('idle'), 1500);
+      }}
+    >
+      {state === 'copied' ? 'Copied' : state === 'failed' ? 'Copy failed' : 'Copy'}
+      <span className="sr-only"> code</span>
+    </button>
+  );
+}
+
+const components: Components = {
+  a({ href, children }) {
+    const safe = classifyHref(href);
+    if (!safe) return <span data-inert-link="true">{children}</span>;
+    if (safe.kind === 'internal') {
+      return (
+        <Link href={safe.href} className="text-blue-700 underline dark:text-blue-300">
+          {children}
+        </Link>
+      );
+    }
+    return (
+      <a
+        href={safe.href}
+        className="text-blue-700 underline dark:text-blue-300"
+        {...(safe.kind === 'external' ? { target: '_blank', rel: 'noopener noreferrer' } : {})}
+      >
+        {children}
+        {safe.kind === 'external' ? <span className="sr-only"> (opens in a new tab)</span> : null}
+      </a>
+    );
+  },
+  img({ src, alt }) {
+    const safe = typeof src === 'string' ? classifyHref(src) : null;
+    const label = alt ? `Image: ${alt}` : 'Image';
+    if (!safe || safe.kind === 'mailto') return <span className="italic">[{label}]</span>;
+    return (
+      <a href={safe.href} target="_blank" rel="noopener noreferrer" className="italic text-blue-700 underline dark:text-blue-300">
+        [{label}]
+      </a>
+    );
+  },
+  pre({ node, children }) {
+    const text = hastText(node as HastLike | undefined).replace(/\n$/, '');
+    return (
+      <div className="group relative my-2">
+        <pre className="overflow-x-auto rounded-md bg-slate-100 p-3 pr-16 text-[0.8rem] leading-relaxed dark:bg-slate-900">{children}</pre>
+        <CopyButton text={text} />
+      </div>
+    );
+  },
+  code({ className, children }) {
+    return <code className={['font-mono', className].filter(Boolean).join(' ')}>{children}</code>;
+  },
+  table({ children }) {
+    return (
+      <div className="my-2 overflow-x-auto">
+        <table className="min-w-full border-collapse text-sm">{children}</table>
+      </div>
+    );
+  },
+  th({ children }) {
+    return <th className="border border-slate-300 px-2 py-1 text-left dark:border-slate-700">{children}</th>;
+  },
+  td({ children }) {
+    return <td className="border border-slate-300 px-2 py-1 dark:border-slate-700">{children}</td>;
+  },
+};
+
+const remarkPlugins = [remarkGfm];
+
+function MarkdownImpl({ text }: { text: string }): ReactNode {
+  return (
+    <div className="assistant-markdown space-y-2 break-words text-sm leading-relaxed [&_blockquote]:border-l-4 [&_blockquote]:border-slate-300 [&_blockquote]:pl-3 [&_h1]:text-base [&_h1]:font-semibold [&_h2]:text-base [&_h2]:font-semibold [&_h3]:font-semibold [&_li]:ml-5 [&_ol]:list-decimal [&_ul]:list-disc [&_:not(pre)>code]:rounded [&_:not(pre)>code]:bg-slate-100 [&_:not(pre)>code]:px-1 dark:[&_:not(pre)>code]:bg-slate-800">
+      <ReactMarkdown remarkPlugins={remarkPlugins} components={components} urlTransform={safeUrlTransform}>
+        {text}
+      </ReactMarkdown>
+    </div>
+  );
+}
+
+export const Markdown = memo(MarkdownImpl);

@@ -1,0 +1,55 @@
+'use client';
+/**
+ * The panel's data calls (conversation history, replay, feedback, model info), through the host's
+ * tRPC client. The only file of the panel that knows the host's tRPC wiring.
+ */
+import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
+import { useMemo } from 'react';
+import { useTRPCClient } from '@/lib/trpc/client';
+import type { AppRouter } from '@/server/api-root';
+
+type Out = inferRouterOutputs<AppRouter>['agent'];
+type In = inferRouterInputs<AppRouter>['agent'];
+
+export type ConversationListOutput = Out['conversations']['list'];
+export type ConversationListItem = ConversationListOutput['items'][number];
+export type ConversationGetOutput = Out['conversations']['get'];
+
+export interface AgentApi {
+  listConversations(input: In['conversations']['list']): Promise<ConversationListOutput>;
+  getConversation(input: In['conversations']['get']): Promise<ConversationGetOutput>;
+  renameConversation(input: In['conversations']['rename']): Promise<unknown>;
+  deleteConversation(input: In['conversations']['delete']): Promise<unknown>;
+  restoreConversation(input: In['conversations']['restore']): Promise<unknown>;
+  submitFeedback(input: In['feedback']['submit']): Promise<unknown>;
+  modelInfo(input: In['model']['info']): Promise<Out['model']['info']>;
+}
+
+export function useAgentApi(): AgentApi {
+  const client = useTRPCClient();
+  return useMemo<AgentApi>(
+    () => ({
+      listConversations: (input) => client.agent.conversations.list.query(input),
+      getConversation: (input) => client.agent.conversations.get.query(input),
+      renameConversation: (input) => client.agent.conversations.rename.mutate(input),
+      deleteConversation: (input) => client.agent.conversations.delete.mutate(input),
+      restoreConversation: (input) => client.agent.conversations.restore.mutate(input),
+      submitFeedback: (input) => client.agent.feedback.submit.mutate(input),
+      modelInfo: (input) => client.agent.model.info.query(input),
+    }),
+    [client],
+  );
+}
+
+/** A tRPC error's stable app code (`data.appCode`) or its tRPC code. */
+export function trpcErrorCode(err: unknown): string | undefined {
+  const data = (err as { data?: { appCode?: unknown; code?: unknown } } | null)?.data;
+  if (typeof data?.appCode === 'string') return data.appCode;
+  if (typeof data?.code === 'string') return data.code;
+  return undefined;
+}
+
+export function trpcErrorMessage(err: unknown, fallback: string): string {
+  const m = (err as { message?: unknown } | null)?.message;
+  return typeof m === 'string' && m ? m : fallback;
+}

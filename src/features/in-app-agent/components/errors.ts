@@ -1,0 +1,78 @@
+/** User-facing wording for the agent route's stable error codes. */
+
+export interface PanelError {
+  code?: string;
+  message: string;
+  /** Whether "Retry" (resend the last user message) makes sense. */
+  retryable: boolean;
+}
+
+const TEXT: Record<string, string> = {
+  UNAUTHENTICATED: 'Your session has ended. Sign in again to keep using the assistant.',
+  CROSS_ORIGIN: 'The request was refused because it did not come from this site.',
+  PROJECT_NOT_FOUND: 'This project no longer exists or you no longer have access to it.',
+  CONVERSATION_NOT_FOUND: 'This conversation no longer exists. Start a new one.',
+  FORBIDDEN: 'Your role in this project does not allow that.',
+  INVALID_REQUEST: 'The request was not accepted.',
+  PAYLOAD_TOO_LARGE: 'That message is too long. Shorten it and try again.',
+  NO_USER_MESSAGE: 'Type a message first.',
+  RUN_IN_PROGRESS: 'The assistant is still answering in this conversation (maybe in another tab). Wait a moment and retry.',
+  RATE_LIMITED: 'Too many requests. Wait a moment and retry.',
+  MODEL_ERROR: 'The model failed to answer.',
+  MODEL_RATE_LIMITED: 'The model is rate limited right now. Wait a moment and retry.',
+  MODEL_UNAVAILABLE: 'The model is not reachable right now.',
+  TOOL_ERROR: 'A tool failed while answering.',
+  RUN_STALE: 'The answer stopped responding and was ended.',
+  INTERNAL_ERROR: 'Something went wrong.',
+  INTERRUPT_UNKNOWN: 'That approval request is no longer known.',
+  INTERRUPT_NOT_YOURS: 'That approval request belongs to someone else.',
+  INTERRUPT_ALREADY_DECIDED: 'That approval request was already answered (maybe in another tab).',
+  INTERRUPT_EXPIRED: 'That approval request has expired.',
+  INTERRUPT_ANSWER_MISSING: 'Every pending approval must be answered together.',
+  INTERRUPT_ANSWER_DUPLICATE: 'An approval was answered twice.',
+  INTERRUPT_INVALID_ARGS: 'The edited arguments are not valid for this tool.',
+  INTERRUPT_FINGERPRINT_MISMATCH: 'The approved arguments do not match the request.',
+  NETWORK: 'The connection was interrupted.',
+};
+
+const NOT_RETRYABLE = new Set([
+  'UNAUTHENTICATED',
+  'CROSS_ORIGIN',
+  'PROJECT_NOT_FOUND',
+  'CONVERSATION_NOT_FOUND',
+  'FORBIDDEN',
+  'PAYLOAD_TOO_LARGE',
+  'NO_USER_MESSAGE',
+]);
+
+/** Codes whose server message carries a detail the fixed wording lacks (which field, which tool). */
+const WITH_DETAIL = new Set(['INVALID_REQUEST', 'MODEL_ERROR', 'MODEL_UNAVAILABLE', 'TOOL_ERROR', 'INTERRUPT_INVALID_ARGS']);
+/** Codes whose server message is the more precise wording (e.g. "Try again in 12 s."). */
+const SERVER_WORDING = new Set(['RATE_LIMITED']);
+
+export function describeError(code: string | undefined, serverMessage?: string): PanelError {
+  const base = code ? TEXT[code] : undefined;
+  let message: string;
+  if (!base) message = serverMessage || 'Something went wrong.';
+  else if (!serverMessage || serverMessage === base || base.includes(serverMessage)) message = base;
+  else if (code && SERVER_WORDING.has(code)) message = serverMessage;
+  else if (code && WITH_DETAIL.has(code)) message = `${base} (${serverMessage})`;
+  // Otherwise the server message only restates the code in other words: say it once.
+  else message = base;
+  return { code, message, retryable: !code || !NOT_RETRYABLE.has(code) };
+}
+
+/** Reads the `{error:{code,message}}` body that @ag-ui/client attaches to a failed HTTP request. */
+export function errorFromHttp(err: unknown): PanelError {
+  const e = err as { status?: number; payload?: unknown; message?: string; name?: string } | null;
+  const payload = e?.payload as { error?: { code?: unknown; message?: unknown } } | undefined;
+  const code = typeof payload?.error?.code === 'string' ? payload.error.code : undefined;
+  const msg = typeof payload?.error?.message === 'string' ? payload.error.message : undefined;
+  if (code || msg) return describeError(code, msg);
+  if (typeof e?.status === 'number') {
+    if (e.status === 401) return describeError('UNAUTHENTICATED');
+    if (e.status === 429) return describeError('RATE_LIMITED');
+    return describeError(e.status >= 500 ? 'INTERNAL_ERROR' : 'INVALID_REQUEST');
+  }
+  return describeError('NETWORK');
+}

@@ -1,0 +1,4 @@
+export { AssistantPanel } from './AssistantPanel';
+export { AssistantToggle } from './AssistantToggle';
+export { ConversationMessages } from './ConversationMessages';
+export { InAppAgentProvider, useInAppAgent } from './InAppAgentProvider';

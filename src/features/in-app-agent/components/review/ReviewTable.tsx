@@ -1,0 +1,127 @@
+/**
+ * The review list (ADMIN/OWNER): every conversation of the project with its user, time, last run
+ * outcome, feedback, approvals and tool calls. Prop-driven, no hooks: renders on the server.
+ */
+import Link from 'next/link';
+import { ThumbDownIcon, ThumbUpIcon } from '../icons';
+
+export type ReviewFilter = 'all' | 'negative' | 'failed' | 'approvals';
+
+export interface ReviewRow {
+  id: string;
+  title: string;
+  user: { id: string; name: string | null; email: string };
+  updatedAt: Date | string;
+  lastRunStatus: string | null;
+  negativeFeedback: number;
+  positiveFeedback: number;
+  approvals: number;
+  toolCalls: number;
+}
+
+export const REVIEW_FILTERS: Array<{ value: ReviewFilter; label: string }> = [
+  { value: 'all', label: 'All' },
+  { value: 'negative', label: 'Negative feedback' },
+  { value: 'failed', label: 'Failed runs' },
+  { value: 'approvals', label: 'With approvals' },
+];
+
+const OUTCOME: Record<string, { icon: string; text: string }> = {
+  COMPLETED: { icon: '✓', text: 'Completed' },
+  FAILED: { icon: '✕', text: 'Failed' },
+  ABORTED: { icon: '■', text: 'Stopped' },
+  INTERRUPTED: { icon: '?', text: 'Waiting for approval' },
+  RUNNING: { icon: '…', text: 'Running' },
+};
+
+export function RunOutcome({ status }: { status: string | null }) {
+  if (!status) return <span className="text-slate-500">No runs</span>;
+  const o = OUTCOME[status] ?? { icon: '•', text: status };
+  return (
+    <span data-outcome={status}>
+      <span aria-hidden="true">{o.icon} </span>
+      {o.text}
+    </span>
+  );
+}
+
+function fmt(d: Date | string): { text: string; iso: string } {
+  const date = typeof d === 'string' ? new Date(d) : d;
+  return { text: date.toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }) + ' UTC', iso: date.toISOString() };
+}
+
+export function ReviewFilters({ basePath, current }: { basePath: string; current: ReviewFilter }) {
+  return (
+    <nav aria-label="Filter conversations" className="flex flex-wrap gap-2">
+      {REVIEW_FILTERS.map((f) => (
+        <Link
+          key={f.value}
+          href={f.value === 'all' ? basePath : `${basePath}?filter=${f.value}`}
+          aria-current={current === f.value ? 'page' : undefined}
+          data-testid={`review-filter-${f.value}`}
+          className={`rounded-full border px-3 py-1 text-sm ${
+            current === f.value
+              ? 'border-blue-700 bg-blue-700 text-white'
+              : 'border-slate-300 hover:bg-slate-100 dark:border-slate-600 dark:hover:bg-slate-800'
+          }`}
+        >
+          {f.label}
+        </Link>
+      ))}
+    </nav>
+  );
+}
+
+export function ReviewTable({ rows, basePath }: { rows: ReviewRow[]; basePath: string }) {
+  if (rows.length === 0) return <p className="text-sm text-slate-600 dark:text-slate-300">No conversations match.</p>;
+  return (
+    <div className="overflow-x-auto">
+      <table className="min-w-full border-collapse text-sm" data-testid="review-table">
+        <thead>
+          <tr className="border-b border-slate-300 text-left dark:border-slate-700">
+            <th scope="col" className="py-2 pr-3">Conversation</th>
+            <th scope="col" className="py-2 pr-3">User</th>
+            <th scope="col" className="py-2 pr-3">Updated</th>
+            <th scope="col" className="py-2 pr-3">Last run</th>
+            <th scope="col" className="py-2 pr-3">Feedback</th>
+            <th scope="col" className="py-2 pr-3 text-right">Approvals</th>
+            <th scope="col" className="py-2 pr-3 text-right">Tool calls</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => {
+            const t = fmt(r.updatedAt);
+            return (
+              <tr key={r.id} className="border-b border-slate-200 align-top dark:border-slate-800" data-testid="review-row" data-conversation-id={r.id}>
+                <td className="py-2 pr-3">
+                  <Link href={`${basePath}/${encodeURIComponent(r.id)}`} className="font-medium text-blue-700 underline dark:text-blue-300">
+                    {r.title || 'Untitled conversation'}
+                  </Link>
+                </td>
+                <td className="py-2 pr-3">
+                  {r.user.name || r.user.email}
+                  <span className="block text-xs text-slate-500 dark:text-slate-400">{r.user.email}</span>
+                </td>
+                <td className="py-2 pr-3 whitespace-nowrap">
+                  <time dateTime={t.iso}>{t.text}</time>
+                </td>
+                <td className="py-2 pr-3">
+                  <RunOutcome status={r.lastRunStatus} />
+                </td>
+                <td className="py-2 pr-3 whitespace-nowrap" data-testid="review-feedback" data-negative={r.negativeFeedback} data-positive={r.positiveFeedback}>
+                  <span title="positive"><ThumbUpIcon /> {r.positiveFeedback}<span className="sr-only"> positive</span></span>{' '}
+                  <span title="negative" className={r.negativeFeedback ? 'font-semibold' : ''}>
+                    <ThumbDownIcon /> {r.negativeFeedback}
+                    <span className="sr-only"> negative</span>
+                  </span>
+                </td>
+                <td className="py-2 pr-3 text-right">{r.approvals}</td>
+                <td className="py-2 pr-3 text-right">{r.toolCalls}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,75 @@
+/** Stable names and limits of the in-app agent module. */
+
+/** Version of the stored event payloads; bump when a stored shape changes (old rows keep replaying). */
+export const STORED_EVENT_VERSION = 1;
+
+/** CUSTOM event names the module emits. */
+export const CUSTOM_EVENTS = {
+  /** Which model answers this run: `{ provider, modelId, label, demo }`. */
+  model: 'in-app-agent.model',
+  /** Ask the browser to open a page of the product: `{ href }`. */
+  navigate: 'in-app-agent.navigate',
+  /** An approval was decided at resume: `{ toolCallId, decision, feedback? }`. */
+  approvalDecided: 'in-app-agent.approval-decided',
+} as const;
+
+/** Reason used on AG-UI interrupts for tool approvals. */
+export const INTERRUPT_REASON_TOOL_APPROVAL = 'tool_approval';
+
+/** Local tools (not from the MCP server). */
+export const LOCAL_TOOL_NAMES = ['navigate', 'search_docs'] as const;
+export type LocalToolName = (typeof LOCAL_TOOL_NAMES)[number];
+
+export const LIMITS = {
+  /** Largest request body accepted by the agent route. */
+  maxBodyBytes: 256 * 1024,
+  /** Longest user message. */
+  maxUserMessageChars: 8_000,
+  /** Page context fields. */
+  maxRouteChars: 300,
+  maxSelectionChars: 2_000,
+  maxPageTitleChars: 200,
+  /** Feedback comment. */
+  maxFeedbackChars: 2_000,
+  /** Conversation title. */
+  maxTitleChars: 120,
+  /** Longest tool result text kept for the model and the UI. */
+  maxToolResultChars: 16_000,
+  /** Partial text of a long message is flushed at least this often (ms). */
+  flushIntervalMs: 1_000,
+  /** Heartbeat cadence for a running run (ms). */
+  heartbeatMs: 5_000,
+  /** Lifetime of the per-run MCP key (seconds): longer than any run, revoked at its end anyway. */
+  runKeyTtlSeconds: 15 * 60,
+} as const;
+
+/** Stable error codes of the agent route and its runs. */
+export const AGENT_ERROR_CODES = [
+  'UNAUTHENTICATED',
+  'CROSS_ORIGIN',
+  'PROJECT_NOT_FOUND',
+  'CONVERSATION_NOT_FOUND',
+  'FORBIDDEN',
+  'INVALID_REQUEST',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'NO_USER_MESSAGE',
+  'RUN_IN_PROGRESS',
+  'RATE_LIMITED',
+  'MODEL_ERROR',
+  'MODEL_RATE_LIMITED',
+  'MODEL_UNAVAILABLE',
+  'TOOL_ERROR',
+  'RUN_STALE',
+  'INTERNAL_ERROR',
+  // approvals
+  'INTERRUPT_UNKNOWN',
+  'INTERRUPT_NOT_YOURS',
+  'INTERRUPT_ALREADY_DECIDED',
+  'INTERRUPT_EXPIRED',
+  'INTERRUPT_ANSWER_MISSING',
+  'INTERRUPT_ANSWER_DUPLICATE',
+  'INTERRUPT_INVALID_ARGS',
+  'INTERRUPT_FINGERPRINT_MISMATCH',
+] as const;
+export type AgentErrorCode = (typeof AGENT_ERROR_CODES)[number];

@@ -1,0 +1,321 @@
+/**
+ * The module's wire and storage contract: AG-UI events it streams, the request it accepts, the
+ * compacted events it stores, the human-in-the-loop shapes, and the replayed view. Used by the
+ * route, persistence, replay, the tRPC router and the browser. One source of truth.
+ */
+import { z } from 'zod';
+import { AGENT_ERROR_CODES, CUSTOM_EVENTS, INTERRUPT_REASON_TOOL_APPROVAL, LIMITS, STORED_EVENT_VERSION } from './constants';
+
+// ------------------------------------------------------------------------------------------------
+// AG-UI events the module sends (a subset of AG-UI 1.0; field names follow the protocol)
+// ------------------------------------------------------------------------------------------------
+
+const base = { timestamp: z.number().int().optional() };
+
+export const ApprovalReasonSchema = z.enum(['mutating', 'destructive', 'outward', 'data_flow']);
+export type ApprovalReason = z.infer<typeof ApprovalReasonSchema>;
+
+/** What the browser answers for one tool approval (the interrupt's `responseSchema`). */
+export const ApprovalResponseSchema = z
+  .object({
+    approved: z.boolean(),
+    /** Edited arguments; validated against the tool's schema and re-fingerprinted. */
+    args: z.record(z.string(), z.unknown()).optional(),
+    feedback: z.string().max(LIMITS.maxFeedbackChars).optional(),
+    /** The fingerprint of the arguments the user was shown; a mismatch is refused. */
+    argsFingerprint: z.string().max(128).optional(),
+  })
+  .strict();
+export type ApprovalResponse = z.infer<typeof ApprovalResponseSchema>;
+
+/** JSON Schema of ApprovalResponse, sent on each interrupt so any AG-UI client can build a form. */
+export const APPROVAL_RESPONSE_JSON_SCHEMA = {
+  type: 'object',
+  properties: {
+    approved: { type: 'boolean' },
+    args: { type: 'object' },
+    feedback: { type: 'string', maxLength: LIMITS.maxFeedbackChars },
+    argsFingerprint: { type: 'string' },
+  },
+  required: ['approved'],
+  additionalProperties: false,
+} as const;
+
+export const ApprovalMetadataSchema = z.object({
+  toolName: z.string(),
+  args: z.record(z.string(), z.unknown()),
+  argsFingerprint: z.string(),
+  approvalReason: ApprovalReasonSchema,
+  /** Plain-language explanation of why approval is needed. */
+  why: z.string(),
+  destructive: z.boolean(),
+  /** JSON Schema of the tool's input, for an argument form. */
+  inputSchema: z.record(z.string(), z.unknown()).optional(),
+});
+export type ApprovalMetadata = z.infer<typeof ApprovalMetadataSchema>;
+
+export const InterruptSchema = z.object({
+  id: z.string(),
+  reason: z.string(),
+  message: z.string().optional(),
+  toolCallId: z.string().optional(),
+  responseSchema: z.record(z.string(), z.unknown()).optional(),
+  expiresAt: z.string().optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+export type Interrupt = z.infer<typeof InterruptSchema>;
+
+/** A tool-approval interrupt as this module produces it. */
+export const ToolApprovalInterruptSchema = InterruptSchema.extend({
+  reason: z.literal(INTERRUPT_REASON_TOOL_APPROVAL),
+  toolCallId: z.string(),
+  expiresAt: z.string(),
+  metadata: ApprovalMetadataSchema,
+});
+export type ToolApprovalInterrupt = z.infer<typeof ToolApprovalInterruptSchema>;
+
+export const RunOutcomeSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('success') }),
+  z.object({ type: z.literal('interrupt'), interrupts: z.array(InterruptSchema).min(1) }),
+  z.object({ type: z.literal('cancelled') }),
+]);
+export type RunOutcome = z.infer<typeof RunOutcomeSchema>;
+
+export const TokenUsageSchema = z.object({
+  provider: z.string().optional(),
+  model: z.string().optional(),
+  inputTokens: z.number().int().nonnegative().optional(),
+  outputTokens: z.number().int().nonnegative().optional(),
+  totalTokens: z.number().int().nonnegative().optional(),
+});
+
+export const RunStartedEventSchema = z.object({
+  type: z.literal('RUN_STARTED'),
+  ...base,
+  threadId: z.string(),
+  runId: z.string(),
+  parentRunId: z.string().optional(),
+});
+export const RunFinishedEventSchema = z.object({
+  type: z.literal('RUN_FINISHED'),
+  ...base,
+  threadId: z.string(),
+  runId: z.string(),
+  outcome: RunOutcomeSchema.optional(),
+  usage: z.array(TokenUsageSchema).optional(),
+});
+export const RunErrorEventSchema = z.object({
+  type: z.literal('RUN_ERROR'),
+  ...base,
+  message: z.string(),
+  code: z.enum(AGENT_ERROR_CODES).optional(),
+});
+export const MessageRoleSchema = z.enum(['user', 'assistant']);
+export const TextMessageStartEventSchema = z.object({
+  type: z.literal('TEXT_MESSAGE_START'),
+  ...base,
+  messageId: z.string(),
+  role: MessageRoleSchema,
+});
+export const TextMessageContentEventSchema = z.object({
+  type: z.literal('TEXT_MESSAGE_CONTENT'),
+  ...base,
+  messageId: z.string(),
+  delta: z.string(),
+});
+export const TextMessageEndEventSchema = z.object({ type: z.literal('TEXT_MESSAGE_END'), ...base, messageId: z.string() });
+export const ToolCallStartEventSchema = z.object({
+  type: z.literal('TOOL_CALL_START'),
+  ...base,
+  toolCallId: z.string(),
+  toolCallName: z.string(),
+  parentMessageId: z.string().optional(),
+});
+export const ToolCallArgsEventSchema = z.object({ type: z.literal('TOOL_CALL_ARGS'), ...base, toolCallId: z.string(), delta: z.string() });
+export const ToolCallEndEventSchema = z.object({ type: z.literal('TOOL_CALL_END'), ...base, toolCallId: z.string() });
+export const ToolCallResultEventSchema = z.object({
+  type: z.literal('TOOL_CALL_RESULT'),
+  ...base,
+  messageId: z.string(),
+  toolCallId: z.string(),
+  content: z.string(),
+  role: z.literal('tool').optional(),
+});
+export const CustomEventSchema = z.object({ type: z.literal('CUSTOM'), ...base, name: z.string(), value: z.unknown() });
+
+export const AgentEventSchema = z.discriminatedUnion('type', [
+  RunStartedEventSchema,
+  RunFinishedEventSchema,
+  RunErrorEventSchema,
+  TextMessageStartEventSchema,
+  TextMessageContentEventSchema,
+  TextMessageEndEventSchema,
+  ToolCallStartEventSchema,
+  ToolCallArgsEventSchema,
+  ToolCallEndEventSchema,
+  ToolCallResultEventSchema,
+  CustomEventSchema,
+]);
+export type AgentEvent = z.infer<typeof AgentEventSchema>;
+export type AgentEventType = AgentEvent['type'];
+export type AgentEventOf<T extends AgentEventType> = Extract<AgentEvent, { type: T }>;
+
+export const ModelInfoSchema = z.object({
+  provider: z.enum(['bedrock', 'openai-compatible', 'demo']),
+  modelId: z.string(),
+  label: z.string(),
+  demo: z.boolean(),
+});
+export type ModelInfo = z.infer<typeof ModelInfoSchema>;
+export const NavigateValueSchema = z.object({ href: z.string() });
+export const ApprovalDecidedValueSchema = z.object({
+  toolCallId: z.string(),
+  decision: z.enum(['approved', 'rejected', 'expired']),
+  edited: z.boolean().optional(),
+  feedback: z.string().optional(),
+});
+export type ApprovalDecidedValue = z.infer<typeof ApprovalDecidedValueSchema>;
+export { CUSTOM_EVENTS };
+
+// ------------------------------------------------------------------------------------------------
+// The request the route accepts (AG-UI RunAgentInput, sanitized server-side)
+// ------------------------------------------------------------------------------------------------
+
+export const PageContextSchema = z
+  .object({
+    route: z.string().max(LIMITS.maxRouteChars).optional(),
+    title: z.string().max(LIMITS.maxPageTitleChars).optional(),
+    issueNumber: z.number().int().positive().max(10_000_000).optional(),
+    selection: z.string().max(LIMITS.maxSelectionChars).optional(),
+  })
+  .strip();
+export type PageContext = z.infer<typeof PageContextSchema>;
+
+const ClientMessageSchema = z
+  .object({
+    id: z.string().max(200).optional(),
+    role: z.string().max(20),
+    content: z.unknown().optional(),
+  })
+  .passthrough();
+
+export const ResumeEntrySchema = z.object({
+  interruptId: z.string().min(1).max(200),
+  status: z.enum(['resolved', 'cancelled']),
+  payload: z.unknown().optional(),
+});
+export type ResumeEntry = z.infer<typeof ResumeEntrySchema>;
+
+/**
+ * Accepted body. Everything the client may say about history, tools, system prompts or run ids is
+ * parsed only to be dropped: `messages` is read for its newest user message, nothing else.
+ */
+export const AgentRequestSchema = z.object({
+  threadId: z.string().max(200).optional(),
+  runId: z.string().max(200).optional(),
+  messages: z.array(ClientMessageSchema).max(500).default([]),
+  tools: z.array(z.unknown()).max(200).optional(),
+  context: z.array(z.unknown()).max(100).optional(),
+  state: z.unknown().optional(),
+  forwardedProps: z
+    .object({ pageContext: z.unknown().optional() })
+    .passthrough()
+    .optional(),
+  resume: z.array(ResumeEntrySchema).max(50).optional(),
+});
+export type AgentRequest = z.infer<typeof AgentRequestSchema>;
+
+export interface SanitizedRequest {
+  conversationId: string | null;
+  userMessage: string | null;
+  pageContext: PageContext;
+  resume: ResumeEntry[] | null;
+}
+
+export const ErrorBodySchema = z.object({ error: z.object({ code: z.enum(AGENT_ERROR_CODES), message: z.string() }) });
+export type ErrorBody = z.infer<typeof ErrorBodySchema>;
+
+// ------------------------------------------------------------------------------------------------
+// Stored (compacted) events: one row per message or tool call, not per token
+// ------------------------------------------------------------------------------------------------
+
+const v = z.literal(STORED_EVENT_VERSION).default(STORED_EVENT_VERSION);
+
+export const StoredEventSchema = z.discriminatedUnion('type', [
+  z.object({ v, type: z.literal('RUN_STARTED'), runId: z.string(), threadId: z.string(), parentRunId: z.string().optional() }),
+  z.object({
+    v,
+    type: z.literal('TEXT_MESSAGE'),
+    messageId: z.string(),
+    role: MessageRoleSchema,
+    content: z.string(),
+    /** False while a long message is still streaming (partial flush) or when its run ended midway. */
+    complete: z.boolean(),
+  }),
+  z.object({
+    v,
+    type: z.literal('TOOL_CALL'),
+    toolCallId: z.string(),
+    toolCallName: z.string(),
+    parentMessageId: z.string().optional(),
+    args: z.string(),
+    complete: z.boolean(),
+  }),
+  z.object({ v, type: z.literal('TOOL_CALL_RESULT'), messageId: z.string(), toolCallId: z.string(), content: z.string() }),
+  z.object({ v, type: z.literal('CUSTOM'), name: z.string(), value: z.unknown() }),
+  z.object({
+    v,
+    type: z.literal('RUN_FINISHED'),
+    runId: z.string(),
+    threadId: z.string(),
+    outcome: RunOutcomeSchema.optional(),
+    usage: z.array(TokenUsageSchema).optional(),
+  }),
+  z.object({ v, type: z.literal('RUN_ERROR'), runId: z.string(), code: z.enum(AGENT_ERROR_CODES).optional(), message: z.string() }),
+]);
+export type StoredEvent = z.infer<typeof StoredEventSchema>;
+
+// ------------------------------------------------------------------------------------------------
+// The replayed / folded view of a conversation (what the panel renders)
+// ------------------------------------------------------------------------------------------------
+
+export const ViewToolCallSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  args: z.string(),
+  status: z.enum(['streaming', 'called', 'done', 'error']),
+  result: z.string().optional(),
+});
+export type ViewToolCall = z.infer<typeof ViewToolCallSchema>;
+
+export const ViewMessageSchema = z.discriminatedUnion('role', [
+  z.object({ id: z.string(), role: z.literal('user'), content: z.string(), runId: z.string() }),
+  z.object({
+    id: z.string(),
+    role: z.literal('assistant'),
+    content: z.string(),
+    runId: z.string(),
+    streaming: z.boolean(),
+    toolCalls: z.array(ViewToolCallSchema),
+  }),
+  z.object({ id: z.string(), role: z.literal('tool'), toolCallId: z.string(), content: z.string(), runId: z.string() }),
+]);
+export type ViewMessage = z.infer<typeof ViewMessageSchema>;
+
+export const RunStateSchema = z.object({
+  runId: z.string(),
+  status: z.enum(['running', 'completed', 'interrupted', 'cancelled', 'failed']),
+  error: z.object({ code: z.string().optional(), message: z.string() }).optional(),
+  model: ModelInfoSchema.optional(),
+  interrupts: z.array(InterruptSchema),
+});
+export type RunState = z.infer<typeof RunStateSchema>;
+
+export const ConversationViewSchema = z.object({
+  threadId: z.string().nullable(),
+  messages: z.array(ViewMessageSchema),
+  runs: z.array(RunStateSchema),
+  decisions: z.record(z.string(), ApprovalDecidedValueSchema),
+  navigations: z.array(z.string()),
+});
+export type ConversationView = z.infer<typeof ConversationViewSchema>;

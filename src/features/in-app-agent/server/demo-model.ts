@@ -1,0 +1,341 @@
+/**
+ * The offline demo model: deterministic, no network. It understands a documented handful of
+ * requests about issues, calls the real tools for them (so RBAC, approvals and audit all apply),
+ * and otherwise explains that it is the demo model and how to configure a real one.
+ *
+ * Understood requests (case-insensitive):
+ *   list open issues | list closed issues | list all issues
+ *   show issue 3 | summarize issue 3
+ *   summarize the project
+ *   create an issue titled <title>
+ *   close issue 3 | delete issue 3
+ *   comment on issue 3: <text>
+ *   go to issue 3 | go to the issues page | go to members
+ *   notify the webhook: <message>
+ *   search docs for <words> | how do I <...>
+ *   write a long answer   (streams slowly; useful to try the Stop button)
+ *   show me an unsafe answer   (markdown with raw HTML and a javascript: link, rendered inert)
+ */
+import type { RuntimeModel } from './model';
+
+type Part =
+  | { type: 'stream-start'; warnings: [] }
+  | { type: 'text-start'; id: string }
+  | { type: 'text-delta'; id: string; delta: string }
+  | { type: 'text-end'; id: string }
+  | { type: 'tool-call'; toolCallId: string; toolName: string; input: string }
+  | { type: 'finish'; finishReason: 'stop' | 'tool-calls'; usage: { inputTokens: number; outputTokens: number; totalTokens: number } };
+
+interface PromptPart {
+  type: string;
+  text?: string;
+  toolName?: string;
+  toolCallId?: string;
+  output?: { type: string; value: unknown };
+}
+interface PromptMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string | PromptPart[];
+}
+interface StreamOptions {
+  prompt: PromptMessage[];
+  tools?: Array<{ name: string }>;
+  abortSignal?: AbortSignal;
+}
+
+export interface DemoModelOptions {
+  /** Delay between streamed words (ms). */
+  wordDelayMs?: number;
+  /** Delay between words of the long answer (ms). */
+  slowWordDelayMs?: number;
+}
+
+type Plan = { kind: 'text'; text: string; slow?: boolean } | { kind: 'tool'; tool: string; args: Record<string, unknown>; preface?: string };
+
+const HELP =
+  "I'm the **demo model**: I run offline and understand a few requests about this project's issues. Try:\n\n" +
+  '- "list open issues"\n- "summarize issue 1"\n- "summarize the project"\n- "create an issue titled Fix the login page"\n- "close issue 2"\n- "go to issue 1"\n\n' +
+  'To use a real model, set `AGENT_MODEL_PROVIDER=bedrock` (with `AWS_REGION` and credentials) or ' +
+  '`AGENT_MODEL_PROVIDER=openai-compatible` with `OPENAI_COMPATIBLE_BASE_URL` and `OPENAI_COMPATIBLE_MODEL` (Ollama, vLLM, LM Studio, OpenAI). See the README.';
+
+const LONG_ANSWER = Array.from(
+  { length: 12 },
+  (_, i) =>
+    `${i + 1}. A good issue tracker keeps every piece of work visible, owned and small enough to finish. ` +
+    'Each issue states the problem, the expected outcome and how to check it, so anyone on the team can pick it up.',
+).join('\n\n');
+
+const UNSAFE_ANSWER =
+  'Here is some content that must render inert:\n\n<img src=x onerror="alert(1)">\n\n<script>alert(2)</script>\n\n' +
+  '[a javascript link](javascript:alert(3)) and a [safe link](https://example.com).';
+
+function textOf(m: PromptMessage | undefined): string {
+  if (!m) return '';
+  if (typeof m.content === 'string') return m.content;
+  return m.content.map((p) => p.text ?? '').join('');
+}
+
+function planFromUser(text: string, tools: Set<string>): Plan {
+  const t = text.trim();
+  const lower = t.toLowerCase();
+  const num = (re: RegExp) => {
+    const m = re.exec(lower);
+    return m ? Number(m[1]) : undefined;
+  };
+  const need = (tool: string, args: Record<string, unknown>, preface?: string): Plan =>
+    tools.has(tool)
+      ? { kind: 'tool', tool, args, ...(preface ? { preface } : {}) }
+      : { kind: 'text', text: `Your role in this project doesn't allow that (the \`${tool}\` tool is not available to you), so I can't do it.` };
+
+  if (lower.includes('long answer')) return { kind: 'text', text: LONG_ANSWER, slow: true };
+  if (lower.includes('unsafe answer')) return { kind: 'text', text: UNSAFE_ANSWER };
+
+  const go = /\b(?:go to|navigate to|take me to|open the)\s+(.+)$/.exec(lower);
+  if (go) {
+    const target = go[1]!;
+    const n = /issue\s*#?(\d+)/.exec(target);
+    const page = n ? `issue ${n[1]}` : /member/.test(target) ? 'members' : /setting/.test(target) ? 'settings' : 'issues';
+    return need('navigate', n ? { page: 'issue', issueNumber: Number(n[1]) } : { page }, 'Opening it for you.');
+  }
+
+  const create = /\bcreate (?:an? )?(?:new )?issue(?: (?:titled|called|named))?[:\s]+["“']?(.+?)["”']?\s*$/i.exec(t);
+  if (create) return need('create_issue', { title: create[1]!.slice(0, 200) }, "I'll create that issue once you approve.");
+
+  const comment = /\bcomment on issue\s*#?(\d+)\s*[:,-]?\s*(.+)$/i.exec(t);
+  if (comment) return need('add_comment', { number: Number(comment[1]), body: comment[2]!.slice(0, 2000) }, "I'll add that comment once you approve.");
+
+  const close = num(/\bclose issue\s*#?(\d+)/);
+  if (close !== undefined) return need('close_issue', { number: close }, `I'll close issue #${close} once you approve.`);
+
+  const del = num(/\bdelete issue\s*#?(\d+)/);
+  if (del !== undefined) return need('delete_issue', { number: del }, `Deleting issue #${del} needs your approval.`);
+
+  const show = num(/\b(?:show|summari[sz]e|get|describe|explain|what is|tell me about)\b.*?\bissue\s*#?(\d+)/);
+  if (show !== undefined) return need('get_issue', { number: show });
+
+  if (/\bsummari[sz]e\b.*\bproject\b|\bproject (?:summary|status|overview)\b/.test(lower)) return need('get_project_summary', {});
+
+  const webhook = /\bnotify (?:the )?webhook[:\s]+(.+)$/i.exec(t);
+  if (webhook) return need('notify_webhook', { message: webhook[1]!.slice(0, 1000) }, "I'll send that once you approve.");
+
+  const docs = /\bsearch (?:the )?(?:help|docs?)(?: for)?\s+(.+)$/i.exec(t) ?? /^(how (?:do|can) i .+)$/i.exec(t);
+  if (docs) return need('search_docs', { query: docs[1]!.slice(0, 200) });
+
+  if (/\b(list|show|what are)\b.*\bissues\b/.test(lower)) {
+    const status = /\bclosed\b/.test(lower) ? 'CLOSED' : /\ball\b/.test(lower) ? undefined : /in progress/.test(lower) ? 'IN_PROGRESS' : 'OPEN';
+    return need('list_issues', status ? { status } : {});
+  }
+  return { kind: 'text', text: HELP };
+}
+
+interface IssueLike {
+  number: number;
+  title: string;
+  status?: string;
+  priority?: string;
+  assignee?: unknown;
+}
+
+function collectIssues(v: unknown, out: IssueLike[] = [], depth = 0): IssueLike[] {
+  if (depth > 5 || v === null || typeof v !== 'object') return out;
+  if (Array.isArray(v)) {
+    for (const x of v) collectIssues(x, out, depth + 1);
+    return out;
+  }
+  const o = v as Record<string, unknown>;
+  if (typeof o.number === 'number' && typeof o.title === 'string') out.push(o as unknown as IssueLike);
+  else for (const x of Object.values(o)) collectIssues(x, out, depth + 1);
+  return out;
+}
+
+function nameOf(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
+  if (v && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return (typeof o.name === 'string' ? o.name : undefined) ?? (typeof o.email === 'string' ? o.email : undefined);
+  }
+  return undefined;
+}
+
+function findKey(v: unknown, key: string, depth = 0): unknown {
+  if (depth > 5 || v === null || typeof v !== 'object') return undefined;
+  const o = v as Record<string, unknown>;
+  if (key in o) return o[key];
+  for (const x of Object.values(o)) {
+    const found = findKey(x, key, depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+function answerFromResult(tool: string, value: unknown): string {
+  const o = (value ?? {}) as Record<string, unknown>;
+  if (o.rejected === true) {
+    const fb = typeof o.feedback === 'string' && o.feedback ? ` Your feedback: “${o.feedback}”.` : '';
+    return o.expired === true
+      ? `That request expired before it was approved, so I did not run \`${tool}\`.`
+      : `Understood — I did not run \`${tool}\`.${fb}`;
+  }
+  if (o.isError === true) {
+    const msg = typeof o.error === 'string' ? o.error : typeof o.message === 'string' ? o.message : 'unknown error';
+    return `The \`${tool}\` tool failed: ${msg}`;
+  }
+  switch (tool) {
+    case 'list_issues':
+    case 'search_issues': {
+      const issues = collectIssues(value);
+      if (!issues.length) return 'No issues match.';
+      const lines = issues.map((i) => {
+        const who = nameOf(i.assignee);
+        return `- **#${i.number}** ${i.title}${i.priority ? ` · ${String(i.priority).toLowerCase()}` : ''}${who ? ` · ${who}` : ''}`;
+      });
+      return `Here ${issues.length === 1 ? 'is 1 issue' : `are ${issues.length} issues`}:\n\n${lines.join('\n')}`;
+    }
+    case 'get_issue': {
+      const issue = (collectIssues(value)[0] ?? {}) as IssueLike & { body?: string };
+      const body = typeof findKey(value, 'body') === 'string' ? String(findKey(value, 'body')) : '';
+      const comments = findKey(value, 'comments');
+      const list = Array.isArray(comments) ? (comments as Array<Record<string, unknown>>) : [];
+      const external = list.filter((c) => c.untrusted === true || c.external === true).length;
+      return [
+        `**#${issue.number} ${issue.title}** (${String(issue.status ?? '').toLowerCase()}${issue.priority ? `, ${String(issue.priority).toLowerCase()} priority` : ''})`,
+        '',
+        body ? `> ${body.slice(0, 300).replace(/\n/g, ' ')}` : '_No description._',
+        '',
+        `${list.length} comment${list.length === 1 ? '' : 's'}${external ? `, ${external} from outside the team (treated as untrusted)` : ''}.`,
+      ].join('\n');
+    }
+    case 'get_project_summary': {
+      const counts = findKey(value, 'byStatus') ?? findKey(value, 'counts');
+      const parts =
+        counts && typeof counts === 'object'
+          ? Object.entries(counts as Record<string, unknown>).map(([k, n]) => `${String(n)} ${k.toLowerCase().replace('_', ' ')}`)
+          : [];
+      const recent = collectIssues(findKey(value, 'recent') ?? findKey(value, 'recentIssues') ?? []);
+      return [
+        `**Project summary**${parts.length ? `: ${parts.join(', ')}.` : ''}`,
+        ...(recent.length ? ['', 'Recently updated:', ...recent.slice(0, 5).map((i) => `- #${i.number} ${i.title}`)] : []),
+      ].join('\n');
+    }
+    case 'create_issue': {
+      const i = collectIssues(value)[0];
+      return i ? `Created issue **#${i.number}** “${i.title}”.` : 'The issue was created.';
+    }
+    case 'close_issue': {
+      const i = collectIssues(value)[0];
+      return i ? `Closed issue **#${i.number}** “${i.title}”.` : 'The issue was closed.';
+    }
+    case 'delete_issue':
+      return 'The issue was deleted.';
+    case 'add_comment':
+      return 'Comment added.';
+    case 'notify_webhook':
+      return 'The webhook was notified.';
+    case 'navigate': {
+      if (typeof o.href !== 'string') return 'Done.';
+      const issue = /\/issues\/(\d+)$/.exec(o.href);
+      if (issue) return `Opened issue #${issue[1]}.`;
+      const page = /\/(issues\/new|issues|members|settings)$/.exec(o.href)?.[1];
+      return `Opened the ${page === 'issues/new' ? 'new issue form' : `${page ?? 'requested'} page`}.`;
+    }
+    case 'search_docs': {
+      const results = Array.isArray(o.results) ? (o.results as Array<Record<string, unknown>>) : [];
+      if (!results.length) return 'I found nothing about that in the help pages.';
+      return results
+        .slice(0, 3)
+        .map((r) => `**${String(r.title)}** — ${String(r.excerpt ?? '')}`)
+        .join('\n\n');
+    }
+    default:
+      return 'Done.';
+  }
+}
+
+function resultValue(part: PromptPart): unknown {
+  const out = part.output;
+  if (!out) return undefined;
+  if (out.type === 'json' || out.type === 'error-json') return out.value;
+  if (typeof out.value === 'string') {
+    try {
+      return JSON.parse(out.value);
+    } catch {
+      return { text: out.value };
+    }
+  }
+  return out.value;
+}
+
+let callCounter = 0;
+
+function plan(opts: StreamOptions): Plan {
+  const last = opts.prompt[opts.prompt.length - 1];
+  const tools = new Set((opts.tools ?? []).map((t) => t.name));
+  if (last?.role === 'tool' && Array.isArray(last.content)) {
+    const texts = last.content
+      .filter((p) => p.type === 'tool-result')
+      .map((p) => answerFromResult(p.toolName ?? '', resultValue(p)));
+    return { kind: 'text', text: texts.join('\n\n') || 'Done.' };
+  }
+  const lastUser = [...opts.prompt].reverse().find((m) => m.role === 'user');
+  return planFromUser(textOf(lastUser), tools);
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason ?? new Error('aborted'))), { once: true });
+  });
+
+export function createDemoModel(options: DemoModelOptions = {}): RuntimeModel {
+  const wordDelay = options.wordDelayMs ?? 8;
+  const slowDelay = options.slowWordDelayMs ?? 60;
+  return {
+    specificationVersion: 'v2',
+    provider: 'demo',
+    modelId: 'demo',
+    supportedUrls: {},
+    async doGenerate() {
+      throw new Error('The demo model only streams.');
+    },
+    async doStream(raw: unknown) {
+      const opts = raw as StreamOptions;
+      const p = plan(opts);
+      const inputTokens = Math.ceil(JSON.stringify(opts.prompt).length / 4);
+      const stream = new ReadableStream<Part>({
+        async start(controller) {
+          try {
+            controller.enqueue({ type: 'stream-start', warnings: [] });
+            const text = p.kind === 'text' ? p.text : p.preface;
+            let outputTokens = 0;
+            if (text) {
+              const id = `t${++callCounter}`;
+              controller.enqueue({ type: 'text-start', id });
+              const words = text.split(/(?<=\s)/);
+              for (const w of words) {
+                const delay = p.kind === 'text' && p.slow ? slowDelay : wordDelay;
+                if (delay > 0) await sleep(delay, opts.abortSignal);
+                controller.enqueue({ type: 'text-delta', id, delta: w });
+                outputTokens += 1;
+              }
+              controller.enqueue({ type: 'text-end', id });
+            }
+            if (p.kind === 'tool') {
+              controller.enqueue({ type: 'tool-call', toolCallId: `call_demo_${Date.now().toString(36)}_${++callCounter}`, toolName: p.tool, input: JSON.stringify(p.args) });
+              outputTokens += 10;
+            }
+            controller.enqueue({
+              type: 'finish',
+              finishReason: p.kind === 'tool' ? 'tool-calls' : 'stop',
+              usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens },
+            });
+            controller.close();
+          } catch (err) {
+            controller.error(err);
+          }
+        },
+      });
+      return { stream };
+    },
+  };
+}

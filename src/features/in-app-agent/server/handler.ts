@@ -1,0 +1,506 @@
+/**
+ * The authority boundary of the in-app agent: authenticate, authorize, validate, sanitize, own the
+ * run (ids, single RUNNING run, per-run MCP key), stream AG-UI events and persist them.
+ */
+import { EventEncoder } from '@ag-ui/encoder';
+import type { Span } from '@opentelemetry/api';
+import { mintAgentKey, revokeKey } from '@/server/api-keys';
+import { getSessionUser, isSameOrigin, type SessionUser } from '@/server/auth';
+import { getDb, getPrisma, type PrismaClient } from '@/server/db';
+import { env } from '@/server/env';
+import { hasProjectAccess, type Role } from '@/server/rbac';
+import { CUSTOM_EVENTS, LIMITS, type AgentErrorCode } from '../constants';
+import { foldEvent } from '../fold';
+import { newId } from '@/server/ids';
+import {
+  AgentRequestSchema,
+  PageContextSchema,
+  type AgentEvent,
+  type AgentRequest,
+  type ConversationView,
+  type ModelInfo,
+  type SanitizedRequest,
+} from '../schema';
+import { capResult, runAgent, type RunResult } from './agent';
+import { closeAbandoned, consumeResume, executeApproved, markConsumed, persistPending, ResumeError, type Decision } from './human-in-the-loop';
+import { configureTracing, endSpan, traceIdOf, tracer } from './instrumentation';
+import { createModel, ModelConfigError, type ModelHandle } from './model';
+import {
+  createConversation,
+  createRun,
+  findOwnConversation,
+  recoverStaleRuns,
+  replayConversation,
+  RunConflictError,
+  recoverAfterRestart,
+  RunRecorder,
+  startStaleSweep,
+  titleFrom,
+  type RunEnd,
+} from './persistence';
+
+export interface HandlerOptions {
+  /** Builds the model for a run; defaults to the provider selected by the environment. */
+  model?: () => ModelHandle;
+  /** URL of the product's MCP endpoint; defaults to AGENT_MCP_URL or this request's origin. */
+  mcpUrl?: (req: Request) => string;
+  /** Persistence cadence (tests, bench). */
+  flushIntervalMs?: number;
+  heartbeatMs?: number;
+}
+
+type RouteContext = { params: Promise<{ projectId: string }> };
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
+
+export function errorResponse(status: number, code: AgentErrorCode, message: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ error: { code, message } }), { status, headers: { ...JSON_HEADERS, ...headers } });
+}
+
+class BodyError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: AgentErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Reads at most `limit` bytes; a larger body is refused before it is buffered. */
+async function readCapped(req: Request, limit: number): Promise<string> {
+  const declared = Number(req.headers.get('content-length') ?? '0');
+  if (declared > limit) throw new BodyError(413, 'PAYLOAD_TOO_LARGE', 'The request is too large.');
+  if (!req.body) return '';
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw new BodyError(413, 'PAYLOAD_TOO_LARGE', 'The request is too large.');
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function textOfContent(content: unknown): string | null {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    const parts = content.filter((p): p is { type: 'text'; text: string } => !!p && typeof p === 'object' && (p as { type?: unknown }).type === 'text' && typeof (p as { text?: unknown }).text === 'string');
+    return parts.length ? parts.map((p) => p.text).join('\n') : null;
+  }
+  return null;
+}
+
+/**
+ * Keeps only what the client may decide: the newest user message, the conversation id, the page
+ * context (as untrusted data) and resume answers. Client history, system/assistant/tool messages,
+ * client tools, state and run ids are dropped.
+ */
+export function sanitize(body: AgentRequest): SanitizedRequest {
+  let userMessage: string | null = null;
+  for (let i = body.messages.length - 1; i >= 0; i--) {
+    const m = body.messages[i]!;
+    if (m.role !== 'user') continue;
+    const text = textOfContent(m.content);
+    if (text !== null) userMessage = text.trim().slice(0, LIMITS.maxUserMessageChars) || null;
+    break;
+  }
+  const page = PageContextSchema.safeParse(body.forwardedProps?.pageContext ?? {});
+  const threadId = body.threadId?.trim();
+  return {
+    conversationId: threadId && threadId !== 'new' ? threadId : null,
+    userMessage,
+    pageContext: page.success ? page.data : {},
+    resume: body.resume?.length ? body.resume : null,
+  };
+}
+
+// A sliding one-minute window per user, per process.
+const windows = new Map<string, number[]>();
+function rateLimited(userId: string, perMinute: number): number | null {
+  const now = Date.now();
+  const list = (windows.get(userId) ?? []).filter((t) => now - t < 60_000);
+  if (list.length >= perMinute) {
+    windows.set(userId, list);
+    return Math.ceil((60_000 - (now - list[0]!)) / 1000);
+  }
+  list.push(now);
+  windows.set(userId, list);
+  return null;
+}
+
+async function projectRole(prisma: PrismaClient, user: SessionUser, projectId: string): Promise<Role | null> {
+  const m = await prisma.projectMembership.findUnique({ where: { projectId_userId: { projectId, userId: user.id } }, select: { role: true } });
+  return m?.role ?? null;
+}
+
+export function createAgentHandler(opts: HandlerOptions = {}) {
+  return async function POST(req: Request, routeCtx: RouteContext): Promise<Response> {
+    try {
+      return await handle(req, routeCtx, opts);
+    } catch (err) {
+      console.error('[in-app-agent] request failed', err);
+      return errorResponse(500, 'INTERNAL_ERROR', 'Something went wrong. Please try again.');
+    }
+  };
+}
+
+async function handle(req: Request, routeCtx: RouteContext, opts: HandlerOptions): Promise<Response> {
+  const e = env();
+  const { projectId } = await routeCtx.params;
+  const user = await getSessionUser(req);
+  if (!user) return errorResponse(401, 'UNAUTHENTICATED', 'Sign in to use the assistant.');
+  if (!isSameOrigin(req)) return errorResponse(403, 'CROSS_ORIGIN', 'Cross-origin request refused.');
+  if (!(req.headers.get('content-type') ?? '').toLowerCase().includes('application/json')) {
+    return errorResponse(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the request as application/json.');
+  }
+  let raw: string;
+  try {
+    raw = await readCapped(req, LIMITS.maxBodyBytes);
+  } catch (err) {
+    if (err instanceof BodyError) return errorResponse(err.status, err.code, err.message);
+    throw err;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return errorResponse(400, 'INVALID_REQUEST', 'The request body is not valid JSON.');
+  }
+  const parsed = AgentRequestSchema.safeParse(json);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    return errorResponse(400, 'INVALID_REQUEST', `Invalid request${first ? ` at ${first.path.join('.') || '(body)'}: ${first.message}` : ''}.`);
+  }
+
+  const prisma = await getPrisma();
+  const role = await projectRole(prisma, user, projectId);
+  if (!role) return errorResponse(404, 'PROJECT_NOT_FOUND', 'Project not found.');
+  const subject = { role, isAdmin: user.isAdmin };
+  if (!hasProjectAccess(subject, 'agent:use')) return errorResponse(403, 'FORBIDDEN', 'Your role cannot use the assistant here.');
+
+  const retryAfter = rateLimited(user.id, e.AGENT_RATE_LIMIT_PER_MINUTE);
+  if (retryAfter !== null) {
+    return errorResponse(429, 'RATE_LIMITED', `Too many requests. Try again in ${retryAfter} s.`, { 'retry-after': String(retryAfter) });
+  }
+
+  const input = sanitize(parsed.data);
+  let conversation = input.conversationId
+    ? await findOwnConversation(prisma, { projectId, userId: user.id, conversationId: input.conversationId })
+    : null;
+  if (input.conversationId && !conversation) return errorResponse(404, 'CONVERSATION_NOT_FOUND', 'Conversation not found.');
+  if (input.resume && !conversation) return errorResponse(400, 'INVALID_REQUEST', 'A resume needs the conversation it answers (threadId).');
+  if (!input.resume && !input.userMessage) return errorResponse(400, 'NO_USER_MESSAGE', 'Send a user message.');
+
+  let model: ModelHandle;
+  try {
+    model = opts.model?.() ?? createModel(e);
+  } catch (err) {
+    if (err instanceof ModelConfigError) return errorResponse(503, 'MODEL_UNAVAILABLE', err.message);
+    throw err;
+  }
+
+  startStaleSweep(getPrisma, e.AGENT_RUN_STALE_SECONDS);
+  await recoverAfterRestart(prisma, (await getDb()).kind === 'pglite');
+  if (conversation) await recoverStaleRuns(prisma, e.AGENT_RUN_STALE_SECONDS, conversation.id);
+  else conversation = await createConversation(prisma, { projectId, userId: user.id, title: titleFrom(input.userMessage ?? '') });
+
+  await configureTracing(e);
+  const span = tracer().startSpan('in_app_agent.run', {
+    attributes: { 'project.id': projectId, 'conversation.id': conversation.id, 'user.id': user.id, 'model.provider': model.info.provider, 'model.id': model.info.modelId },
+  });
+
+  let run;
+  try {
+    run = await createRun(prisma, { conversationId: conversation.id, userId: user.id, modelId: model.info.modelId, traceId: traceIdOf(span) });
+  } catch (err) {
+    endSpan(span, { code: 'RUN_IN_PROGRESS', message: 'run in progress' });
+    if (err instanceof RunConflictError) return errorResponse(409, 'RUN_IN_PROGRESS', err.message);
+    throw err;
+  }
+  span.setAttribute('run.id', run.id);
+
+  let decisions: Decision[] = [];
+  if (input.resume) {
+    try {
+      decisions = await consumeResume(prisma, { conversationId: conversation.id, userId: user.id, subject, entries: input.resume });
+    } catch (err) {
+      await prisma.agentRun.delete({ where: { id: run.id } }).catch(() => undefined);
+      endSpan(span, { code: err instanceof ResumeError ? err.code : 'INTERNAL_ERROR', message: (err as Error).message });
+      if (err instanceof ResumeError) return errorResponse(err.status, err.code, err.message);
+      throw err;
+    }
+  }
+
+  const mcpUrl = opts.mcpUrl?.(req) ?? e.AGENT_MCP_URL ?? new URL('/api/public/mcp', req.url).toString();
+  const abort = new AbortController();
+  req.signal?.addEventListener('abort', () => abort.abort(), { once: true });
+  let wire: SseWriter | undefined;
+
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      wire = new SseWriter(controller);
+      void execute({
+        prisma,
+        wire,
+        span,
+        signal: abort.signal,
+        runId: run.id,
+        conversationId: conversation.id,
+        userMessage: input.userMessage,
+        decisions,
+        model,
+        mcpUrl,
+        projectId,
+        user,
+        role,
+        pageContext: input.pageContext,
+        recorderOptions: { flushIntervalMs: opts.flushIntervalMs, heartbeatMs: opts.heartbeatMs },
+      }).finally(() => wire?.close());
+    },
+    cancel() {
+      wire?.markClosed();
+      abort.abort();
+    },
+  });
+
+  return new Response(stream, {
+    status: 200,
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+      'x-in-app-agent-run-id': run.id,
+      'x-in-app-agent-thread-id': conversation.id,
+    },
+  });
+}
+
+/**
+ * Writes SSE frames, coalescing the events of one event-loop turn into one chunk: fewer writes and
+ * syscalls under fast models, at most one turn of added latency.
+ */
+class SseWriter {
+  private readonly encoder = new EventEncoder();
+  private readonly bytes = new TextEncoder();
+  private buf = '';
+  private scheduled = false;
+  private closed = false;
+
+  constructor(private readonly controller: ReadableStreamDefaultController<Uint8Array>) {}
+
+  write(ev: AgentEvent): void {
+    if (this.closed) return;
+    this.buf += this.encoder.encodeSSE(ev as never);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    if (this.closed || !this.buf) return;
+    try {
+      this.controller.enqueue(this.bytes.encode(this.buf));
+    } catch {
+      this.closed = true;
+    }
+    this.buf = '';
+  }
+
+  markClosed(): void {
+    this.closed = true;
+  }
+
+  close(): void {
+    this.flush();
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      this.controller.close();
+    } catch {
+      /* already closed */
+    }
+  }
+}
+
+interface ExecuteInput {
+  prisma: PrismaClient;
+  wire: SseWriter;
+  span: Span;
+  signal: AbortSignal;
+  runId: string;
+  conversationId: string;
+  userMessage: string | null;
+  decisions: Decision[];
+  model: ModelHandle;
+  mcpUrl: string;
+  projectId: string;
+  user: SessionUser;
+  role: Role;
+  pageContext: SanitizedRequest['pageContext'];
+  recorderOptions: { flushIntervalMs?: number; heartbeatMs?: number };
+}
+
+function modelEvent(info: ModelInfo): AgentEvent {
+  return { type: 'CUSTOM', name: CUSTOM_EVENTS.model, value: info };
+}
+
+/** Runs to exactly one terminal event; never throws. */
+async function execute(x: ExecuteInput): Promise<void> {
+  const e = env();
+  let end: RunEnd = { status: 'FAILED', code: 'INTERNAL_ERROR', message: 'The run ended unexpectedly.' };
+  let result: RunResult | undefined;
+  let recorder: RunRecorder | undefined;
+  let keyId: string | undefined;
+  // RUN_STARTED goes out at once; the rest of the set-up happens behind it.
+  const started: AgentEvent = { type: 'RUN_STARTED', threadId: x.conversationId, runId: x.runId };
+  x.wire.write(started);
+  let history: ConversationView = { threadId: x.conversationId, messages: [], runs: [], decisions: {}, navigations: [] };
+  const pending: AgentEvent[] = [started];
+  const send = (ev: AgentEvent) => {
+    if (!recorder) {
+      pending.push(ev);
+    } else {
+      foldEvent(history, ev);
+      recorder.record(ev);
+    }
+    x.wire.write(ev);
+  };
+  try {
+    const key = await mintAgentKey(x.prisma, { projectId: x.projectId, userId: x.user.id, runId: x.runId, ttlSeconds: LIMITS.runKeyTtlSeconds });
+    keyId = key.key.id;
+    const secret = key.secret;
+    history = await replayConversation(x.prisma, x.conversationId);
+    const project = await x.prisma.project.findUniqueOrThrow({ where: { id: x.projectId }, select: { name: true } });
+    recorder = await RunRecorder.open(x.prisma, x.conversationId, x.runId, x.recorderOptions);
+    recorder.start();
+    for (const ev of pending) {
+      foldEvent(history, ev);
+      recorder.record(ev);
+    }
+    send(modelEvent(x.model.info));
+
+    if (x.decisions.length) {
+      for (const d of x.decisions) {
+        send({
+          type: 'CUSTOM',
+          name: CUSTOM_EVENTS.approvalDecided,
+          value: { toolCallId: d.toolCallId, decision: d.approved ? 'approved' : 'rejected', ...(d.edited ? { edited: true } : {}), ...(d.feedback ? { feedback: d.feedback } : {}) },
+        });
+        let content: unknown;
+        if (d.approved) {
+          const toolSpan = tracer().startSpan('in_app_agent.tool', { attributes: { 'tool.name': d.toolName, 'tool.call_id': d.toolCallId, 'tool.approved': true } });
+          const res = await executeApproved({ mcpUrl: x.mcpUrl, secret, keyId: key.key.id, decision: d, signal: x.signal });
+          await markConsumed(x.prisma, d.approvalId);
+          content = d.edited && res && typeof res === 'object' ? { ...(res as object), executedWithEditedArgs: d.args } : res;
+          endSpan(toolSpan, (res as { isError?: boolean })?.isError ? { message: 'tool error' } : undefined);
+        } else {
+          content = { rejected: true, message: 'The user rejected this call; it was not executed.', ...(d.feedback ? { feedback: d.feedback } : {}) };
+        }
+        send({ type: 'TOOL_CALL_RESULT', messageId: newId('msg_'), toolCallId: d.toolCallId, content: capResult(content), role: 'tool' });
+      }
+    } else {
+      for (const a of await closeAbandoned(x.prisma, x.conversationId, history)) {
+        send({ type: 'CUSTOM', name: CUSTOM_EVENTS.approvalDecided, value: { toolCallId: a.toolCallId, decision: 'expired' } });
+        send({
+          type: 'TOOL_CALL_RESULT',
+          messageId: newId('msg_'),
+          toolCallId: a.toolCallId,
+          content: capResult({ rejected: true, expired: true, message: 'The user did not approve this call; it was not executed.' }),
+          role: 'tool',
+        });
+      }
+      const messageId = newId('msg_');
+      send({ type: 'TEXT_MESSAGE_START', messageId, role: 'user' });
+      send({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: x.userMessage ?? '' });
+      send({ type: 'TEXT_MESSAGE_END', messageId });
+    }
+
+    const modelSpan = tracer().startSpan('in_app_agent.model', { attributes: { 'model.provider': x.model.info.provider, 'model.id': x.model.info.modelId } });
+    result = await runAgent({
+      prisma: x.prisma,
+      projectId: x.projectId,
+      projectName: project.name,
+      user: { id: x.user.id, name: x.user.name },
+      role: x.role,
+      isAdmin: x.user.isAdmin,
+      history: structuredClone(history),
+      pageContext: x.pageContext,
+      model: x.model,
+      mcp: { url: x.mcpUrl, secret },
+      signal: x.signal,
+      emit: send,
+      maxSteps: e.AGENT_MAX_STEPS,
+      maxRetries: e.AGENT_MODEL_MAX_RETRIES,
+      contextTokens: e.AGENT_CONTEXT_TOKENS,
+      onToolStart: (name, toolCallId) => {
+        const s = tracer().startSpan('in_app_agent.tool', { attributes: { 'tool.name': name, 'tool.call_id': toolCallId } });
+        return (error) => endSpan(s, error ? { message: error } : undefined);
+      },
+    });
+    modelSpan.setAttributes({ 'gen_ai.usage.input_tokens': result.usage.inputTokens ?? 0, 'gen_ai.usage.output_tokens': result.usage.outputTokens ?? 0 });
+    endSpan(modelSpan, result.kind === 'error' ? { code: result.code, message: result.message } : undefined);
+
+    const usage = [{ provider: x.model.info.provider, model: x.model.info.modelId, inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens }];
+    switch (result.kind) {
+      case 'success':
+        send({ type: 'RUN_FINISHED', threadId: x.conversationId, runId: x.runId, outcome: { type: 'success' }, usage });
+        end = { status: 'COMPLETED', outcome: { type: 'success' } };
+        break;
+      case 'interrupt': {
+        const interrupts = await persistPending(x.prisma, {
+          runId: x.runId,
+          conversationId: x.conversationId,
+          userId: x.user.id,
+          pending: result.pending,
+          ttlSeconds: e.AGENT_APPROVAL_TTL_SECONDS,
+        });
+        const outcome = { type: 'interrupt' as const, interrupts };
+        send({ type: 'RUN_FINISHED', threadId: x.conversationId, runId: x.runId, outcome, usage });
+        end = { status: 'INTERRUPTED', outcome };
+        break;
+      }
+      case 'cancelled':
+        send({ type: 'RUN_FINISHED', threadId: x.conversationId, runId: x.runId, outcome: { type: 'cancelled' } });
+        end = { status: 'ABORTED' };
+        break;
+      case 'error':
+        send({ type: 'RUN_ERROR', code: result.code, message: result.message });
+        end = { status: 'FAILED', code: result.code, message: result.message };
+        break;
+    }
+  } catch (err) {
+    console.error('[in-app-agent] run failed', err);
+    if (x.signal.aborted) {
+      send({ type: 'RUN_FINISHED', threadId: x.conversationId, runId: x.runId, outcome: { type: 'cancelled' } });
+      end = { status: 'ABORTED' };
+    } else {
+      send({ type: 'RUN_ERROR', code: 'INTERNAL_ERROR', message: 'Something went wrong. Please try again.' });
+      end = { status: 'FAILED', code: 'INTERNAL_ERROR', message: (err as Error).message };
+    }
+  } finally {
+    try {
+      if (!recorder) {
+        // Set-up failed before events could be recorded: record what was sent, then close.
+        recorder = await RunRecorder.open(x.prisma, x.conversationId, x.runId, x.recorderOptions);
+        for (const ev of pending) recorder.record(ev);
+      }
+      await recorder.finish(end, result?.usage);
+    } catch (err) {
+      console.error('[in-app-agent] could not close the run', err);
+    }
+    if (keyId) await revokeKey(x.prisma, keyId).catch((err: unknown) => console.error('[in-app-agent] could not revoke the run key', err));
+    x.span.setAttributes({ 'run.status': end.status, 'gen_ai.usage.input_tokens': result?.usage.inputTokens ?? 0, 'gen_ai.usage.output_tokens': result?.usage.outputTokens ?? 0 });
+    endSpan(x.span, end.status === 'FAILED' ? { code: end.code, message: end.message } : undefined);
+  }
+}
+

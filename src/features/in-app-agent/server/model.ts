@@ -1,0 +1,78 @@
+/**
+ * Model provider factory: Amazon Bedrock, any OpenAI-compatible endpoint (Ollama, vLLM, LM Studio,
+ * llama.cpp server, OpenAI), or the offline demo model. Chosen by validated env.
+ */
+import { createAmazonBedrock } from '@ai-sdk/amazon-bedrock';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import type { Env } from '@/server/env';
+import type { ModelInfo } from '../schema';
+import { createDemoModel } from './demo-model';
+
+/** A language model as the runtime accepts it (AI SDK v2/v3 specification objects). */
+export type RuntimeModel = { specificationVersion: 'v2' | 'v3'; provider: string; modelId: string } & Record<string, unknown>;
+
+export interface ModelHandle {
+  model: RuntimeModel;
+  info: ModelInfo;
+}
+
+export type ProviderName = ModelInfo['provider'];
+
+/** Which provider the environment selects: explicit, else Bedrock when AWS is configured, else demo. */
+export function selectProvider(e: Env): ProviderName {
+  if (e.AGENT_MODEL_PROVIDER) return e.AGENT_MODEL_PROVIDER;
+  if (e.AWS_REGION && e.AWS_ACCESS_KEY_ID && e.AWS_SECRET_ACCESS_KEY) return 'bedrock';
+  return 'demo';
+}
+
+export class ModelConfigError extends Error {}
+
+export function createModel(e: Env): ModelHandle {
+  const provider = selectProvider(e);
+  if (provider === 'bedrock') {
+    if (!e.AWS_REGION) throw new ModelConfigError('AWS_REGION is required for the bedrock provider');
+    const bedrock = createAmazonBedrock({
+      region: e.AWS_REGION,
+      ...(e.AWS_ACCESS_KEY_ID && e.AWS_SECRET_ACCESS_KEY
+        ? { accessKeyId: e.AWS_ACCESS_KEY_ID, secretAccessKey: e.AWS_SECRET_ACCESS_KEY, sessionToken: e.AWS_SESSION_TOKEN }
+        : {}),
+      ...(e.BEDROCK_BASE_URL ? { baseURL: e.BEDROCK_BASE_URL } : {}),
+    });
+    return {
+      model: bedrock(e.BEDROCK_MODEL_ID) as unknown as RuntimeModel,
+      info: { provider, modelId: e.BEDROCK_MODEL_ID, label: `Amazon Bedrock · ${e.BEDROCK_MODEL_ID}`, demo: false },
+    };
+  }
+  if (provider === 'openai-compatible') {
+    if (!e.OPENAI_COMPATIBLE_BASE_URL || !e.OPENAI_COMPATIBLE_MODEL) {
+      throw new ModelConfigError('OPENAI_COMPATIBLE_BASE_URL and OPENAI_COMPATIBLE_MODEL are required for the openai-compatible provider');
+    }
+    const oa = createOpenAICompatible({
+      name: 'openai-compatible',
+      baseURL: e.OPENAI_COMPATIBLE_BASE_URL,
+      ...(e.OPENAI_COMPATIBLE_API_KEY ? { apiKey: e.OPENAI_COMPATIBLE_API_KEY } : {}),
+      includeUsage: true,
+    });
+    return {
+      model: oa.chatModel(e.OPENAI_COMPATIBLE_MODEL) as unknown as RuntimeModel,
+      info: { provider, modelId: e.OPENAI_COMPATIBLE_MODEL, label: `${e.OPENAI_COMPATIBLE_MODEL} (OpenAI-compatible)`, demo: false },
+    };
+  }
+  return { model: createDemoModel(), info: DEMO_MODEL_INFO };
+}
+
+export const DEMO_MODEL_INFO: ModelInfo = { provider: 'demo', modelId: 'demo', label: 'Demo model (offline)', demo: true };
+
+/** Maps a provider failure to a stable run error code and a message safe to show. */
+export function classifyModelError(err: unknown): { code: 'MODEL_RATE_LIMITED' | 'MODEL_UNAVAILABLE' | 'MODEL_ERROR'; message: string } {
+  const e = err as { statusCode?: number; status?: number; name?: string; message?: string; cause?: unknown; code?: string };
+  const status = e?.statusCode ?? e?.status;
+  const text = `${e?.name ?? ''} ${e?.message ?? ''}`;
+  if (status === 429 || /throttl|too many requests|rate.?limit/i.test(text)) {
+    return { code: 'MODEL_RATE_LIMITED', message: 'The model provider is throttling requests. Please try again in a moment.' };
+  }
+  if (status === 503 || status === 502 || status === 504 || /ECONNREFUSED|ENOTFOUND|ECONNRESET|EAI_AGAIN|cannot connect|fetch failed|socket hang up|timed? ?out|unavailable|overloaded/i.test(text)) {
+    return { code: 'MODEL_UNAVAILABLE', message: 'The model provider could not be reached. Please try again later.' };
+  }
+  return { code: 'MODEL_ERROR', message: 'The model returned an error. Please try again.' };
+}

@@ -1,0 +1,249 @@
+/**
+ * tRPC for the assistant: conversation list, replay, rename, delete/restore, feedback, model info,
+ * and the review of all conversations of a project (ADMIN and OWNER). Only the owner of a
+ * conversation sees it through `conversations.*`; another user's id is NOT_FOUND.
+ */
+import { z } from 'zod';
+import type { PrismaClient } from '@/generated/prisma/client';
+import { env } from '@/server/env';
+import { newId } from '@/server/ids';
+import { appError, ProjectInput, projectProcedure, router } from '@/server/trpc';
+import { LIMITS } from '../constants';
+import { createModel, DEMO_MODEL_INFO, ModelConfigError } from './model';
+import { replayConversation } from './persistence';
+
+const ConversationInput = ProjectInput.extend({ conversationId: z.string().min(1).max(64) });
+const PAGE = 20;
+
+function cursorOf(d: Date, id: string): string {
+  return Buffer.from(`${d.toISOString()}|${id}`).toString('base64url');
+}
+function parseCursor(c: string | undefined): { at: Date; id: string } | null {
+  if (!c) return null;
+  const [iso, id] = Buffer.from(c, 'base64url').toString('utf8').split('|');
+  const at = new Date(iso ?? '');
+  if (!id || Number.isNaN(at.getTime())) throw appError('BAD_REQUEST', 'INVALID_CURSOR', 'Invalid cursor.');
+  return { at, id };
+}
+/** Keyset pagination on (updatedAt desc, id desc). */
+function afterCursor(c: { at: Date; id: string } | null) {
+  return c ? { OR: [{ updatedAt: { lt: c.at } }, { updatedAt: c.at, id: { lt: c.id } }] } : {};
+}
+
+async function ownConversation(prisma: PrismaClient, projectId: string, userId: string, conversationId: string, includeDeleted = false) {
+  const c = await prisma.agentConversation.findFirst({
+    where: { id: conversationId, projectId, userId, ...(includeDeleted ? {} : { deletedAt: null }) },
+  });
+  if (!c) throw appError('NOT_FOUND', 'CONVERSATION_NOT_FOUND', 'Conversation not found.');
+  return c;
+}
+
+async function lastRunStatuses(prisma: PrismaClient, ids: string[]): Promise<Map<string, string>> {
+  if (!ids.length) return new Map();
+  const runs = await prisma.agentRun.findMany({
+    where: { conversationId: { in: ids } },
+    orderBy: { startedAt: 'desc' },
+    distinct: ['conversationId'],
+    select: { conversationId: true, status: true },
+  });
+  return new Map(runs.map((r) => [r.conversationId, r.status]));
+}
+
+async function feedbackMap(prisma: PrismaClient, conversationId: string, userId: string) {
+  const rows = await prisma.agentFeedback.findMany({ where: { conversationId, userId } });
+  return Object.fromEntries(rows.map((r) => [r.messageId, { value: r.value as 1 | -1, comment: r.comment }]));
+}
+
+export const agentRouter = router({
+  conversations: router({
+    list: projectProcedure('agent:use')
+      .input(z.object({ cursor: z.string().max(200).optional(), search: z.string().max(200).optional(), limit: z.number().int().min(1).max(100).optional() }))
+      .query(async ({ ctx, input }) => {
+        const take = input.limit ?? PAGE;
+        const rows = await ctx.prisma.agentConversation.findMany({
+          where: {
+            projectId: input.projectId,
+            userId: ctx.user.id,
+            deletedAt: null,
+            ...(input.search?.trim() ? { title: { contains: input.search.trim(), mode: 'insensitive' as const } } : {}),
+            ...afterCursor(parseCursor(input.cursor)),
+          },
+          orderBy: [{ updatedAt: 'desc' }, { id: 'desc' }],
+          take: take + 1,
+        });
+        const page = rows.slice(0, take);
+        const statuses = await lastRunStatuses(ctx.prisma, page.map((r) => r.id));
+        const last = page[page.length - 1];
+        return {
+          items: page.map((r) => ({ id: r.id, title: r.title, createdAt: r.createdAt, updatedAt: r.updatedAt, lastRunStatus: statuses.get(r.id) ?? null })),
+          nextCursor: rows.length > take && last ? cursorOf(last.updatedAt, last.id) : null,
+        };
+      }),
+
+    get: projectProcedure('agent:use')
+      .input(ConversationInput.pick({ conversationId: true }))
+      .query(async ({ ctx, input }) => {
+        const c = await ownConversation(ctx.prisma, input.projectId, ctx.user.id, input.conversationId);
+        const [view, feedback] = await Promise.all([replayConversation(ctx.prisma, c.id), feedbackMap(ctx.prisma, c.id, ctx.user.id)]);
+        return { conversation: { id: c.id, title: c.title, createdAt: c.createdAt, updatedAt: c.updatedAt }, view, feedback };
+      }),
+
+    rename: projectProcedure('agent:use')
+      .input(ConversationInput.pick({ conversationId: true }).extend({ title: z.string().trim().min(1).max(LIMITS.maxTitleChars) }))
+      .mutation(async ({ ctx, input }) => {
+        const c = await ownConversation(ctx.prisma, input.projectId, ctx.user.id, input.conversationId);
+        const updated = await ctx.prisma.agentConversation.update({ where: { id: c.id }, data: { title: input.title } });
+        return { id: updated.id, title: updated.title };
+      }),
+
+    delete: projectProcedure('agent:use')
+      .input(ConversationInput.pick({ conversationId: true }))
+      .mutation(async ({ ctx, input }) => {
+        const c = await ownConversation(ctx.prisma, input.projectId, ctx.user.id, input.conversationId);
+        await ctx.prisma.agentConversation.update({ where: { id: c.id }, data: { deletedAt: new Date(), updatedAt: c.updatedAt } });
+        return { id: c.id, deleted: true };
+      }),
+
+    restore: projectProcedure('agent:use')
+      .input(ConversationInput.pick({ conversationId: true }))
+      .mutation(async ({ ctx, input }) => {
+        const c = await ownConversation(ctx.prisma, input.projectId, ctx.user.id, input.conversationId, true);
+        await ctx.prisma.agentConversation.update({ where: { id: c.id }, data: { deletedAt: null, updatedAt: c.updatedAt } });
+        return { id: c.id, deleted: false };
+      }),
+  }),
+
+  feedback: router({
+    submit: projectProcedure('agent:use')
+      .input(
+        ConversationInput.pick({ conversationId: true }).extend({
+          messageId: z.string().min(1).max(64),
+          value: z.union([z.literal(1), z.literal(-1)]),
+          comment: z.string().trim().max(LIMITS.maxFeedbackChars).optional(),
+        }),
+      )
+      .mutation(async ({ ctx, input }) => {
+        const c = await ownConversation(ctx.prisma, input.projectId, ctx.user.id, input.conversationId);
+        const view = await replayConversation(ctx.prisma, c.id);
+        const target = view.messages.find((m) => m.id === input.messageId);
+        if (!target || target.role !== 'assistant') throw appError('NOT_FOUND', 'MESSAGE_NOT_FOUND', 'Message not found.');
+        const comment = input.value === -1 && input.comment ? input.comment : null;
+        const row = await ctx.prisma.agentFeedback.upsert({
+          where: { messageId_userId: { messageId: input.messageId, userId: ctx.user.id } },
+          update: { value: input.value, comment },
+          create: { id: newId('fb_'), conversationId: c.id, messageId: input.messageId, userId: ctx.user.id, value: input.value, comment },
+        });
+        return { messageId: row.messageId, value: row.value as 1 | -1, comment: row.comment };
+      }),
+  }),
+
+  model: router({
+    info: projectProcedure('agent:use').query(() => {
+      try {
+        return createModel(env()).info;
+      } catch (err) {
+        if (err instanceof ModelConfigError) return { ...DEMO_MODEL_INFO, label: `Misconfigured: ${err.message}` };
+        throw err;
+      }
+    }),
+  }),
+
+  review: router({
+    list: projectProcedure('agent:review')
+      .input(z.object({ filter: z.enum(['all', 'negative', 'failed', 'approvals']).optional(), cursor: z.string().max(200).optional() }))
+      .query(async ({ ctx, input }) => {
+        const filter = input.filter ?? 'all';
+        const rows = await ctx.prisma.agentConversation.findMany({
+          where: {
+            projectId: input.projectId,
+            deletedAt: null,
+            ...(filter === 'negative' ? { feedback: { some: { value: -1 } } } : {}),
+            ...(filter === 'failed' ? { runs: { some: { status: 'FAILED' } } } : {}),
+            ...(filter === 'approvals' ? { approvals: { some: {} } } : {}),
+            ...afterCursor(parseCursor(input.cursor)),
+          },
+          orderBy: [{ updatedAt: 'desc' }, { id: 'desc' }],
+          take: PAGE + 1,
+          include: {
+            user: { select: { id: true, name: true, email: true } },
+            feedback: { select: { value: true } },
+            _count: { select: { approvals: true } },
+          },
+        });
+        const page = rows.slice(0, PAGE);
+        const ids = page.map((r) => r.id);
+        const statuses = await lastRunStatuses(ctx.prisma, ids);
+        const runIds = ids.length ? await ctx.prisma.agentRun.findMany({ where: { conversationId: { in: ids } }, select: { id: true, conversationId: true } }) : [];
+        const toolCounts = runIds.length
+          ? await ctx.prisma.toolCallAudit.groupBy({ by: ['runId'], where: { runId: { in: runIds.map((r) => r.id) } }, _count: { _all: true } })
+          : [];
+        const perConversation = new Map<string, number>();
+        const runToConv = new Map(runIds.map((r) => [r.id, r.conversationId]));
+        for (const t of toolCounts) {
+          const conv = runToConv.get(t.runId ?? '');
+          if (conv) perConversation.set(conv, (perConversation.get(conv) ?? 0) + t._count._all);
+        }
+        const last = page[page.length - 1];
+        return {
+          items: page.map((r) => ({
+            id: r.id,
+            title: r.title,
+            user: r.user,
+            updatedAt: r.updatedAt,
+            lastRunStatus: statuses.get(r.id) ?? null,
+            negativeFeedback: r.feedback.filter((f) => f.value < 0).length,
+            positiveFeedback: r.feedback.filter((f) => f.value > 0).length,
+            approvals: r._count.approvals,
+            toolCalls: perConversation.get(r.id) ?? 0,
+          })),
+          nextCursor: rows.length > PAGE && last ? cursorOf(last.updatedAt, last.id) : null,
+        };
+      }),
+
+    get: projectProcedure('agent:review')
+      .input(ConversationInput.pick({ conversationId: true }))
+      .query(async ({ ctx, input }) => reviewDetail(ctx.prisma, input.projectId, input.conversationId)),
+
+    export: projectProcedure('agent:review')
+      .input(ConversationInput.pick({ conversationId: true }))
+      .query(async ({ ctx, input }) => {
+        const detail = await reviewDetail(ctx.prisma, input.projectId, input.conversationId);
+        const runs = await ctx.prisma.agentRun.findMany({ where: { conversationId: input.conversationId }, orderBy: { startedAt: 'asc' } });
+        return { format: 'in-app-agent.conversation', version: 1, exportedAt: new Date().toISOString(), ...detail, runs };
+      }),
+  }),
+});
+
+async function reviewDetail(prisma: PrismaClient, projectId: string, conversationId: string) {
+  const c = await prisma.agentConversation.findFirst({
+    where: { id: conversationId, projectId },
+    include: { user: { select: { id: true, name: true, email: true } } },
+  });
+  if (!c) throw appError('NOT_FOUND', 'CONVERSATION_NOT_FOUND', 'Conversation not found.');
+  const runs = await prisma.agentRun.findMany({ where: { conversationId }, select: { id: true } });
+  const [view, feedbackRows, audit, approvals] = await Promise.all([
+    replayConversation(prisma, conversationId),
+    prisma.agentFeedback.findMany({ where: { conversationId } }),
+    prisma.toolCallAudit.findMany({ where: { runId: { in: runs.map((r) => r.id) } }, orderBy: { startedAt: 'asc' } }),
+    prisma.agentPendingApproval.findMany({ where: { conversationId }, orderBy: { createdAt: 'asc' } }),
+  ]);
+  return {
+    conversation: { id: c.id, title: c.title, createdAt: c.createdAt, updatedAt: c.updatedAt, deletedAt: c.deletedAt },
+    user: c.user,
+    view,
+    feedback: Object.fromEntries(feedbackRows.map((f) => [f.messageId, { value: f.value as 1 | -1, comment: f.comment }])),
+    audit: audit.map((a) => ({
+      id: a.id,
+      tool: a.tool,
+      status: a.status,
+      errorCode: a.errorCode,
+      argsPreview: a.argsPreview,
+      resultPreview: a.resultPreview,
+      durationMs: a.durationMs,
+      startedAt: a.startedAt,
+      toolCallId: a.toolCallId,
+      runId: a.runId,
+    })),
+    approvals: approvals.map((a) => ({ toolCallId: a.toolCallId, toolName: a.toolName, status: a.status, reason: a.reason, feedback: a.feedback, decidedAt: a.decidedAt })),
+  };
+}

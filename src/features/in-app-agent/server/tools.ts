@@ -1,0 +1,222 @@
+/**
+ * Which tools the model may see (RBAC first), which calls need a human approval (approval
+ * second; approval never widens permissions), the data-flow guard, and the local tools.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { MCP_TOOL_METADATA, type McpToolName } from '@/features/mcp/registry';
+import type { PrismaClient } from '@/generated/prisma/client';
+import { hasProjectAccess, type AccessSubject } from '@/server/rbac';
+import type { LocalToolName } from '../constants';
+import type { ApprovalReason } from '../schema';
+
+export type ApprovalPolicy = 'auto' | 'approval';
+
+/**
+ * Every MCP tool of the registry, classified. Keyed by the registry's tool-name union, so a tool
+ * added to or removed from the registry breaks the build here (and a test checks it at run time).
+ * Read-only tools default to auto, everything else to approval.
+ */
+export const MCP_APPROVAL_MAP = {
+  list_issues: 'auto',
+  get_issue: 'auto',
+  search_issues: 'auto',
+  list_members: 'auto',
+  list_labels: 'auto',
+  get_project_summary: 'auto',
+  create_issue: 'approval',
+  update_issue: 'approval',
+  add_comment: 'approval',
+  assign_issue: 'approval',
+  close_issue: 'approval',
+  delete_issue: 'approval',
+  notify_webhook: 'approval',
+} as const satisfies Record<McpToolName, ApprovalPolicy>;
+
+/** Tools whose approval no configuration can turn off. */
+export const ALWAYS_APPROVE: ReadonlySet<string> = new Set<McpToolName>(['delete_issue', 'notify_webhook']);
+
+export const LOCAL_APPROVAL_MAP = { navigate: 'auto', search_docs: 'auto' } as const satisfies Record<LocalToolName, ApprovalPolicy>;
+
+export interface ToolTags {
+  readsPrivateData: boolean;
+  readsUntrustedContent: boolean;
+  communicatesOutside: boolean;
+}
+
+export interface ToolInfo {
+  name: string;
+  readOnly: boolean;
+  destructive: boolean;
+  tags: ToolTags;
+  policy: ApprovalPolicy;
+}
+
+const NO_TAGS: ToolTags = { readsPrivateData: false, readsUntrustedContent: false, communicatesOutside: false };
+
+const MCP_INFO = new Map<string, ToolInfo>(
+  MCP_TOOL_METADATA.map((t) => [
+    t.name,
+    {
+      name: t.name,
+      readOnly: t.annotations.readOnlyHint === true,
+      destructive: t.annotations.destructiveHint === true,
+      tags: { ...NO_TAGS, ...t.tags },
+      policy: ALWAYS_APPROVE.has(t.name) ? 'approval' : MCP_APPROVAL_MAP[t.name as McpToolName] ?? 'approval',
+    },
+  ]),
+);
+
+const LOCAL_INFO = new Map<string, ToolInfo>(
+  (Object.keys(LOCAL_APPROVAL_MAP) as LocalToolName[]).map((name) => [
+    name,
+    { name, readOnly: true, destructive: false, tags: NO_TAGS, policy: LOCAL_APPROVAL_MAP[name] },
+  ]),
+);
+
+export function toolInfo(name: string): ToolInfo | undefined {
+  return MCP_INFO.get(name) ?? LOCAL_INFO.get(name);
+}
+
+/** RBAC first: the MCP tools this user could use by hand in this project. */
+export function allowedMcpToolNames(subject: AccessSubject): Set<string> {
+  return new Set(MCP_TOOL_METADATA.filter((t) => hasProjectAccess(subject, t.scope)).map((t) => t.name));
+}
+
+/** What the run has already read, for the data-flow guard. */
+export interface Taint {
+  privateData: boolean;
+  untrustedContent: boolean;
+}
+
+export function taintAfter(taint: Taint, toolName: string): Taint {
+  const info = toolInfo(toolName);
+  if (!info) return taint;
+  return {
+    privateData: taint.privateData || info.tags.readsPrivateData,
+    untrustedContent: taint.untrustedContent || info.tags.readsUntrustedContent,
+  };
+}
+
+export interface ApprovalDecision {
+  required: boolean;
+  reason: ApprovalReason;
+  why: string;
+}
+
+/** Approval second: whether this call of an already-permitted tool needs a human decision. */
+export function approvalFor(toolName: string, taint: Taint): ApprovalDecision {
+  const info = toolInfo(toolName);
+  if (!info) return { required: true, reason: 'mutating', why: 'Unknown tool.' };
+  const guard = info.tags.communicatesOutside && taint.privateData && taint.untrustedContent;
+  if (info.policy === 'auto' && !guard) return { required: false, reason: 'mutating', why: '' };
+  if (info.policy === 'auto' && guard) {
+    return {
+      required: true,
+      reason: 'data_flow',
+      why: 'This conversation has read private project data and content written outside the team; this tool sends data outside the product, so it needs your approval.',
+    };
+  }
+  if (info.tags.communicatesOutside) {
+    return {
+      required: true,
+      reason: guard ? 'data_flow' : 'outward',
+      why: guard
+        ? 'This sends a message outside the product after the conversation read private data and untrusted external content. Check the message carefully.'
+        : 'This sends a message outside the product.',
+    };
+  }
+  if (info.destructive) return { required: true, reason: 'destructive', why: 'This permanently deletes data.' };
+  return { required: true, reason: 'mutating', why: 'This changes data in the project.' };
+}
+
+// ------------------------------------------------------------------------------------------------
+// Local tools
+// ------------------------------------------------------------------------------------------------
+
+export const NavigateInput = z
+  .object({
+    page: z.enum(['issues', 'issue', 'new_issue', 'members', 'settings']),
+    issueNumber: z.number().int().positive().max(10_000_000).optional(),
+  })
+  .strict();
+
+export const SearchDocsInput = z.object({ query: z.string().min(1).max(200) }).strict();
+
+/** Only known routes of this project; an issue must exist. */
+export async function resolveNavigation(
+  prisma: PrismaClient,
+  projectId: string,
+  input: z.infer<typeof NavigateInput>,
+): Promise<{ href: string } | { isError: true; error: string }> {
+  const base = `/projects/${encodeURIComponent(projectId)}`;
+  switch (input.page) {
+    case 'issues':
+      return { href: `${base}/issues` };
+    case 'new_issue':
+      return { href: `${base}/issues/new` };
+    case 'members':
+      return { href: `${base}/members` };
+    case 'settings':
+      return { href: `${base}/settings` };
+    case 'issue': {
+      if (!input.issueNumber) return { isError: true, error: 'issueNumber is required for page "issue".' };
+      const found = await prisma.issue.findUnique({ where: { projectId_number: { projectId, number: input.issueNumber } }, select: { id: true } });
+      if (!found) return { isError: true, error: `Issue #${input.issueNumber} does not exist in this project.` };
+      return { href: `${base}/issues/${input.issueNumber}` };
+    }
+  }
+}
+
+interface DocSection {
+  file: string;
+  title: string;
+  text: string;
+}
+let docsCache: Promise<DocSection[]> | undefined;
+
+async function loadDocs(dir = path.join(/* turbopackIgnore: true */ process.cwd(), 'docs', 'help')): Promise<DocSection[]> {
+  const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.md')).sort();
+  const sections: DocSection[] = [];
+  for (const file of files) {
+    const md = await readFile(path.join(dir, file), 'utf8');
+    let title = file;
+    let buf: string[] = [];
+    const push = () => {
+      const text = buf.join('\n').trim();
+      if (text) sections.push({ file, title, text });
+      buf = [];
+    };
+    for (const line of md.split('\n')) {
+      const h = /^#{1,3}\s+(.+)$/.exec(line);
+      if (h) {
+        push();
+        title = h[1]!.trim();
+      } else buf.push(line);
+    }
+    push();
+  }
+  return sections;
+}
+
+/** Searches the product's own help pages (docs/help/*.md) by term overlap. */
+export async function searchDocs(query: string): Promise<{ results: Array<{ title: string; page: string; excerpt: string }> }> {
+  const sections = await (docsCache ??= loadDocs());
+  const terms = query
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((t) => t.length > 2 && !['the', 'and', 'how', 'can', 'for', 'what', 'does', 'with'].includes(t));
+  const scored = sections
+    .map((s) => {
+      const hay = `${s.title} ${s.title} ${s.text}`.toLowerCase();
+      const score = terms.reduce((n, t) => n + (hay.split(t).length - 1), 0);
+      return { s, score };
+    })
+    .filter((x) => x.score > 0)
+    .sort((a, b) => b.score - a.score)
+    .slice(0, 3);
+  return {
+    results: scored.map(({ s }) => ({ title: s.title, page: s.file.replace(/\.md$/, ''), excerpt: s.text.replace(/\s+/g, ' ').slice(0, 400) })),
+  };
+}

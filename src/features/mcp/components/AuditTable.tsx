@@ -1,0 +1,143 @@
+/**
+ * The MCP tool-call audit trail: filter form and table. Prop-driven and hook-free, so it renders on
+ * the server; filters are plain GET query parameters (works without JavaScript).
+ */
+import Link from 'next/link';
+import type { AuditRow } from '../audit';
+
+export interface AuditFilterValues {
+  tool?: string;
+  status?: 'OK' | 'ERROR' | 'DENIED';
+  runId?: string;
+}
+
+const STATUS_STYLE: Record<AuditRow['status'], string> = {
+  OK: 'bg-emerald-100 text-emerald-900 dark:bg-emerald-900/40 dark:text-emerald-200',
+  ERROR: 'bg-amber-100 text-amber-900 dark:bg-amber-900/40 dark:text-amber-200',
+  DENIED: 'bg-rose-100 text-rose-900 dark:bg-rose-900/40 dark:text-rose-200',
+};
+
+const field =
+  'rounded border border-slate-300 bg-white px-2 py-1 text-sm text-slate-900 dark:border-slate-600 dark:bg-slate-900 dark:text-slate-100';
+
+function fmt(d: Date | string): { text: string; iso: string } {
+  const date = typeof d === 'string' ? new Date(d) : d;
+  return {
+    text: date.toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' }) + ' UTC',
+    iso: date.toISOString(),
+  };
+}
+
+export function AuditFilters({ basePath, tools, values }: { basePath: string; tools: readonly string[]; values: AuditFilterValues }) {
+  return (
+    <form method="get" action={basePath} className="flex flex-wrap items-end gap-3" aria-label="Filter the audit trail" data-testid="audit-filters">
+      <label className="flex flex-col gap-1 text-sm">
+        <span>Tool</span>
+        <select name="tool" defaultValue={values.tool ?? ''} className={field}>
+          <option value="">All tools</option>
+          {tools.map((t) => (
+            <option key={t} value={t}>
+              {t}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="flex flex-col gap-1 text-sm">
+        <span>Status</span>
+        <select name="status" defaultValue={values.status ?? ''} className={field}>
+          <option value="">Any status</option>
+          <option value="OK">OK</option>
+          <option value="ERROR">Error</option>
+          <option value="DENIED">Denied</option>
+        </select>
+      </label>
+      <label className="flex flex-col gap-1 text-sm">
+        <span>Assistant run id</span>
+        <input name="runId" defaultValue={values.runId ?? ''} maxLength={100} className={`${field} w-64`} placeholder="run_…" />
+      </label>
+      <button type="submit" className="rounded bg-blue-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-blue-800">
+        Filter
+      </button>
+      {values.tool || values.status || values.runId ? (
+        <Link href={basePath} className="py-1.5 text-sm text-blue-700 underline dark:text-blue-300">
+          Clear filters
+        </Link>
+      ) : null}
+    </form>
+  );
+}
+
+function Preview({ label, text }: { label: string; text: string }) {
+  if (!text) return <span className="text-slate-500">—</span>;
+  return (
+    <details>
+      <summary className="cursor-pointer text-slate-700 dark:text-slate-300">
+        {label} <span className="sr-only">preview</span>
+      </summary>
+      <pre className="mt-1 max-w-md overflow-x-auto whitespace-pre-wrap break-all rounded bg-slate-100 p-2 text-xs dark:bg-slate-900">{text}</pre>
+    </details>
+  );
+}
+
+export function AuditTable({ rows }: { rows: AuditRow[] }) {
+  if (rows.length === 0) {
+    return (
+      <p className="text-sm text-slate-600 dark:text-slate-300" data-testid="audit-empty">
+        No tool calls match.
+      </p>
+    );
+  }
+  return (
+    <div className="overflow-x-auto">
+      <table className="min-w-full border-collapse text-sm" data-testid="audit-table">
+        <caption className="sr-only">MCP tool calls, newest first</caption>
+        <thead>
+          <tr className="border-b border-slate-300 text-left dark:border-slate-700">
+            <th scope="col" className="px-2 py-2 font-medium">Time</th>
+            <th scope="col" className="px-2 py-2 font-medium">Tool</th>
+            <th scope="col" className="px-2 py-2 font-medium">Status</th>
+            <th scope="col" className="px-2 py-2 font-medium">Caller</th>
+            <th scope="col" className="px-2 py-2 font-medium">Run</th>
+            <th scope="col" className="px-2 py-2 text-right font-medium">Duration</th>
+            <th scope="col" className="px-2 py-2 font-medium">Arguments</th>
+            <th scope="col" className="px-2 py-2 font-medium">Result</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => {
+            const t = fmt(r.startedAt);
+            return (
+              <tr key={r.id} className="border-b border-slate-200 align-top dark:border-slate-800" data-testid="audit-row" data-status={r.status}>
+                <td className="whitespace-nowrap px-2 py-2">
+                  <time dateTime={t.iso}>{t.text}</time>
+                </td>
+                <td className="px-2 py-2 font-mono">{r.tool}</td>
+                <td className="px-2 py-2">
+                  <span className={`rounded px-1.5 py-0.5 text-xs font-semibold ${STATUS_STYLE[r.status]}`}>{r.status}</span>
+                  {r.errorCode ? <div className="mt-1 font-mono text-xs text-slate-600 dark:text-slate-400">{r.errorCode}</div> : null}
+                </td>
+                <td className="px-2 py-2">
+                  {r.keyKind === 'IN_APP_AGENT' ? (
+                    <span>Assistant{r.userName ? ` for ${r.userName}` : ''}</span>
+                  ) : r.keyKind === 'PROJECT' ? (
+                    <span>Project key{r.keyName ? ` “${r.keyName}”` : ''}</span>
+                  ) : (
+                    <span className="text-slate-500">Deleted key</span>
+                  )}
+                </td>
+                <td className="px-2 py-2 font-mono text-xs">{r.runId ?? <span className="text-slate-500">—</span>}</td>
+                <td className="whitespace-nowrap px-2 py-2 text-right tabular-nums">{r.durationMs} ms</td>
+                <td className="px-2 py-2">
+                  <Preview label="Arguments" text={r.argsPreview} />
+                </td>
+                <td className="px-2 py-2">
+                  <Preview label="Result" text={r.resultPreview} />
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,97 @@
+/**
+ * Stable error codes of the MCP endpoint and helpers to answer with JSON-RPC error bodies.
+ *
+ * Transport-level failures (HTTP status + JSON-RPC error body, `id: null`) and refusals of a
+ * `tools/call` (JSON-RPC error of that request) carry the stable code in `error.data.code`.
+ * Failures while running a tool (invalid arguments, issue not found, webhook down) are tool results
+ * with `isError: true` and `structuredContent.error.code`, so a model can read and correct them.
+ */
+
+/** JSON-RPC error numbers used by this server. */
+export const RPC = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  /** Transport problems (method not allowed, body too large). */
+  TRANSPORT: -32000,
+  /** Missing, invalid, revoked or expired API key. */
+  UNAUTHENTICATED: -32010,
+  /** The key may not run this tool (scope, read-only key, override refused). */
+  FORBIDDEN: -32011,
+} as const;
+
+export const MCP_ERROR_CODES = [
+  // transport
+  'METHOD_NOT_ALLOWED',
+  'PAYLOAD_TOO_LARGE',
+  'JSON_TOO_DEEP',
+  'PARSE_ERROR',
+  'INVALID_REQUEST',
+  'UNSUPPORTED_MEDIA_TYPE',
+  // authentication
+  'MISSING_CREDENTIALS',
+  'INVALID_KEY',
+  'KEY_REVOKED',
+  'KEY_EXPIRED',
+  // authorization of a call
+  'UNKNOWN_TOOL',
+  'MISSING_SCOPE',
+  'OVERRIDE_REQUIRED',
+  'OVERRIDE_INVALID',
+  'OVERRIDE_EXPIRED',
+  'OVERRIDE_REUSED',
+  'OVERRIDE_WRONG_TOOL',
+  'OVERRIDE_WRONG_ARGS',
+  'OVERRIDE_WRONG_KEY',
+  // tool execution (the tracker's own codes pass through unchanged)
+  'INVALID_ARGUMENTS',
+  'PROJECT_NOT_FOUND',
+  'ISSUE_NOT_FOUND',
+  'USER_NOT_FOUND',
+  'NOT_A_MEMBER',
+  'LABEL_NOT_FOUND',
+  'WEBHOOK_NOT_CONFIGURED',
+  'WEBHOOK_FAILED',
+  'INTERNAL_ERROR',
+] as const;
+export type McpErrorCode = (typeof MCP_ERROR_CODES)[number];
+
+/**
+ * Thrown from a request handler to answer a JSON-RPC error. It is a plain `Error` (not the SDK's
+ * `McpError`) so the message reaches the client as written, with the stable code in `data.code`.
+ */
+export class McpRefusal extends Error {
+  readonly code: number;
+  readonly data: { code: McpErrorCode } & Record<string, unknown>;
+  constructor(rpcCode: number, appCode: McpErrorCode, message: string, extra: Record<string, unknown> = {}) {
+    super(`${message} (${appCode})`);
+    this.code = rpcCode;
+    this.data = { code: appCode, ...extra };
+  }
+}
+
+/** Thrown by tool handlers for expected failures; becomes an `isError: true` tool result. */
+export class ToolFailure extends Error {
+  constructor(
+    readonly appCode: McpErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+export function jsonRpcErrorResponse(
+  status: number,
+  rpcCode: number,
+  appCode: McpErrorCode,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
+  return new Response(
+    JSON.stringify({ jsonrpc: '2.0', error: { code: rpcCode, message: `${message} (${appCode})`, data: { code: appCode } }, id: null }),
+    { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } },
+  );
+}

@@ -1,0 +1,224 @@
+/**
+ * Tool handlers, keyed by the registry's names (the compiler rejects a missing or extra one). They
+ * are thin: the tracker services do the work; handlers map MCP inputs to service inputs and shape
+ * compact, JSON-safe results (ids, numbers, titles, bodies capped with a `truncated` flag).
+ * Authorization happened before (server.ts); every service query is bound to the key's project.
+ */
+import { TRPCError } from '@trpc/server';
+import {
+  addComment,
+  assignIssue,
+  closeIssue,
+  createIssue,
+  deleteIssue,
+  getIssue,
+  getProject,
+  listIssues,
+  listLabels,
+  listMembers,
+  projectSummary,
+  searchIssues,
+  updateIssue,
+  type Actor,
+  type IssueComment,
+  type IssueSummary,
+} from '@/features/tracker/service';
+import type { PrismaClient } from '@/generated/prisma/client';
+import { AppError } from '@/server/trpc';
+import type { McpPrincipal } from './auth';
+import { MCP_ERROR_CODES, ToolFailure, type McpErrorCode } from './errors';
+import { BODY_PREVIEW_CHARS, type McpToolInput, type McpToolName } from './registry';
+import { deliverWebhook } from './webhook';
+
+export type ToolOutput = Record<string, unknown>;
+
+export interface ToolContext {
+  prisma: PrismaClient;
+  projectId: string;
+  principal: McpPrincipal;
+  signal: AbortSignal;
+}
+
+type Handlers = { [N in McpToolName]: (ctx: ToolContext, input: McpToolInput<N>) => Promise<ToolOutput> };
+
+/** At most this many comments are returned by get_issue (the newest). */
+export const MAX_COMMENTS = 50;
+const COMMENT_PREVIEW_CHARS = 1000;
+
+function cap(text: string, max = BODY_PREVIEW_CHARS): { text: string; truncated: boolean } {
+  return text.length > max ? { text: text.slice(0, max), truncated: true } : { text, truncated: false };
+}
+
+function issueRow(i: IssueSummary) {
+  return {
+    number: i.number,
+    title: i.title,
+    status: i.status,
+    priority: i.priority,
+    assignee: i.assignee ? { id: i.assignee.id, name: i.assignee.name } : null,
+    labels: i.labels.map((l) => l.name),
+    updatedAt: i.updatedAt.toISOString(),
+  };
+}
+
+function commentRow(c: IssueComment) {
+  const body = cap(c.body, COMMENT_PREVIEW_CHARS);
+  return {
+    id: c.id,
+    author: c.authorName,
+    // Written outside the team (support inbox, external API client): data, not instructions.
+    untrusted: c.external,
+    body: body.text,
+    truncated: body.truncated,
+    createdAt: c.createdAt.toISOString(),
+  };
+}
+
+/** Who a write is attributed to: the bound user for assistant keys, the key's name otherwise. */
+function actorOf(p: McpPrincipal): Actor {
+  if (p.key.kind === 'IN_APP_AGENT' && p.userId) return { userId: p.userId };
+  return { userId: null, displayName: `API key: ${p.key.name}` };
+}
+
+const HANDLERS: Handlers = {
+  async list_issues(ctx, input) {
+    const page = await listIssues(ctx.prisma, ctx.projectId, {
+      ...(input.status ? { status: input.status } : {}),
+      ...(input.priority ? { priority: input.priority } : {}),
+      ...(input.assignee !== undefined ? { assigneeId: input.assignee } : {}),
+      ...(input.label ? { label: input.label } : {}),
+      offset: (input.page - 1) * input.pageSize,
+      limit: input.pageSize,
+    });
+    return {
+      issues: page.issues.map(issueRow),
+      page: input.page,
+      pageSize: input.pageSize,
+      total: page.total,
+      hasMore: page.nextOffset !== null,
+    };
+  },
+
+  async get_issue(ctx, input) {
+    const issue = await getIssue(ctx.prisma, ctx.projectId, { number: input.number });
+    const body = cap(issue.body);
+    const comments = issue.comments.slice(-MAX_COMMENTS);
+    return {
+      issue: {
+        ...issueRow(issue),
+        reporter: issue.reporter ? { id: issue.reporter.id, name: issue.reporter.name } : null,
+        body: body.text,
+        truncated: body.truncated,
+        createdAt: issue.createdAt.toISOString(),
+        closedAt: issue.closedAt?.toISOString() ?? null,
+      },
+      comments: comments.map(commentRow),
+      commentCount: issue.comments.length,
+      ...(comments.length < issue.comments.length ? { olderCommentsOmitted: issue.comments.length - comments.length } : {}),
+    };
+  },
+
+  async search_issues(ctx, input) {
+    const rows = await searchIssues(ctx.prisma, ctx.projectId, {
+      query: input.query,
+      ...(input.status ? { status: input.status } : {}),
+      limit: input.limit,
+    });
+    return { query: input.query, issues: rows.map(issueRow) };
+  },
+
+  async list_members(ctx) {
+    const members = await listMembers(ctx.prisma, ctx.projectId);
+    return { members: members.map((m) => ({ userId: m.userId, name: m.name, email: m.email, role: m.role })) };
+  },
+
+  async list_labels(ctx) {
+    const labels = await listLabels(ctx.prisma, ctx.projectId);
+    return { labels: labels.map((l) => ({ name: l.name, color: l.color, issueCount: l.issueCount })) };
+  },
+
+  async get_project_summary(ctx) {
+    const s = await projectSummary(ctx.prisma, ctx.projectId, { recent: 5 });
+    const description = cap(s.project.description, 500);
+    return {
+      project: { id: s.project.id, slug: s.project.slug, name: s.project.name, description: description.text },
+      issues: { total: s.total, byStatus: s.byStatus, byPriority: s.byPriority, openByPriority: s.openByPriority },
+      recent: s.recent.map(issueRow),
+    };
+  },
+
+  async create_issue(ctx, input) {
+    const issue = await createIssue(
+      ctx.prisma,
+      ctx.projectId,
+      {
+        title: input.title,
+        ...(input.body !== undefined ? { body: input.body } : {}),
+        ...(input.priority ? { priority: input.priority } : {}),
+        ...(input.assignee ? { assigneeId: input.assignee } : {}),
+        ...(input.labels ? { labels: input.labels } : {}),
+      },
+      actorOf(ctx.principal),
+    );
+    return { issue: issueRow(issue), created: true };
+  },
+
+  async update_issue(ctx, input) {
+    const { number, ...fields } = input;
+    if (Object.values(fields).every((v) => v === undefined)) {
+      throw new ToolFailure('INVALID_ARGUMENTS', 'Give at least one field to change: title, body, status, priority or labels.');
+    }
+    const issue = await updateIssue(ctx.prisma, ctx.projectId, { number, ...fields });
+    return { issue: issueRow(issue), updated: Object.keys(fields).filter((k) => fields[k as keyof typeof fields] !== undefined) };
+  },
+
+  async add_comment(ctx, input) {
+    const c = await addComment(ctx.prisma, ctx.projectId, { number: input.number, body: input.body }, actorOf(ctx.principal));
+    return { issueNumber: input.number, comment: commentRow(c) };
+  },
+
+  async assign_issue(ctx, input) {
+    const issue = await assignIssue(ctx.prisma, ctx.projectId, { number: input.number, assigneeId: input.assignee });
+    return { issue: issueRow(issue) };
+  },
+
+  async close_issue(ctx, input) {
+    const issue = await closeIssue(ctx.prisma, ctx.projectId, { number: input.number });
+    return { issue: issueRow(issue) };
+  },
+
+  async delete_issue(ctx, input) {
+    return deleteIssue(ctx.prisma, ctx.projectId, { number: input.number });
+  },
+
+  async notify_webhook(ctx, input) {
+    const project = await getProject(ctx.prisma, ctx.projectId);
+    const res = await deliverWebhook(
+      project.webhookUrl,
+      { project: { id: project.id, slug: project.slug, name: project.name }, message: input.message },
+      { signal: ctx.signal },
+    );
+    return { delivered: res.delivered, status: res.status };
+  },
+};
+
+const KNOWN_CODES: ReadonlySet<string> = new Set(MCP_ERROR_CODES);
+
+/** Expected failures of the tracker services become tool failures with their stable code. */
+function fromServiceError(err: unknown): ToolFailure | null {
+  if (!(err instanceof TRPCError) || err.code === 'INTERNAL_SERVER_ERROR') return null;
+  const appCode = err.cause instanceof AppError ? err.cause.appCode : null;
+  if (appCode === 'INVALID_INPUT') return new ToolFailure('INVALID_ARGUMENTS', err.message);
+  if (appCode && KNOWN_CODES.has(appCode)) return new ToolFailure(appCode as McpErrorCode, err.message);
+  return null;
+}
+
+/** Runs one tool with already validated input. Throws ToolFailure for expected failures. */
+export async function runTool<N extends McpToolName>(name: N, input: McpToolInput<N>, ctx: ToolContext): Promise<ToolOutput> {
+  const handler = HANDLERS[name] as (c: ToolContext, i: McpToolInput<N>) => Promise<ToolOutput>;
+  try {
+    return await handler(ctx, input);
+  } catch (err) {
+    throw fromServiceError(err) ?? err;
+  }
+}

@@ -1,0 +1,75 @@
+'use client';
+import { signIn } from 'next-auth/react';
+import { useEffect, useState, type FormEvent } from 'react';
+import { btn, field, labelText } from './ui';
+
+/** Email + password sign-in, plus a button per OAuth provider enabled on the server. */
+export function LoginForm({ callbackUrl, providers }: { callbackUrl: string; providers: Array<{ id: string; name: string }> }) {
+  const [error, setError] = useState<string | null>(null);
+  const [pending, setPending] = useState(false);
+  useEffect(() => {
+    document.body.dataset.hydrated = 'true';
+  }, []);
+
+  async function onSubmit(e: FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    setPending(true);
+    setError(null);
+    try {
+      const res = await signIn('credentials', {
+        redirect: false,
+        email: String(form.get('email') ?? ''),
+        password: String(form.get('password') ?? ''),
+        callbackUrl,
+      });
+      if (!res || res.error || !res.ok) {
+        setError('Invalid email or password.');
+        setPending(false);
+        return;
+      }
+      // A full navigation, so every server component sees the new session cookie.
+      window.location.assign(callbackUrl);
+    } catch {
+      setError('Invalid email or password.');
+      setPending(false);
+    }
+  }
+
+  return (
+    <div className="space-y-6">
+      <form onSubmit={onSubmit} className="space-y-4" noValidate aria-describedby={error ? 'login-error' : undefined}>
+        <div className="space-y-1">
+          <label htmlFor="email" className={labelText}>
+            Email
+          </label>
+          <input id="email" name="email" type="email" autoComplete="username" required maxLength={320} className={field} />
+        </div>
+        <div className="space-y-1">
+          <label htmlFor="password" className={labelText}>
+            Password
+          </label>
+          <input id="password" name="password" type="password" autoComplete="current-password" required maxLength={1024} className={field} />
+        </div>
+        {error ? (
+          <p id="login-error" role="alert" className="text-sm text-red-700 dark:text-red-300">
+            {error}
+          </p>
+        ) : null}
+        <button type="submit" className={`${btn.primary} w-full`} disabled={pending}>
+          {pending ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+      {providers.length > 0 ? (
+        <div className="space-y-2">
+          <p className="text-center text-xs uppercase tracking-wide text-slate-500">or</p>
+          {providers.map((p) => (
+            <button key={p.id} type="button" className={`${btn.secondary} w-full`} onClick={() => void signIn(p.id, { callbackUrl })}>
+              Continue with {p.name}
+            </button>
+          ))}
+        </div>
+      ) : null}
+    </div>
+  );
+}

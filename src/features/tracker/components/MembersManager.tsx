@@ -1,0 +1,130 @@
+'use client';
+import { useState, type FormEvent } from 'react';
+import { useTRPCClient } from '@/lib/trpc/client';
+import type { Role } from '@/server/rbac';
+import { ErrorText, ROLE_LABEL, btn, field, fieldInline, labelText } from './ui';
+import { useAction } from './use-action';
+
+const ALL_ROLES: Role[] = ['OWNER', 'ADMIN', 'MEMBER', 'VIEWER'];
+
+/** The roles `actor` may hand out: only owners grant OWNER. */
+export function grantableRoles(actor: Role | null): Role[] {
+  return actor === 'OWNER' ? ALL_ROLES : ALL_ROLES.filter((r) => r !== 'OWNER');
+}
+
+export function AddMemberForm({ projectId, actorRole }: { projectId: string; actorRole: Role | null }) {
+  const client = useTRPCClient();
+  const { run, error, pending } = useAction();
+  const [done, setDone] = useState<string | null>(null);
+  async function onSubmit(e: FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    const form = e.currentTarget;
+    const f = new FormData(form);
+    setDone(null);
+    const res = await run(() =>
+      client.tracker.members.add.mutate({ projectId, email: String(f.get('email') ?? ''), role: String(f.get('role')) as Role }),
+    );
+    if (res) {
+      setDone(`${res.name} was added as ${ROLE_LABEL[res.role].toLowerCase()}.`);
+      form.reset();
+    }
+  }
+  return (
+    <form onSubmit={onSubmit} aria-label="Add a member" className="flex flex-wrap items-end gap-3">
+      <div className="min-w-64 flex-1 space-y-1">
+        <label htmlFor="member-email" className={labelText}>
+          Email of an existing user
+        </label>
+        <input id="member-email" name="email" type="email" required maxLength={320} className={field} />
+      </div>
+      <div className="space-y-1">
+        <label htmlFor="member-role" className={labelText}>
+          Role
+        </label>
+        <select id="member-role" name="role" defaultValue="MEMBER" className={field}>
+          {grantableRoles(actorRole).map((r) => (
+            <option key={r} value={r}>
+              {ROLE_LABEL[r]}
+            </option>
+          ))}
+        </select>
+      </div>
+      <button type="submit" className={btn.primary} disabled={pending}>
+        Add member
+      </button>
+      <div className="basis-full" aria-live="polite">
+        <ErrorText message={error} />
+        {done ? <p className="text-sm text-green-700 dark:text-green-300">{done}</p> : null}
+      </div>
+    </form>
+  );
+}
+
+export function MemberRowControls({
+  projectId,
+  member,
+  actorRole,
+  isSelf,
+}: {
+  projectId: string;
+  member: { userId: string; name: string; role: Role };
+  actorRole: Role | null;
+  isSelf: boolean;
+}) {
+  const client = useTRPCClient();
+  const { run, error, pending } = useAction();
+  const [confirming, setConfirming] = useState(false);
+  const locked = actorRole !== 'OWNER' && member.role === 'OWNER';
+  if (locked) return <span className="text-xs text-slate-500">Only owners can change owners</span>;
+  return (
+    <div className="space-y-1">
+    <div className="flex flex-wrap items-center justify-end gap-2 sm:flex-nowrap">
+      <label className="sr-only" htmlFor={`role-${member.userId}`}>
+        Role of {member.name}
+      </label>
+      <select
+        id={`role-${member.userId}`}
+        value={member.role}
+        disabled={pending}
+        className={fieldInline}
+        onChange={(e) => void run(() => client.tracker.members.changeRole.mutate({ projectId, userId: member.userId, role: e.target.value as Role }))}
+      >
+        {grantableRoles(actorRole).map((r) => (
+          <option key={r} value={r}>
+            {ROLE_LABEL[r]}
+          </option>
+        ))}
+      </select>
+      {confirming ? (
+        <span role="group" aria-label={`Confirm removing ${member.name}`} className="inline-flex gap-1">
+          <button
+            type="button"
+            className={btn.danger}
+            disabled={pending}
+            autoFocus
+            onClick={async () => {
+              const res = await run(() => client.tracker.members.remove.mutate({ projectId, userId: member.userId }), { refresh: !isSelf });
+              if (res && isSelf) window.location.assign('/projects');
+              else setConfirming(false);
+            }}
+          >
+            Confirm remove
+          </button>
+          <button type="button" className={btn.secondary} onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </span>
+      ) : (
+        <button type="button" className={btn.dangerOutline} onClick={() => setConfirming(true)} aria-label={`Remove ${member.name}`}>
+          {isSelf ? 'Leave' : 'Remove'}
+        </button>
+      )}
+    </div>
+      {error ? (
+        <div className="text-right">
+          <ErrorText message={error} />
+        </div>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,85 @@
+/**
+ * Access checks for the Tracker's server-rendered pages. Same rules as the tRPC API: signed-out
+ * visitors go to /login (back to `path` afterwards), non-members get a 404, and each page checks
+ * the scope it needs with `hasProjectAccess`. Loads are cached per request, so the project layout
+ * and the page share them.
+ */
+import { TRPCError } from '@trpc/server';
+import { notFound, redirect } from 'next/navigation';
+import { cache } from 'react';
+import type { PrismaClient } from '@/generated/prisma/client';
+import { getServerUser, type SessionUser } from '@/server/auth';
+import { getPrisma } from '@/server/db';
+import { hasProjectAccess, scopesFor, type Scope } from '@/server/rbac';
+import { loadProjectAccess, type ProjectAccess } from '@/server/trpc';
+import { safeCallbackPath } from './callback';
+import { getProject, type ProjectInfo } from './service';
+
+export { safeCallbackPath };
+
+export const currentUser = cache(async (): Promise<SessionUser | null> => getServerUser());
+
+export function loginUrl(path: string): string {
+  return `/login?callbackUrl=${encodeURIComponent(safeCallbackPath(path))}`;
+}
+
+/** The signed-in user, or a redirect to the login page that comes back to `path`. */
+export async function requireUser(path: string): Promise<SessionUser> {
+  const user = await currentUser();
+  if (!user) redirect(loginUrl(path));
+  return user;
+}
+
+export interface ProjectPageContext {
+  user: SessionUser;
+  prisma: PrismaClient;
+  access: ProjectAccess;
+  project: ProjectInfo;
+  scopes: Scope[];
+  can(scope: Scope): boolean;
+}
+
+const loadProject = cache(async (userId: string, projectId: string) => {
+  const user = await currentUser();
+  if (!user || user.id !== userId) return null;
+  const prisma = await getPrisma();
+  if (projectId.length === 0 || projectId.length > 64) return null;
+  let access: ProjectAccess;
+  try {
+    access = await loadProjectAccess(prisma, user, projectId);
+  } catch (err) {
+    if (err instanceof TRPCError && err.code === 'NOT_FOUND') return null;
+    throw err;
+  }
+  const project = await getProject(prisma, projectId);
+  return { prisma, access, project };
+});
+
+/**
+ * For a page under /projects/[projectId]: the user (or redirect to login), their access (or 404)
+ * and the project. Callers then check the page's own scope with `ctx.can(...)`.
+ */
+export async function requireProjectPage(projectId: string, path: string): Promise<ProjectPageContext> {
+  const user = await requireUser(path);
+  const loaded = await loadProject(user.id, projectId);
+  if (!loaded || !hasProjectAccess(loaded.access, 'project:read')) notFound();
+  const scopes = scopesFor(loaded.access);
+  return { user, ...loaded, scopes, can: (scope) => scopes.includes(scope) };
+}
+
+/** For the layout: like requireProjectPage, but null when signed out (the page redirects). */
+export async function projectLayoutContext(projectId: string): Promise<ProjectPageContext | null> {
+  const user = await currentUser();
+  if (!user) return null;
+  const loaded = await loadProject(user.id, projectId);
+  if (!loaded || !hasProjectAccess(loaded.access, 'project:read')) notFound();
+  const scopes = scopesFor(loaded.access);
+  return { user, ...loaded, scopes, can: (scope) => scopes.includes(scope) };
+}
+
+/** Parses `/issues/[number]`; null for anything but a positive integer. */
+export function parseIssueNumber(raw: string): number | null {
+  if (!/^\d{1,8}$/.test(raw)) return null;
+  const n = Number(raw);
+  return n >= 1 && n <= 10_000_000 ? n : null;
+}

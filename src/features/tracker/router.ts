@@ -1,0 +1,161 @@
+/**
+ * tRPC API of the Tracker. Every project procedure goes through `projectProcedure(scope)`: a
+ * non-member gets NOT_FOUND, a member whose role lacks the scope gets FORBIDDEN (MISSING_SCOPE).
+ * Every service call is bound to the checked `projectId`, so ids and numbers of other projects are
+ * NOT_FOUND too.
+ */
+import { z } from 'zod';
+import { createProjectKey, revokeKey } from '@/server/api-keys';
+import { ROLE_RANK, scopesFor, type Role } from '@/server/rbac';
+import { appError, authedProcedure, ProjectInput, projectProcedure, router } from '@/server/trpc';
+import * as svc from './service';
+
+/** Extends a service input schema with the `projectId` every project procedure carries. */
+const PID = { projectId: ProjectInput.shape.projectId };
+
+/** Drops `projectId` so the rest can go to a (strict) service schema. */
+function rest<T extends { projectId: string }>(input: T): Omit<T, 'projectId'> {
+  const { projectId: _ignored, ...others } = input;
+  return others;
+}
+
+/**
+ * Only owners manage owners: an ADMIN may not grant OWNER, nor change or remove an OWNER, nor give
+ * anyone a role above their own.
+ */
+function assertMayManageRole(actor: Role | null, targetCurrent: Role | null, targetNew: Role | null): void {
+  if (actor === 'OWNER') return;
+  const rank = actor ? ROLE_RANK[actor] : -1;
+  if (targetCurrent === 'OWNER' || targetNew === 'OWNER' || (targetNew && ROLE_RANK[targetNew] > rank)) {
+    throw appError('FORBIDDEN', 'OWNER_ONLY', 'Only an owner can grant, change or remove the owner role.');
+  }
+}
+
+const projectsRouter = router({
+  /** The caller's projects with their role. */
+  list: authedProcedure.query(({ ctx }) => svc.listProjectsForUser(ctx.prisma, ctx.user.id)),
+  /** One project with the caller's role and scopes, and the issue counts. */
+  get: projectProcedure('project:read').query(async ({ ctx, input }) => {
+    const [project, summary] = await Promise.all([svc.getProject(ctx.prisma, input.projectId), svc.projectSummary(ctx.prisma, input.projectId)]);
+    return {
+      project: { id: project.id, slug: project.slug, name: project.name, description: project.description, createdAt: project.createdAt },
+      role: ctx.access.role,
+      scopes: scopesFor(ctx.access),
+      summary,
+    };
+  }),
+});
+
+const issuesRouter = router({
+  list: projectProcedure('issues:read')
+    .input(svc.ListIssuesInput.extend(PID))
+    .query(({ ctx, input }) => svc.listIssues(ctx.prisma, input.projectId, rest(input))),
+  search: projectProcedure('issues:read')
+    .input(svc.SearchIssuesInput.extend(PID))
+    .query(({ ctx, input }) => svc.searchIssues(ctx.prisma, input.projectId, rest(input))),
+  get: projectProcedure('issues:read')
+    .input(svc.GetIssueInput.extend(PID))
+    .query(({ ctx, input }) => svc.getIssue(ctx.prisma, input.projectId, rest(input))),
+  create: projectProcedure('issues:write')
+    .input(svc.CreateIssueInput.extend(PID))
+    .mutation(({ ctx, input }) => svc.createIssue(ctx.prisma, input.projectId, rest(input), { userId: ctx.user.id })),
+  update: projectProcedure('issues:write')
+    .input(svc.UpdateIssueInput.extend(PID))
+    .mutation(({ ctx, input }) => svc.updateIssue(ctx.prisma, input.projectId, rest(input))),
+  assign: projectProcedure('issues:write')
+    .input(svc.AssignIssueInput.extend(PID))
+    .mutation(({ ctx, input }) => svc.assignIssue(ctx.prisma, input.projectId, rest(input))),
+  close: projectProcedure('issues:write')
+    .input(svc.IssueNumberInput.extend(PID))
+    .mutation(({ ctx, input }) => svc.closeIssue(ctx.prisma, input.projectId, rest(input))),
+  reopen: projectProcedure('issues:write')
+    .input(svc.IssueNumberInput.extend(PID))
+    .mutation(({ ctx, input }) => svc.reopenIssue(ctx.prisma, input.projectId, rest(input))),
+  delete: projectProcedure('issues:delete')
+    .input(svc.IssueNumberInput.extend(PID))
+    .mutation(({ ctx, input }) => svc.deleteIssue(ctx.prisma, input.projectId, rest(input))),
+});
+
+const commentsRouter = router({
+  add: projectProcedure('comments:write')
+    .input(svc.AddCommentInput.extend(PID))
+    .mutation(({ ctx, input }) => svc.addComment(ctx.prisma, input.projectId, rest(input), { userId: ctx.user.id })),
+});
+
+const membersRouter = router({
+  list: projectProcedure('members:read').query(({ ctx, input }) => svc.listMembers(ctx.prisma, input.projectId)),
+  add: projectProcedure('members:manage')
+    .input(svc.AddMemberInput.extend(PID))
+    .mutation(({ ctx, input }) => {
+      assertMayManageRole(ctx.access.role, null, input.role);
+      return svc.addMember(ctx.prisma, input.projectId, rest(input));
+    }),
+  changeRole: projectProcedure('members:manage')
+    .input(svc.ChangeRoleInput.extend(PID))
+    .mutation(async ({ ctx, input }) => {
+      const current = await svc.getMemberRole(ctx.prisma, input.projectId, input.userId);
+      if (!current) throw appError('NOT_FOUND', 'USER_NOT_FOUND', 'That user is not a member of this project.');
+      assertMayManageRole(ctx.access.role, current, input.role);
+      return svc.changeRole(ctx.prisma, input.projectId, rest(input));
+    }),
+  remove: projectProcedure('members:manage')
+    .input(svc.RemoveMemberInput.extend(PID))
+    .mutation(async ({ ctx, input }) => {
+      const current = await svc.getMemberRole(ctx.prisma, input.projectId, input.userId);
+      if (!current) throw appError('NOT_FOUND', 'USER_NOT_FOUND', 'That user is not a member of this project.');
+      assertMayManageRole(ctx.access.role, current, null);
+      return svc.removeMember(ctx.prisma, input.projectId, rest(input));
+    }),
+});
+
+const labelsRouter = router({
+  list: projectProcedure('issues:read').query(({ ctx, input }) => svc.listLabels(ctx.prisma, input.projectId)),
+});
+
+const apiKeysRouter = router({
+  /** PROJECT keys only; never secrets. */
+  list: projectProcedure('apiKeys:manage').query(({ ctx, input }) => svc.listProjectKeys(ctx.prisma, input.projectId)),
+  /** Creates a key; the secret is in this response only and never stored in clear. */
+  create: projectProcedure('apiKeys:manage')
+    .input(svc.CreateKeyInput.extend(PID))
+    .mutation(async ({ ctx, input }) => {
+      const { name, expiresInDays } = svc.parseInput(svc.CreateKeyInput, rest(input));
+      const issued = await createProjectKey(ctx.prisma, {
+        projectId: input.projectId,
+        name,
+        createdById: ctx.user.id,
+        expiresAt: expiresInDays ? new Date(Date.now() + expiresInDays * 86_400_000) : null,
+      });
+      const keys = await svc.listProjectKeys(ctx.prisma, input.projectId);
+      return { key: keys.find((k) => k.id === issued.key.id)!, secret: issued.secret };
+    }),
+  revoke: projectProcedure('apiKeys:manage')
+    .input(svc.KeyIdInput.extend(PID))
+    .mutation(async ({ ctx, input }) => {
+      const key = await svc.requireProjectKey(ctx.prisma, input.projectId, input.keyId);
+      await revokeKey(ctx.prisma, key.id);
+      const keys = await svc.listProjectKeys(ctx.prisma, input.projectId);
+      return keys.find((k) => k.id === key.id)!;
+    }),
+});
+
+const settingsRouter = router({
+  get: projectProcedure('members:manage').query(async ({ ctx, input }) => {
+    const p = await svc.getProject(ctx.prisma, input.projectId);
+    return { id: p.id, slug: p.slug, name: p.name, description: p.description, webhookUrl: p.webhookUrl };
+  }),
+  setWebhook: projectProcedure('members:manage')
+    .input(z.object({ ...PID, url: z.string().max(2000).nullable() }).strict())
+    .mutation(({ ctx, input }) => svc.setWebhookUrl(ctx.prisma, input.projectId, { url: input.url })),
+});
+
+export const trackerRouter = router({
+  projects: projectsRouter,
+  issues: issuesRouter,
+  comments: commentsRouter,
+  members: membersRouter,
+  labels: labelsRouter,
+  apiKeys: apiKeysRouter,
+  settings: settingsRouter,
+});
+export type TrackerRouter = typeof trackerRouter;

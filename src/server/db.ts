@@ -1,0 +1,151 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { PrismaClient } from '@/generated/prisma/client';
+import { env } from './env';
+import { applyMigrations, readMigrations, type SqlSession } from './migrate';
+
+export type { PrismaClient };
+
+export interface Database {
+  kind: 'pglite' | 'postgres';
+  prisma: PrismaClient;
+  /** A SQL session for the migration applier and raw maintenance work. */
+  withSession<T>(fn: (s: SqlSession) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  databaseUrl?: string;
+  pgliteDir?: string;
+}
+
+/** Statement counters, filled only when PRISMA_COUNT_QUERIES=1 (the bench uses them). */
+export const queryStats = { total: 0, writes: 0 };
+
+function clientOptions(): { log?: Array<{ emit: 'event'; level: 'query' }> } {
+  return process.env.PRISMA_COUNT_QUERIES === '1' ? { log: [{ emit: 'event', level: 'query' }] } : {};
+}
+
+function countQueries(prisma: PrismaClient): PrismaClient {
+  if (process.env.PRISMA_COUNT_QUERIES === '1') {
+    (prisma as unknown as { $on(ev: 'query', cb: (e: { query: string }) => void): void }).$on('query', (e) => {
+      queryStats.total += 1;
+      if (/^\s*(INSERT|UPDATE|DELETE)/i.test(e.query)) queryStats.writes += 1;
+    });
+  }
+  return prisma;
+}
+
+function pgliteSession(client: PGlite): SqlSession {
+  return {
+    query: async <T>(sql: string, params?: unknown[]) => ({ rows: (await client.query<T>(sql, params)).rows }),
+    exec: async (sql: string) => {
+      await client.exec(sql);
+    },
+  };
+}
+
+function pgSession(client: pg.ClientBase): SqlSession {
+  return {
+    query: async <T>(sql: string, params?: unknown[]) => ({
+      rows: (await client.query(sql, params as unknown[])).rows as T[],
+    }),
+    exec: async (sql: string) => {
+      await client.query(sql);
+    },
+  };
+}
+
+/** Opens a database: PostgreSQL when a URL is given, embedded PGlite otherwise. */
+export function openDatabase(opts: OpenOptions): Database {
+  if (opts.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    const prisma = countQueries(new PrismaClient({ adapter: new PrismaPg(pool), ...clientOptions() }));
+    return {
+      kind: 'postgres',
+      prisma,
+      async withSession(fn) {
+        const client = await pool.connect();
+        try {
+          return await fn(pgSession(client));
+        } finally {
+          client.release();
+        }
+      },
+      async close() {
+        await prisma.$disconnect();
+        await pool.end();
+      },
+    };
+  }
+  const dir = opts.pgliteDir ?? '.data/pglite';
+  let dataDir: string | undefined;
+  if (dir !== 'memory://') {
+    dataDir = path.resolve(/* turbopackIgnore: true */ dir);
+    mkdirSync(dataDir, { recursive: true });
+  }
+  // A fresh in-memory database can start from a migrated image (PGLITE_TEMPLATE, a file written by
+  // PGlite's dumpDataDir), which skips initdb: the test suite uses this.
+  const template = !dataDir && process.env.PGLITE_TEMPLATE ? readFileSync(/* turbopackIgnore: true */ process.env.PGLITE_TEMPLATE) : undefined;
+  const client = template ? new PGlite({ loadDataDir: new Blob([new Uint8Array(template)]) }) : new PGlite(dataDir);
+  const prisma = countQueries(new PrismaClient({ adapter: new PrismaPGlite(client), ...clientOptions() }));
+  return {
+    kind: 'pglite',
+    prisma,
+    withSession: (fn) => fn(pgliteSession(client)),
+    async close() {
+      await prisma.$disconnect();
+      await client.close();
+    },
+  };
+}
+
+/** Applies pending migrations; returns the names applied now. */
+export async function migrate(db: Database): Promise<string[]> {
+  const migrations = await readMigrations();
+  const res = await db.withSession((s) => applyMigrations(s, migrations));
+  return res.applied;
+}
+
+interface Holder {
+  db?: Promise<Database>;
+}
+const holder: Holder = ((globalThis as Record<string, unknown>).__inAppAgentDb ??= {}) as Holder;
+
+async function init(): Promise<Database> {
+  const e = env();
+  const db = openDatabase({ databaseUrl: e.DATABASE_URL, pgliteDir: e.PGLITE_DIR });
+  await migrate(db);
+  if (db.kind === 'pglite' && e.AUTO_SEED && e.NODE_ENV !== 'test') {
+    const { seedIfEmpty } = await import('./seed');
+    await seedIfEmpty(db.prisma);
+  }
+  return db;
+}
+
+/**
+ * The process-wide database. The first call opens it and applies pending migrations (cheap when
+ * there are none); on the embedded database the demo project is seeded on first start.
+ */
+export function getDb(): Promise<Database> {
+  holder.db ??= init().catch((err) => {
+    holder.db = undefined;
+    throw err;
+  });
+  return holder.db;
+}
+
+export async function getPrisma(): Promise<PrismaClient> {
+  return (await getDb()).prisma;
+}
+
+/** Closes the process-wide database (scripts, tests). */
+export async function closeDb(): Promise<void> {
+  const p = holder.db;
+  holder.db = undefined;
+  if (p) await (await p).close();
+}

@@ -1,0 +1,115 @@
+import { z } from 'zod';
+
+/**
+ * The one place where process environment is read and validated. Invalid values fail at start-up
+ * with a message naming the variable. Secrets have no usable default in production.
+ */
+const DEV_SECRET = 'dev-only-insecure-secret-change-me-0123456789';
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const intIn = (min: number, max: number, dflt: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return dflt;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `must be an integer between ${min} and ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+/** Secrets: required in production; a fixed, clearly insecure value in development and tests. */
+const secret = (name: string) =>
+  optionalString.transform((v, ctx) => {
+    if (v === undefined) {
+      if (productionParse) {
+        ctx.addIssue({ code: 'custom', message: `${name} is required in production` });
+        return z.NEVER;
+      }
+      return DEV_SECRET;
+    }
+    if (v.length < 32) {
+      ctx.addIssue({ code: 'custom', message: 'must be at least 32 characters' });
+      return z.NEVER;
+    }
+    return v;
+  });
+
+const EnvSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  /** PostgreSQL connection string. Unset: embedded PGlite under PGLITE_DIR. */
+  DATABASE_URL: optionalString.pipe(
+    z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL').optional(),
+  ),
+  /** Where the embedded database lives; `memory://` keeps it in memory (tests). */
+  PGLITE_DIR: z.string().default('.data/pglite'),
+  /** Apply migrations and seed the demo project on first start of the embedded database. */
+  AUTO_SEED: z.enum(['1', '0', 'true', 'false', '']).optional().transform((v) => v !== '0' && v !== 'false'),
+  NEXTAUTH_SECRET: secret('NEXTAUTH_SECRET'),
+  NEXTAUTH_URL: optionalString.pipe(z.url().optional()),
+  /** Secret used to sign single-use tool-call overrides (HMAC). */
+  MCP_OVERRIDE_SECRET: secret('MCP_OVERRIDE_SECRET'),
+  GITHUB_ID: optionalString,
+  GITHUB_SECRET: optionalString,
+  GOOGLE_CLIENT_ID: optionalString,
+  GOOGLE_CLIENT_SECRET: optionalString,
+
+  /** Model provider: unset picks bedrock when AWS credentials are present, else demo. */
+  AGENT_MODEL_PROVIDER: z.enum(['bedrock', 'openai-compatible', 'demo']).optional(),
+  AWS_REGION: optionalString,
+  AWS_ACCESS_KEY_ID: optionalString,
+  AWS_SECRET_ACCESS_KEY: optionalString,
+  AWS_SESSION_TOKEN: optionalString,
+  BEDROCK_MODEL_ID: z.string().default('anthropic.claude-3-5-haiku-20241022-v1:0'),
+  BEDROCK_BASE_URL: optionalString.pipe(z.url().optional()),
+  OPENAI_COMPATIBLE_BASE_URL: optionalString.pipe(z.url().optional()),
+  OPENAI_COMPATIBLE_API_KEY: optionalString,
+  OPENAI_COMPATIBLE_MODEL: optionalString,
+
+  /** Agent limits. */
+  AGENT_MAX_STEPS: intIn(1, 50, 8),
+  /** Retries of a failed model call (throttling, 5xx) before the run fails. */
+  AGENT_MODEL_MAX_RETRIES: intIn(0, 10, 2),
+  AGENT_CONTEXT_TOKENS: intIn(1000, 1_000_000, 24_000),
+  AGENT_RUN_STALE_SECONDS: intIn(5, 3600, 60),
+  AGENT_APPROVAL_TTL_SECONDS: intIn(10, 86_400, 600),
+  AGENT_RATE_LIMIT_PER_MINUTE: intIn(1, 10_000, 20),
+  AGENT_MCP_URL: optionalString.pipe(z.url().optional()),
+
+  /** OpenTelemetry: spans are exported only when an endpoint is set. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(z.url().optional()),
+  OTEL_EXPORTER_OTLP_HEADERS: optionalString,
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+// Set for the duration of one parse: whether the source being parsed is a production environment.
+let productionParse = false;
+
+export function parseEnv(source: Record<string, string | undefined>): Env {
+  productionParse = source.NODE_ENV === 'production';
+  const res = EnvSchema.safeParse(source);
+  if (!res.success) {
+    const lines = res.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
+    throw new Error(`Invalid environment configuration:\n${lines.join('\n')}`);
+  }
+  return res.data;
+}
+
+let cached: Env | undefined;
+/** Validated environment, parsed once per process. */
+export function env(): Env {
+  cached ??= parseEnv(process.env);
+  return cached;
+}
+/** Tests change the environment between cases; this forgets the parsed copy. */
+export function resetEnvCache(): void {
+  cached = undefined;
+}

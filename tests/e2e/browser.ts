@@ -1,0 +1,79 @@
+/**
+ * Browser helpers for the end-to-end tests: Debian's Chromium driven by playwright-core against
+ * the server started by tests/e2e/global-setup.ts (or E2E_BASE_URL).
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { inject } from 'vitest';
+
+export type { Browser, Page };
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const screenshotsDir = path.join(root, 'test-artifacts', 'screenshots');
+
+/** Base URL of the app under test, without a trailing slash, e.g. `http://127.0.0.1:41234`. */
+export const BASE_URL: string = inject('e2eBaseUrl') ?? process.env.E2E_BASE_URL ?? '';
+if (!BASE_URL) throw new Error('No app URL: run the browser tests with `npm run test:e2e`.');
+
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+
+/**
+ * Launches headless Chromium. Each launch gets a fresh, throw-away user-data dir (playwright-core
+ * creates one per `launch()` and removes it on close; it refuses an explicit --user-data-dir).
+ */
+export async function openBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+/** A page in its own browser context (own cookies and storage), 1280x800. */
+export async function newPage(browser: Browser): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: BASE_URL });
+  return context.newPage();
+}
+
+function isUnderProjects(url: URL): boolean {
+  return url.pathname === '/projects' || url.pathname.startsWith('/projects/');
+}
+
+/** Signs in through the login form and waits until the app shows a page under /projects. */
+export async function login(page: Page, email: string, password = 'demo-password'): Promise<void> {
+  await page.goto(`${BASE_URL}/login`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  try {
+    await page.waitForURL(isUnderProjects, { timeout: 20_000 });
+  } catch (err) {
+    const alert = await page
+      .getByRole('alert')
+      .allTextContents()
+      .catch(() => [] as string[]);
+    await shot(page, `login-failed-${email}`).catch(() => undefined);
+    throw new Error(
+      `Login as ${email} did not reach /projects (still at ${page.url()})` +
+        `${alert.length ? `; the page says: ${alert.join(' | ')}` : ''}. ${(err as Error).message}`,
+    );
+  }
+}
+
+/** Saves a full-page PNG to test-artifacts/screenshots/<name>.png and returns its path. */
+export async function shot(page: Page, name: string): Promise<string> {
+  mkdirSync(screenshotsDir, { recursive: true });
+  const file = path.join(screenshotsDir, `${name.replace(/[^\w.@-]+/g, '-')}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}

@@ -1,0 +1,204 @@
+/**
+ * Browser tests run against the real production server (`next start`) with the seeded demo data
+ * and the offline demo model. This global setup builds the app when there is no build yet, starts
+ * the server on a free port of 127.0.0.1 with a fresh database, and stops it afterwards.
+ *
+ * Database: a fresh embedded PGlite in a temp dir; with E2E_DATABASE_URL (a PostgreSQL server URL
+ * whose user may create databases) a fresh database on that server, dropped afterwards.
+ * E2E_BASE_URL points the tests at an app that is already running instead (nothing is started).
+ * The server's output goes to test-artifacts/e2e-server.log.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    e2eBaseUrl: string;
+  }
+}
+
+const require = createRequire(import.meta.url);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const artifacts = path.join(root, 'test-artifacts');
+const logFile = path.join(artifacts, 'e2e-server.log');
+
+/** Fixed secrets for the test server only (production mode requires them). */
+const TEST_NEXTAUTH_SECRET = 'e2e-test-nextauth-secret-0123456789abcdef';
+const TEST_MCP_OVERRIDE_SECRET = 'e2e-test-mcp-override-secret-0123456789abcdef';
+
+/** Model configuration is dropped so the server uses the offline demo model. */
+const MODEL_ENV = /^(AGENT_MODEL_PROVIDER|AWS_.*|BEDROCK_.*|OPENAI_COMPATIBLE_.*|OTEL_.*)$/;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function log(msg: string): void {
+  process.stdout.write(`[e2e] ${msg}\n`);
+}
+
+function tail(file: string, lines = 40): string {
+  if (!existsSync(file)) return '';
+  return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+}
+
+async function waitForServer(url: string, server: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exited: string | undefined;
+  server.once('exit', (code, signal) => (exited = `exited with ${signal ?? `code ${code}`}`));
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`The app server ${exited} before answering ${url}:\n${tail(logFile)}`);
+    try {
+      const res = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(10_000) });
+      await res.arrayBuffer();
+      if (res.status < 500) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`The app server did not answer ${url} within ${timeoutMs / 1000} s:\n${tail(logFile)}`);
+}
+
+function stopServer(server: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (server.exitCode !== null || server.signalCode !== null || !server.pid) return resolve();
+    const pid = server.pid;
+    const kill = (sig: NodeJS.Signals) => {
+      try {
+        process.kill(-pid, sig); // the whole process group: next start and anything it spawned
+      } catch {
+        // already gone
+      }
+    };
+    const timer = setTimeout(() => kill('SIGKILL'), 10_000);
+    server.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    kill('SIGTERM');
+  });
+}
+
+async function withAdmin<T>(adminUrl: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  if (process.env.E2E_BASE_URL) {
+    const url = process.env.E2E_BASE_URL.replace(/\/+$/, '');
+    log(`using the running app at ${url}`);
+    project.provide('e2eBaseUrl', url);
+    return async () => undefined;
+  }
+
+  mkdirSync(artifacts, { recursive: true });
+  if (!existsSync(path.join(root, '.next', 'BUILD_ID'))) {
+    log('no production build found: running `next build` (about a minute)…');
+    const started = Date.now();
+    const res = spawnSync(process.execPath, [require.resolve('next/dist/bin/next'), 'build'], {
+      cwd: root,
+      stdio: 'inherit',
+      env: { ...process.env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
+    });
+    if (res.status !== 0) throw new Error(`next build failed (exit ${res.status ?? res.signal})`);
+    log(`built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  }
+
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const tempDir = mkdtempSync(path.join(os.tmpdir(), 'e2e-app-'));
+
+  const env: NodeJS.ProcessEnv = { NODE_ENV: 'production' };
+  for (const [k, v] of Object.entries(process.env)) if (!MODEL_ENV.test(k)) env[k] = v;
+  Object.assign(env, {
+    NODE_ENV: 'production',
+    NEXT_TELEMETRY_DISABLED: '1',
+    NEXTAUTH_SECRET: TEST_NEXTAUTH_SECRET,
+    MCP_OVERRIDE_SECRET: TEST_MCP_OVERRIDE_SECRET,
+    NEXTAUTH_URL: baseUrl,
+    AUTO_SEED: '1',
+    PORT: String(port),
+  });
+  delete env.DATABASE_URL;
+  delete env.TEST_DATABASE_URL;
+
+  const adminUrl = process.env.E2E_DATABASE_URL;
+  let dbName: string | undefined;
+  if (adminUrl) {
+    dbName = `e2e_${randomBytes(6).toString('hex')}`;
+    await withAdmin(adminUrl, (c) => c.query(`CREATE DATABASE "${dbName}"`));
+    const u = new URL(adminUrl);
+    u.pathname = `/${dbName}`;
+    env.DATABASE_URL = u.toString();
+  } else {
+    env.PGLITE_DIR = path.join(tempDir, 'pglite');
+  }
+
+  const cleanupStorage = async () => {
+    rmSync(tempDir, { recursive: true, force: true });
+    if (adminUrl && dbName) {
+      const name = dbName;
+      await withAdmin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).catch((err) =>
+        log(`could not drop database ${name}: ${(err as Error).message}`),
+      );
+    }
+  };
+
+  // Migrate and seed in a process of its own, which closes the database before the server opens it.
+  const prep = spawnSync(process.execPath, [require.resolve('tsx/cli'), 'scripts/prepare-db.ts'], {
+    cwd: root,
+    env,
+    encoding: 'utf8',
+  });
+  if (prep.status !== 0) {
+    await cleanupStorage();
+    throw new Error(`Preparing the e2e database failed:\n${prep.stdout}${prep.stderr}`);
+  }
+  log(prep.stdout.trim());
+
+  const out = openSync(logFile, 'w');
+  const server = spawn(
+    process.execPath,
+    [require.resolve('next/dist/bin/next'), 'start', '--hostname', '127.0.0.1', '--port', String(port)],
+    { cwd: root, env, stdio: ['ignore', out, out], detached: true },
+  );
+  const started = Date.now();
+  try {
+    await waitForServer(`${baseUrl}/login`, server, 120_000);
+  } catch (err) {
+    await stopServer(server);
+    closeSync(out);
+    await cleanupStorage();
+    throw err;
+  }
+  log(`app ready at ${baseUrl} in ${((Date.now() - started) / 1000).toFixed(1)} s (log: ${path.relative(root, logFile)})`);
+  project.provide('e2eBaseUrl', baseUrl);
+
+  return async () => {
+    await stopServer(server);
+    closeSync(out);
+    await cleanupStorage();
+  };
+}

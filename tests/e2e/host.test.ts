@@ -1,0 +1,258 @@
+// The Tracker in a real browser against the built app with the seeded demo data: each role sees
+// what it may use, a member creates and closes an issue, a viewer and an outsider are refused.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BASE_URL, login, newPage, openBrowser, shot, type Browser, type Page } from './browser';
+
+let browser: Browser;
+let projectId = '';
+
+const SEEDED_ISSUE = 'Checkout button unresponsive on Safari 17';
+
+async function acmeProjectId(page: Page): Promise<string> {
+  await page.goto(`${BASE_URL}/projects`);
+  const href = await page.getByRole('link', { name: 'Acme Web', exact: true }).getAttribute('href');
+  const m = /^\/projects\/([^/?#]+)$/.exec(href ?? '');
+  if (!m) throw new Error(`No Acme Web link on /projects (href ${href})`);
+  return m[1]!;
+}
+
+/** Script errors and console errors per page (hydration mismatches show up here). */
+const pageErrors = new WeakMap<Page, string[]>();
+
+async function signedIn(email: string): Promise<Page> {
+  const page = await newPage(browser);
+  const errors: string[] = [];
+  pageErrors.set(page, errors);
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    // A 404 document is expected where the test asks for one.
+    if (m.type() === 'error' && !/status of 404/.test(m.text())) errors.push(`console: ${m.text()}`);
+  });
+  await login(page, email);
+  return page;
+}
+
+/** Opens a page and waits until React has hydrated it, so clicks reach the client components. */
+async function open(page: Page, path: string): Promise<void> {
+  await page.goto(`${BASE_URL}${path}`);
+  await hydrated(page);
+}
+
+async function hydrated(page: Page): Promise<void> {
+  await page.locator('body[data-hydrated="true"]').waitFor({ state: 'attached', timeout: 30_000 });
+}
+
+async function navLinks(page: Page): Promise<string[]> {
+  return (await page.getByRole('navigation', { name: 'Project' }).getByRole('link').allTextContents()).map((t) => t.trim());
+}
+
+beforeAll(async () => {
+  browser = await openBrowser();
+  const page = await signedIn('owner@example.com');
+  projectId = await acmeProjectId(page);
+  await page.context().close();
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe('each role sees what it may use', () => {
+  const ROLES = [
+    { email: 'owner@example.com', role: 'Owner', manage: true, write: true },
+    { email: 'admin@example.com', role: 'Admin', manage: true, write: true },
+    { email: 'member@example.com', role: 'Member', manage: false, write: true },
+    { email: 'viewer@example.com', role: 'Viewer', manage: false, write: false },
+  ] as const;
+
+  it.each(ROLES)('$email', async ({ email, role, manage, write }) => {
+    const page = await signedIn(email);
+    await open(page, '/projects');
+    const card = page.getByTestId('project-card').filter({ hasText: 'Acme Web' });
+    expect(await card.getByTestId('role-badge').textContent()).toBe(role);
+    expect(await page.getByText('Internal Tools').count()).toBe(0);
+    const name = email.split('@')[0]!;
+    await shot(page, `host-projects-${name}`);
+
+    await open(page, `/projects/${projectId}/issues`);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Issues');
+    expect(await page.getByRole('link', { name: SEEDED_ISSUE }).count()).toBe(1);
+    expect(await page.getByRole('link', { name: 'New issue' }).count()).toBe(write ? 1 : 0);
+    const nav = await navLinks(page);
+    expect(nav).toContain('Issues');
+    expect(nav).toContain('Members');
+    expect(nav.includes('Settings')).toBe(manage);
+    expect(nav.includes('Audit')).toBe(manage);
+    expect(nav.includes('Assistant review')).toBe(manage);
+    expect(await page.getByRole('button', { name: 'Log out' }).count()).toBe(1);
+    expect(await page.locator('#header-actions').count()).toBe(1);
+    await shot(page, `host-issues-${name}`);
+
+    await open(page, `/projects/${projectId}/members`);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Members');
+    expect(await page.getByTestId('member-row').count()).toBeGreaterThanOrEqual(4);
+    expect(await page.getByRole('button', { name: 'Add member' }).count()).toBe(manage ? 1 : 0);
+    const removeButtons = await page.getByRole('button', { name: /^Remove / }).count();
+    const roleSelects = await page.getByRole('combobox', { name: /^Role of / }).count();
+    if (manage) {
+      expect(removeButtons).toBeGreaterThan(0);
+      expect(roleSelects).toBeGreaterThan(0);
+    } else {
+      expect(removeButtons + roleSelects).toBe(0);
+    }
+    await shot(page, `host-members-${name}`);
+
+    await open(page, `/projects/${projectId}/issues/1`);
+    expect(await page.getByTestId('issue-title').textContent()).toContain(SEEDED_ISSUE);
+    // The support-inbox comment is marked as external.
+    const external = page.locator('[data-testid="comment"][data-external="true"]');
+    expect(await external.count()).toBeGreaterThanOrEqual(1);
+    expect(await external.first().getByTestId('external-badge').textContent()).toBe('External');
+    expect(await page.getByRole('button', { name: 'Close issue' }).count()).toBe(write ? 1 : 0);
+    expect(await page.getByRole('button', { name: 'Edit', exact: true }).count()).toBe(write ? 1 : 0);
+    expect(await page.getByLabel('Add a comment').count()).toBe(write ? 1 : 0);
+    expect(await page.getByRole('button', { name: 'Delete issue' }).count()).toBe(manage ? 1 : 0);
+    await shot(page, `host-issue-${name}`);
+    expect(pageErrors.get(page)).toEqual([]);
+    await page.context().close();
+  });
+});
+
+describe('member', () => {
+  it('creates an issue, comments on it and closes it', async () => {
+    const page = await signedIn('member@example.com');
+    await open(page, `/projects/${projectId}/issues`);
+    await page.getByRole('link', { name: 'New issue' }).click();
+    await page.waitForURL(/\/issues\/new$/);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('New issue');
+    const title = `Broken footer link ${Date.now()}`;
+    await page.getByLabel('Title').fill(title);
+    await page.getByLabel('Description').fill('The "Careers" link in the footer returns 404.');
+    await page.getByLabel('Priority').selectOption('HIGH');
+    await shot(page, 'host-new-issue');
+    await page.getByRole('button', { name: 'Create issue' }).click();
+    await page.waitForURL(/\/issues\/\d+$/, { timeout: 30_000 });
+    await page.getByTestId('issue-title').filter({ hasText: title }).waitFor();
+    const number = Number(new URL(page.url()).pathname.split('/').pop());
+    expect(number).toBeGreaterThan(10);
+
+    await page.getByLabel('Add a comment').fill('Looking into it.');
+    await page.getByRole('button', { name: 'Comment', exact: true }).click();
+    await page.getByTestId('comment').filter({ hasText: 'Looking into it.' }).waitFor();
+    expect(await page.getByTestId('comment').filter({ hasText: 'Looking into it.' }).getAttribute('data-external')).toBe('false');
+
+    await page.getByRole('button', { name: 'Close issue' }).click();
+    await page.getByRole('button', { name: 'Reopen issue' }).waitFor();
+    expect(await page.locator('article [data-testid="issue-status"]').getAttribute('data-status')).toBe('CLOSED');
+    await shot(page, 'host-issue-closed');
+
+    // The list shows it under the Closed filter, and search finds it.
+    await open(page, `/projects/${projectId}/issues?status=CLOSED`);
+    expect(await page.getByRole('link', { name: title }).count()).toBe(1);
+    await open(page, `/projects/${projectId}/issues?status=OPEN`);
+    expect(await page.getByRole('link', { name: title }).count()).toBe(0);
+    await open(page, `/projects/${projectId}/issues?q=${encodeURIComponent('careers footer')}`);
+    expect(await page.getByRole('link', { name: title }).count()).toBe(1);
+    await shot(page, 'host-issues-search');
+    // A member may not delete.
+    expect(await page.getByRole('button', { name: 'Delete issue' }).count()).toBe(0);
+    expect(pageErrors.get(page)).toEqual([]);
+    await page.context().close();
+  });
+
+  it('filters through the form', async () => {
+    const page = await signedIn('member@example.com');
+    await open(page, `/projects/${projectId}/issues`);
+    await page.getByLabel('Label').selectOption('docs');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.waitForURL(/label=docs/);
+    const rows = await page.getByTestId('issue-row').count();
+    expect(rows).toBeGreaterThan(0);
+    expect(await page.getByRole('link', { name: 'Document the webhook retry policy' }).count()).toBe(1);
+    expect(await page.getByRole('link', { name: SEEDED_ISSUE }).count()).toBe(0);
+    await page.context().close();
+  });
+});
+
+describe('viewer', () => {
+  it('is refused the new-issue and settings pages', async () => {
+    const page = await signedIn('viewer@example.com');
+    for (const path of ['issues/new', 'settings']) {
+      await open(page, `/projects/${projectId}/${path}`);
+      expect(await page.getByTestId('not-allowed').count()).toBe(1);
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Not allowed');
+      expect(await page.getByLabel('Title').count()).toBe(0);
+      expect(await page.getByLabel('Webhook URL').count()).toBe(0);
+    }
+    await shot(page, 'host-viewer-settings-refused');
+    await page.context().close();
+  });
+});
+
+describe('admin', () => {
+  it('creates an API key (secret shown once) and revokes it', async () => {
+    const page = await signedIn('admin@example.com');
+    await open(page, `/projects/${projectId}/settings`);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Settings');
+    const name = `e2e key ${Date.now()}`;
+    await page.getByLabel('Key name').fill(name);
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secretBox = page.getByTestId('new-key-secret');
+    await secretBox.waitFor();
+    const secret = await page.getByLabel('Secret').inputValue();
+    expect(secret).toMatch(/^sk_/);
+    expect(await secretBox.textContent()).toContain('will not be shown again');
+    await shot(page, 'host-settings-key-created');
+
+    await open(page, `/projects/${projectId}/settings`);
+    expect(await page.content()).not.toContain(secret);
+    const row = page.getByTestId('key-row').filter({ hasText: name });
+    expect(await row.getAttribute('data-status')).toBe('active');
+    await row.getByRole('button', { name: `Revoke ${name}` }).click();
+    await row.getByRole('button', { name: 'Confirm revoke' }).click();
+    await page.locator('[data-testid="key-row"][data-status="revoked"]', { hasText: name }).waitFor();
+    await shot(page, 'host-settings-key-revoked');
+    expect(pageErrors.get(page)).toEqual([]);
+    await page.context().close();
+  });
+});
+
+describe('outsiders and signed-out visitors', () => {
+  it('outsider@example.com cannot see acme-web', async () => {
+    const page = await signedIn('outsider@example.com');
+    await open(page, '/projects');
+    expect(await page.getByRole('link', { name: 'Acme Web' }).count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'Internal Tools' }).count()).toBe(1);
+    for (const path of ['issues', 'issues/1', 'members', 'settings']) {
+      const res = await page.goto(`${BASE_URL}/projects/${projectId}/${path}`);
+      expect(res?.status()).toBe(404);
+      expect(await page.getByText(SEEDED_ISSUE).count()).toBe(0);
+      expect(await page.getByText('Olivia Owner').count()).toBe(0);
+    }
+    await shot(page, 'host-outsider-404');
+    await page.context().close();
+  });
+
+  it('a signed-out visitor is sent to /login and comes back after signing in', async () => {
+    const page = await newPage(browser);
+    await page.goto(`${BASE_URL}/projects/${projectId}/members`);
+    await page.waitForURL((u) => u.pathname === '/login');
+    expect(new URL(page.url()).searchParams.get('callbackUrl')).toBe(`/projects/${projectId}/members`);
+    await hydrated(page);
+    await page.getByLabel('Email').fill('viewer@example.com');
+    await page.getByLabel('Password').fill('wrong-password');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('alert').filter({ hasText: 'Invalid email or password.' }).waitFor();
+    await shot(page, 'host-login-failed');
+    await page.getByLabel('Password').fill('demo-password');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.waitForURL((u) => u.pathname === `/projects/${projectId}/members`, { timeout: 30_000 });
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Members');
+
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.waitForURL((u) => u.pathname === '/login', { timeout: 30_000 });
+    await page.goto(`${BASE_URL}/projects`);
+    await page.waitForURL((u) => u.pathname === '/login');
+    await page.context().close();
+  });
+});

@@ -1,0 +1,102 @@
+// Talks to the agent route over real HTTP and parses the AG-UI SSE stream it answers with.
+import { AgentEventSchema, type AgentEvent } from '@/features/in-app-agent/schema';
+
+export interface AgentResponse {
+  status: number;
+  headers: Headers;
+  events: AgentEvent[];
+  /** Error body for non-stream answers. */
+  error?: { code: string; message: string };
+}
+
+export function agentUrl(base: string, projectId: string): string {
+  return `${base}/api/projects/${encodeURIComponent(projectId)}/in-app-agent`;
+}
+
+export function userMessageBody(text: string, threadId?: string, extra: Record<string, unknown> = {}) {
+  return {
+    threadId: threadId ?? 'new',
+    runId: 'client-run-id',
+    messages: [{ id: 'client-msg', role: 'user', content: text }],
+    tools: [],
+    context: [],
+    ...extra,
+  };
+}
+
+/** Parses `data:` lines of an SSE body into validated AG-UI events. */
+export function parseSse(text: string): AgentEvent[] {
+  const events: AgentEvent[] = [];
+  for (const block of text.split('\n\n')) {
+    const data = block
+      .split('\n')
+      .filter((l) => l.startsWith('data:'))
+      .map((l) => l.slice(5).trimStart())
+      .join('\n');
+    if (data) events.push(AgentEventSchema.parse(JSON.parse(data)));
+  }
+  return events;
+}
+
+export async function postAgent(
+  base: string,
+  projectId: string,
+  cookie: string | undefined,
+  body: unknown,
+  init: { headers?: Record<string, string>; signal?: AbortSignal; raw?: string } = {},
+): Promise<AgentResponse> {
+  const res = await fetch(agentUrl(base, projectId), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: base, ...(cookie ? { cookie } : {}), ...init.headers },
+    body: init.raw ?? JSON.stringify(body),
+    signal: init.signal,
+  });
+  const text = await res.text();
+  if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
+    return { status: res.status, headers: res.headers, events: [], error: (JSON.parse(text) as { error: { code: string; message: string } }).error };
+  }
+  return { status: res.status, headers: res.headers, events: parseSse(text) };
+}
+
+/** Starts a run and returns once `until` matches an event; the caller may then abort. */
+export async function streamAgent(
+  base: string,
+  projectId: string,
+  cookie: string,
+  body: unknown,
+  controller: AbortController,
+  until: (events: AgentEvent[]) => boolean,
+): Promise<{ events: AgentEvent[]; status: number }> {
+  const res = await fetch(agentUrl(base, projectId), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: base, cookie },
+    body: JSON.stringify(body),
+    signal: controller.signal,
+  });
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  const events: AgentEvent[] = [];
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    buf += decoder.decode(value, { stream: true });
+    const idx = buf.lastIndexOf('\n\n');
+    if (idx >= 0) {
+      events.push(...parseSse(buf.slice(0, idx + 2)));
+      buf = buf.slice(idx + 2);
+    }
+    if (until(events)) break;
+  }
+  return { events, status: res.status };
+}
+
+export const types = (events: AgentEvent[]) => events.map((e) => e.type);
+
+export function textOf(events: AgentEvent[], role: 'assistant' | 'user' = 'assistant'): string {
+  const ids = new Set(events.filter((e) => e.type === 'TEXT_MESSAGE_START' && e.role === role).map((e) => (e as { messageId: string }).messageId));
+  return events
+    .filter((e): e is Extract<AgentEvent, { type: 'TEXT_MESSAGE_CONTENT' }> => e.type === 'TEXT_MESSAGE_CONTENT' && ids.has(e.messageId))
+    .map((e) => e.delta)
+    .join('');
+}

@@ -1,0 +1,84 @@
+/**
+ * Empty databases for the migration and drift tests, which must start from nothing (the shared
+ * test setup hands out databases that are already migrated). A fresh database on the PostgreSQL
+ * server named by TEST_DATABASE_URL when set, a fresh in-memory PGlite otherwise.
+ */
+import { randomBytes } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import type { SqlSession } from '@/server/migrate';
+
+export const adminUrl = process.env.TEST_DATABASE_URL;
+
+export interface Connection {
+  session: SqlSession;
+  close(): Promise<void>;
+}
+
+export interface EmptyDatabase extends Connection {
+  kind: 'pglite' | 'postgres';
+  /** Another, independent connection to the same database (PostgreSQL only). */
+  connect(): Promise<Connection>;
+}
+
+export function pgliteSession(db: PGlite): SqlSession {
+  return {
+    query: async <T>(sql: string, params?: unknown[]) => ({ rows: (await db.query<T>(sql, params)).rows }),
+    exec: async (sql: string) => {
+      await db.exec(sql);
+    },
+  };
+}
+
+export function pgSession(client: pg.Client): SqlSession {
+  return {
+    query: async <T>(sql: string, params?: unknown[]) => ({ rows: (await client.query(sql, params)).rows as T[] }),
+    exec: async (sql: string) => {
+      await client.query(sql);
+    },
+  };
+}
+
+async function pgConnect(url: string): Promise<Connection> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  let closed: Promise<void> | undefined;
+  return { session: pgSession(client), close: () => (closed ??= client.end()) };
+}
+
+export async function openEmptyDatabase(): Promise<EmptyDatabase> {
+  if (!adminUrl) {
+    const db = new PGlite();
+    await db.waitReady;
+    return {
+      kind: 'pglite',
+      session: pgliteSession(db),
+      close: () => db.close(),
+      connect: () => Promise.reject(new Error('PGlite is a single in-process connection; there is no second session.')),
+    };
+  }
+  const name = `m_${randomBytes(6).toString('hex')}`;
+  const admin = await pgConnect(adminUrl);
+  await admin.session.exec(`CREATE DATABASE "${name}"`);
+  await admin.close();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const others: Connection[] = [];
+  const main = await pgConnect(url.toString());
+  return {
+    kind: 'postgres',
+    session: main.session,
+    async connect() {
+      const c = await pgConnect(url.toString());
+      others.push(c);
+      return c;
+    },
+    async close() {
+      for (const c of others) await c.close().catch(() => undefined);
+      await main.close();
+      const a = await pgConnect(adminUrl);
+      await a.session.exec(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await a.close();
+    },
+  };
+}

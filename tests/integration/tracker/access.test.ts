@@ -1,0 +1,239 @@
+// Authorization of every tracker procedure over real HTTP: a user of another project gets
+// NOT_FOUND, a role without the scope gets FORBIDDEN, every role holding it succeeds. The case
+// table must name every procedure of the router, so a new procedure without a case fails here.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { trackerRouter } from '@/features/tracker/router';
+import { createProjectKey } from '@/server/api-keys';
+import { getPrisma } from '@/server/db';
+import { newId } from '@/server/ids';
+import { hasProjectAccess, ROLES, type Role, type Scope } from '@/server/rbac';
+import { createIssue, createProject, createUser, type TestProject, type TestUser } from '../../helpers/fixtures';
+import { startTestServer, type TestServer } from '../../helpers/http';
+import { errorCode, trpcClient } from '../../helpers/trpc';
+
+type Client = ReturnType<typeof trpcClient>;
+
+/** Fresh targets for one call, so destructive procedures can run once per role. */
+interface Fx {
+  projectId: string;
+  issueNumber: number;
+  keyId: string;
+  /** A VIEWER member that may be changed or removed. */
+  memberId: string;
+  /** A registered user who is not a member yet. */
+  outsiderEmail: string;
+}
+
+async function fixtures(p: TestProject): Promise<Fx> {
+  const prisma = await getPrisma();
+  const issue = await createIssue(p.id, { title: `Target ${newId('t')}`, body: 'body', reporterId: p.users.OWNER.id });
+  const key = await createProjectKey(prisma, { projectId: p.id, name: 'target key', createdById: p.users.OWNER.id });
+  const member = await createUser('Target');
+  await prisma.projectMembership.create({ data: { id: newId('m_'), projectId: p.id, userId: member.id, role: 'VIEWER' } });
+  const outsider = await createUser('Invitee');
+  return { projectId: p.id, issueNumber: issue.number, keyId: key.key.id, memberId: member.id, outsiderEmail: outsider.email };
+}
+
+interface Case {
+  /** The scope the procedure requires; null: any signed-in user (not project-scoped). */
+  scope: Scope | null;
+  call: (c: Client, fx: Fx) => Promise<unknown>;
+}
+
+const CASES: Record<string, Case> = {
+  'projects.list': { scope: null, call: (c) => c.tracker.projects.list.query() },
+  'projects.get': { scope: 'project:read', call: (c, f) => c.tracker.projects.get.query({ projectId: f.projectId }) },
+  'issues.list': { scope: 'issues:read', call: (c, f) => c.tracker.issues.list.query({ projectId: f.projectId }) },
+  'issues.search': { scope: 'issues:read', call: (c, f) => c.tracker.issues.search.query({ projectId: f.projectId, query: 'Target' }) },
+  'issues.get': { scope: 'issues:read', call: (c, f) => c.tracker.issues.get.query({ projectId: f.projectId, number: f.issueNumber }) },
+  'issues.create': { scope: 'issues:write', call: (c, f) => c.tracker.issues.create.mutate({ projectId: f.projectId, title: 'New one' }) },
+  'issues.update': {
+    scope: 'issues:write',
+    call: (c, f) => c.tracker.issues.update.mutate({ projectId: f.projectId, number: f.issueNumber, title: 'Renamed' }),
+  },
+  'issues.assign': {
+    scope: 'issues:write',
+    call: (c, f) => c.tracker.issues.assign.mutate({ projectId: f.projectId, number: f.issueNumber, assigneeId: f.memberId }),
+  },
+  'issues.close': { scope: 'issues:write', call: (c, f) => c.tracker.issues.close.mutate({ projectId: f.projectId, number: f.issueNumber }) },
+  'issues.reopen': { scope: 'issues:write', call: (c, f) => c.tracker.issues.reopen.mutate({ projectId: f.projectId, number: f.issueNumber }) },
+  'issues.delete': { scope: 'issues:delete', call: (c, f) => c.tracker.issues.delete.mutate({ projectId: f.projectId, number: f.issueNumber }) },
+  'comments.add': {
+    scope: 'comments:write',
+    call: (c, f) => c.tracker.comments.add.mutate({ projectId: f.projectId, number: f.issueNumber, body: 'A comment' }),
+  },
+  'members.list': { scope: 'members:read', call: (c, f) => c.tracker.members.list.query({ projectId: f.projectId }) },
+  'members.add': {
+    scope: 'members:manage',
+    call: (c, f) => c.tracker.members.add.mutate({ projectId: f.projectId, email: f.outsiderEmail, role: 'MEMBER' }),
+  },
+  'members.changeRole': {
+    scope: 'members:manage',
+    call: (c, f) => c.tracker.members.changeRole.mutate({ projectId: f.projectId, userId: f.memberId, role: 'MEMBER' }),
+  },
+  'members.remove': { scope: 'members:manage', call: (c, f) => c.tracker.members.remove.mutate({ projectId: f.projectId, userId: f.memberId }) },
+  'labels.list': { scope: 'issues:read', call: (c, f) => c.tracker.labels.list.query({ projectId: f.projectId }) },
+  'apiKeys.list': { scope: 'apiKeys:manage', call: (c, f) => c.tracker.apiKeys.list.query({ projectId: f.projectId }) },
+  'apiKeys.create': { scope: 'apiKeys:manage', call: (c, f) => c.tracker.apiKeys.create.mutate({ projectId: f.projectId, name: 'ci' }) },
+  'apiKeys.revoke': { scope: 'apiKeys:manage', call: (c, f) => c.tracker.apiKeys.revoke.mutate({ projectId: f.projectId, keyId: f.keyId }) },
+  'settings.get': { scope: 'members:manage', call: (c, f) => c.tracker.settings.get.query({ projectId: f.projectId }) },
+  'settings.setWebhook': {
+    scope: 'members:manage',
+    call: (c, f) => c.tracker.settings.setWebhook.mutate({ projectId: f.projectId, url: 'https://hooks.example.com/x' }),
+  },
+};
+
+let server: TestServer;
+let project: TestProject;
+let other: TestProject;
+/** Targets for calls that must fail before touching anything (they stay valid throughout). */
+let shared: Fx;
+let loner: TestUser;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  project = await createProject('Access');
+  other = await createProject('Other');
+  shared = await fixtures(project);
+  loner = await createUser('Loner');
+});
+afterAll(() => server?.close());
+
+const client = (cookie?: string) => trpcClient(server.url, cookie);
+
+describe('tracker procedure authorization', () => {
+  afterAll(async () => {
+    // The calls that were refused changed nothing.
+    const prisma = await getPrisma();
+    const issue = await prisma.issue.findUniqueOrThrow({ where: { projectId_number: { projectId: project.id, number: shared.issueNumber } } });
+    expect(issue.title).toMatch(/^Target /);
+    expect(issue.status).toBe('OPEN');
+    expect(await prisma.issue.count({ where: { projectId: project.id, title: 'New one', reporterId: { in: [other.users.OWNER.id, project.users.VIEWER.id, loner.id] } } })).toBe(0);
+    expect((await prisma.apiKey.findUniqueOrThrow({ where: { id: shared.keyId } })).revokedAt).toBeNull();
+    expect((await prisma.projectMembership.findUniqueOrThrow({ where: { projectId_userId: { projectId: project.id, userId: shared.memberId } } })).role).toBe('VIEWER');
+  });
+
+  it('has a case for every procedure of the router, and no stale case', () => {
+    expect(Object.keys(CASES).sort()).toEqual(Object.keys(trackerRouter._def.procedures).sort());
+  });
+
+  const projectCases = Object.entries(CASES).filter(([, c]) => c.scope !== null) as Array<[string, Case & { scope: Scope }]>;
+
+  it.each(projectCases)('%s: a member of another project gets NOT_FOUND', async (_name, c) => {
+    // The other project's OWNER holds every scope in their own project, and none here.
+    expect(await errorCode(c.call(client(other.users.OWNER.cookie), shared))).toBe('NOT_FOUND');
+  });
+
+  it.each(projectCases)('%s: a user in no project gets NOT_FOUND', async (_name, c) => {
+    expect(await errorCode(c.call(client(loner.cookie), shared))).toBe('NOT_FOUND');
+  });
+
+  it.each(Object.entries(CASES))('%s: unauthenticated gets UNAUTHORIZED', async (_name, c) => {
+    expect(await errorCode(c.call(client(), shared))).toBe('UNAUTHORIZED');
+  });
+
+  const roleRows = projectCases.flatMap(([name, c]) => ROLES.map((role) => [name, role, c] as [string, Role, Case & { scope: Scope }]));
+
+  it.each(roleRows)('%s as %s: allowed iff the role holds the scope', async (_name, role, c) => {
+    const allowed = hasProjectAccess({ role }, c.scope);
+    const code = await errorCode(c.call(client(project.users[role].cookie), allowed ? await fixtures(project) : shared));
+    expect(code).toBe(allowed ? null : 'FORBIDDEN');
+  });
+
+  it('projects.list works for every role and shows only the caller’s projects', async () => {
+    for (const role of ROLES) {
+      const list = await client(project.users[role].cookie).tracker.projects.list.query();
+      expect(list.map((p) => [p.id, p.role])).toEqual([[project.id, role]]);
+    }
+  });
+});
+
+describe('ids of another project are NOT_FOUND inside one’s own project', () => {
+  it('issue numbers that exist only elsewhere', async () => {
+    const prisma = await getPrisma();
+    const mine = await createProject('Mine');
+    const theirs = await fixtures(project);
+    await prisma.project.update({ where: { id: mine.id }, data: { issueCounter: 0 } });
+    const owner = client(mine.users.OWNER.cookie);
+    const args = { projectId: mine.id, number: theirs.issueNumber };
+    expect(await errorCode(owner.tracker.issues.get.query(args))).toBe('NOT_FOUND');
+    expect(await errorCode(owner.tracker.issues.update.mutate({ ...args, title: 'x' }))).toBe('NOT_FOUND');
+    expect(await errorCode(owner.tracker.issues.close.mutate(args))).toBe('NOT_FOUND');
+    expect(await errorCode(owner.tracker.issues.delete.mutate(args))).toBe('NOT_FOUND');
+    expect(await errorCode(owner.tracker.comments.add.mutate({ ...args, body: 'hi' }))).toBe('NOT_FOUND');
+    // The other project's issue is untouched.
+    const still = await prisma.issue.findUnique({ where: { projectId_number: { projectId: project.id, number: theirs.issueNumber } } });
+    expect(still?.title).toMatch(/^Target /);
+    expect(still?.status).toBe('OPEN');
+  });
+
+  it('an API key id of another project cannot be revoked', async () => {
+    const prisma = await getPrisma();
+    const theirs = await fixtures(project);
+    const owner = client(other.users.OWNER.cookie);
+    expect(await errorCode(owner.tracker.apiKeys.revoke.mutate({ projectId: other.id, keyId: theirs.keyId }))).toBe('NOT_FOUND');
+    const key = await prisma.apiKey.findUniqueOrThrow({ where: { id: theirs.keyId } });
+    expect(key.revokedAt).toBeNull();
+  });
+
+  it('a member of another project cannot be changed or removed through one’s own project', async () => {
+    const prisma = await getPrisma();
+    const theirs = await fixtures(project);
+    const owner = client(other.users.OWNER.cookie);
+    expect(await errorCode(owner.tracker.members.changeRole.mutate({ projectId: other.id, userId: theirs.memberId, role: 'ADMIN' }))).toBe(
+      'NOT_FOUND',
+    );
+    expect(await errorCode(owner.tracker.members.remove.mutate({ projectId: other.id, userId: theirs.memberId }))).toBe('NOT_FOUND');
+    const m = await prisma.projectMembership.findUniqueOrThrow({ where: { projectId_userId: { projectId: project.id, userId: theirs.memberId } } });
+    expect(m.role).toBe('VIEWER');
+  });
+
+  it('assigning an issue to a user outside the project is refused', async () => {
+    const fx = await fixtures(project);
+    const outsider = other.users.MEMBER;
+    const code = await errorCode(
+      client(project.users.MEMBER.cookie).tracker.issues.assign.mutate({ projectId: project.id, number: fx.issueNumber, assigneeId: outsider.id }),
+    );
+    expect(code).toBe('BAD_REQUEST');
+  });
+});
+
+describe('only owners manage owners', () => {
+  it('an ADMIN cannot grant OWNER, change or remove an OWNER', async () => {
+    const p = await createProject('Owners');
+    const admin = client(p.users.ADMIN.cookie);
+    const invitee = await createUser('Invitee');
+    expect(await errorCode(admin.tracker.members.add.mutate({ projectId: p.id, email: invitee.email, role: 'OWNER' }))).toBe('FORBIDDEN');
+    expect(await errorCode(admin.tracker.members.changeRole.mutate({ projectId: p.id, userId: p.users.MEMBER.id, role: 'OWNER' }))).toBe(
+      'FORBIDDEN',
+    );
+    expect(await errorCode(admin.tracker.members.changeRole.mutate({ projectId: p.id, userId: p.users.OWNER.id, role: 'VIEWER' }))).toBe(
+      'FORBIDDEN',
+    );
+    expect(await errorCode(admin.tracker.members.remove.mutate({ projectId: p.id, userId: p.users.OWNER.id }))).toBe('FORBIDDEN');
+    const members = await client(p.users.OWNER.cookie).tracker.members.list.query({ projectId: p.id });
+    expect(members.find((m) => m.userId === p.users.OWNER.id)?.role).toBe('OWNER');
+    expect(members.find((m) => m.userId === p.users.MEMBER.id)?.role).toBe('MEMBER');
+    expect(members.some((m) => m.userId === invitee.id)).toBe(false);
+    // An ADMIN may still manage non-owner roles.
+    expect(await errorCode(admin.tracker.members.changeRole.mutate({ projectId: p.id, userId: p.users.MEMBER.id, role: 'ADMIN' }))).toBeNull();
+  });
+
+  it('an OWNER can make another user OWNER', async () => {
+    const p = await createProject('Owners2');
+    const owner = client(p.users.OWNER.cookie);
+    const m = await owner.tracker.members.changeRole.mutate({ projectId: p.id, userId: p.users.ADMIN.id, role: 'OWNER' });
+    expect(m.role).toBe('OWNER');
+  });
+});
+
+describe('instance administrators', () => {
+  it('may read a project they are not a member of, but not change it', async () => {
+    const root = await createUser('Root', { isAdmin: true });
+    const c = client(root.cookie);
+    const fx = await fixtures(project);
+    expect(await errorCode(c.tracker.issues.get.query({ projectId: project.id, number: fx.issueNumber }))).toBeNull();
+    expect(await errorCode(c.tracker.issues.close.mutate({ projectId: project.id, number: fx.issueNumber }))).toBe('FORBIDDEN');
+    expect(await errorCode(c.tracker.apiKeys.list.query({ projectId: project.id }))).toBe('FORBIDDEN');
+  });
+});

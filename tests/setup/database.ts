@@ -1,0 +1,34 @@
+// Gives every test file its own empty, migrated database: a fresh database on the PostgreSQL
+// server named by TEST_DATABASE_URL when set (CI), an in-memory PGlite otherwise.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll } from 'vitest';
+import { closeDb } from '@/server/db';
+
+const adminUrl = process.env.TEST_DATABASE_URL;
+let dbName: string | undefined;
+
+if (adminUrl) {
+  dbName = `t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${dbName}"`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${dbName}`;
+  process.env.DATABASE_URL = url.toString();
+} else {
+  delete process.env.DATABASE_URL;
+  process.env.PGLITE_DIR = 'memory://';
+}
+process.env.AUTO_SEED = '0';
+
+afterAll(async () => {
+  await closeDb();
+  if (adminUrl && dbName) {
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    await admin.end();
+  }
+});

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { describeError } from '@/features/in-app-agent/components/errors';
+
+describe('describeError', () => {
+  it('says a known refusal once instead of repeating the server wording in brackets', () => {
+    const e = describeError('RUN_IN_PROGRESS', 'Another answer is still being written in this conversation.');
+    expect(e.message).toBe('The assistant is still answering in this conversation (maybe in another tab). Wait a moment and retry.');
+    expect(e.retryable).toBe(true);
+  });
+
+  it('keeps the server detail where it tells the user something new', () => {
+    expect(describeError('TOOL_ERROR', 'list_issues: timeout').message).toBe('A tool failed while answering. (list_issues: timeout)');
+    expect(describeError('RATE_LIMITED', 'Too many requests. Try again in 12 s.').message).toBe('Too many requests. Try again in 12 s.');
+  });
+
+  it('falls back to the server message for unknown codes and marks refusals not retryable', () => {
+    expect(describeError('SOMETHING_NEW', 'Plain words.').message).toBe('Plain words.');
+    expect(describeError(undefined).message).toBe('Something went wrong.');
+    expect(describeError('FORBIDDEN', 'x').retryable).toBe(false);
+  });
+});

@@ -1,0 +1,198 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { coalesce, Compactor, expand, type WriteOp } from '@/features/in-app-agent/compact';
+import { emptyView, foldEvents } from '@/features/in-app-agent/fold';
+import { AgentEventSchema, StoredEventSchema, type AgentEvent, type StoredEvent } from '@/features/in-app-agent/schema';
+
+// A generated live stream: several runs, each a random mix of text messages (split into random
+// deltas), tool calls (args split into deltas, with or without results) and custom events, ending
+// in success, interrupt, cancellation (abort) or failure, with time passing between events so long
+// messages get flushed partially.
+
+type Step =
+  | { kind: 'text'; chunks: string[] }
+  | { kind: 'tool'; name: string; argChunks: string[]; result: string | null }
+  | { kind: 'custom'; name: string; value: unknown };
+type Ending = 'success' | 'interrupt' | 'cancelled' | 'error' | 'abort-midway' | 'still-running';
+type RunSpec = { user: string; steps: Step[]; ending: Ending; gaps: number[] };
+
+const text = fc.string({ minLength: 1, maxLength: 12 });
+const step: fc.Arbitrary<Step> = fc.oneof(
+  fc.record({ kind: fc.constant('text' as const), chunks: fc.array(text, { minLength: 0, maxLength: 6 }) }),
+  fc.record({
+    kind: fc.constant('tool' as const),
+    name: fc.constantFrom('list_issues', 'get_issue', 'create_issue'),
+    argChunks: fc.array(text, { minLength: 0, maxLength: 4 }),
+    result: fc.option(fc.oneof(text, fc.constant('{"isError":true,"error":"x"}')), { nil: null }),
+  }),
+  fc.record({
+    kind: fc.constant('custom' as const),
+    name: fc.constantFrom('in-app-agent.model', 'in-app-agent.navigate', 'other'),
+    value: fc.constantFrom({ provider: 'demo', modelId: 'demo', label: 'Demo', demo: true }, { href: '/projects/p/issues' }, 42),
+  }),
+);
+const run: fc.Arbitrary<RunSpec> = fc.record({
+  user: text,
+  steps: fc.array(step, { maxLength: 6 }),
+  ending: fc.constantFrom<Ending>('success', 'interrupt', 'cancelled', 'error', 'abort-midway', 'still-running'),
+  gaps: fc.array(fc.integer({ min: 0, max: 700 }), { minLength: 40, maxLength: 40 }),
+});
+
+function build(runs: RunSpec[]): { events: AgentEvent[]; times: number[] } {
+  const events: AgentEvent[] = [];
+  const times: number[] = [];
+  let t = 0;
+  let id = 0;
+  runs.forEach((r, ri) => {
+    let g = 0;
+    const push = (e: AgentEvent) => {
+      t += r.gaps[g++ % r.gaps.length]!;
+      events.push(e);
+      times.push(t);
+    };
+    const runId = `run${ri}`;
+    push({ type: 'RUN_STARTED', threadId: 'thread', runId });
+    const um = `u${++id}`;
+    push({ type: 'TEXT_MESSAGE_START', messageId: um, role: 'user' });
+    push({ type: 'TEXT_MESSAGE_CONTENT', messageId: um, delta: r.user });
+    push({ type: 'TEXT_MESSAGE_END', messageId: um });
+    let parent: string | undefined;
+    // A run still going (or whose process died) is only possible as the last one of a conversation.
+    const ending: Ending = r.ending === 'still-running' && ri < runs.length - 1 ? 'success' : r.ending;
+    const cut = ending === 'abort-midway' || ending === 'still-running' ? Math.max(0, r.steps.length - 1) : r.steps.length;
+    for (let si = 0; si < r.steps.length; si++) {
+      const s = r.steps[si]!;
+      const midway = si >= cut; // the abort lands inside this step
+      if (s.kind === 'text') {
+        const m = `a${++id}`;
+        parent = m;
+        push({ type: 'TEXT_MESSAGE_START', messageId: m, role: 'assistant' });
+        const chunks = midway ? s.chunks.slice(0, Math.ceil(s.chunks.length / 2)) : s.chunks;
+        for (const c of chunks) push({ type: 'TEXT_MESSAGE_CONTENT', messageId: m, delta: c });
+        if (!midway) push({ type: 'TEXT_MESSAGE_END', messageId: m });
+      } else if (s.kind === 'tool') {
+        const tc = `tc${++id}`;
+        push({ type: 'TOOL_CALL_START', toolCallId: tc, toolCallName: s.name, ...(parent ? { parentMessageId: parent } : {}) });
+        for (const c of s.argChunks) push({ type: 'TOOL_CALL_ARGS', toolCallId: tc, delta: c });
+        if (!midway) {
+          push({ type: 'TOOL_CALL_END', toolCallId: tc });
+          if (s.result !== null) push({ type: 'TOOL_CALL_RESULT', messageId: `r${++id}`, toolCallId: tc, content: s.result, role: 'tool' });
+        }
+      } else {
+        push({ type: 'CUSTOM', name: s.name, value: s.value });
+      }
+      if (midway) break;
+    }
+    switch (ending) {
+      case 'success':
+        push({ type: 'RUN_FINISHED', threadId: 'thread', runId, outcome: { type: 'success' } });
+        break;
+      case 'interrupt':
+        push({
+          type: 'RUN_FINISHED',
+          threadId: 'thread',
+          runId,
+          outcome: { type: 'interrupt', interrupts: [{ id: `i${++id}`, reason: 'tool_approval', toolCallId: 'x', expiresAt: '2030-01-01T00:00:00Z' }] },
+        });
+        break;
+      case 'cancelled':
+      case 'abort-midway':
+        // What the server records when the client goes away.
+        push({ type: 'RUN_FINISHED', threadId: 'thread', runId, outcome: { type: 'cancelled' } });
+        break;
+      case 'error':
+        push({ type: 'RUN_ERROR', code: 'MODEL_ERROR', message: 'boom' });
+        break;
+      case 'still-running':
+        break; // what is open was flushed as incomplete rows (drain), nothing else
+    }
+  });
+  return { events, times };
+}
+
+/** Simulates the table: inserts and in-place updates keyed by seq, read back in seq order. */
+function store(ops: WriteOp[]): StoredEvent[] {
+  const table = new Map<number, StoredEvent>();
+  for (const op of ops) {
+    if (op.kind === 'insert') {
+      expect(table.has(op.seq)).toBe(false);
+    } else {
+      expect(table.has(op.seq)).toBe(true);
+    }
+    // Stored payloads go through JSON and the stored schema, like rows in the database.
+    table.set(op.seq, StoredEventSchema.parse(JSON.parse(JSON.stringify(op.event))));
+  }
+  return [...table.entries()].sort((a, b) => a[0] - b[0]).map(([, e]) => e);
+}
+
+describe('replay(compact(stream)) equals the live fold of the stream', () => {
+  it('holds for generated streams, including aborted and failed runs', () => {
+    fc.assert(
+      fc.property(fc.array(run, { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 1500 }), (runs, flushMs) => {
+        const { events, times } = build(runs);
+        for (const e of events) AgentEventSchema.parse(e);
+        let now = 0;
+        const compactor = new Compactor(0, flushMs, () => now);
+        const ops: WriteOp[] = [];
+        let batch: WriteOp[] = [];
+        events.forEach((e, i) => {
+          now = times[i]!;
+          batch.push(...compactor.push(e));
+          // The recorder writes in batches; coalescing must not change the result.
+          if (i % 3 === 0) {
+            ops.push(...coalesce(batch));
+            batch = [];
+          }
+        });
+        ops.push(...coalesce([...batch, ...compactor.drain()]));
+        const live = foldEvents(events, emptyView('thread'));
+        const replayed = foldEvents(expand(store(ops)), emptyView('thread'));
+        expect(replayed).toEqual(live);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('writes rows per message or tool call, not per token', () => {
+    const chunks = Array.from({ length: 2000 }, (_, i) => `t${i} `);
+    const events: AgentEvent[] = [
+      { type: 'RUN_STARTED', threadId: 'th', runId: 'r' },
+      { type: 'TEXT_MESSAGE_START', messageId: 'm', role: 'assistant' },
+      ...chunks.map((delta) => ({ type: 'TEXT_MESSAGE_CONTENT' as const, messageId: 'm', delta })),
+      { type: 'TEXT_MESSAGE_END', messageId: 'm' },
+      { type: 'RUN_FINISHED', threadId: 'th', runId: 'r', outcome: { type: 'success' } },
+    ];
+    const c = new Compactor(0, 1000, () => 0);
+    const ops = events.flatMap((e) => c.push(e));
+    expect(ops).toHaveLength(3);
+    expect(ops[1]!.event).toMatchObject({ type: 'TEXT_MESSAGE', content: chunks.join(''), complete: true });
+  });
+
+  it('flushes a long message at the interval and updates the same row', () => {
+    let now = 0;
+    const c = new Compactor(10, 1000, () => now);
+    c.push({ type: 'TEXT_MESSAGE_START', messageId: 'm', role: 'assistant' });
+    now = 500;
+    expect(c.push({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: 'a' })).toEqual([]);
+    now = 1001;
+    const first = c.push({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: 'b' });
+    expect(first).toEqual([{ kind: 'insert', seq: 11, event: expect.objectContaining({ content: 'ab', complete: false }) }]);
+    now = 1500;
+    expect(c.push({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: 'c' })).toEqual([]);
+    expect(c.push({ type: 'TEXT_MESSAGE_END', messageId: 'm' })).toEqual([
+      { kind: 'update', seq: 11, event: expect.objectContaining({ content: 'abc', complete: true }) },
+    ]);
+  });
+
+  it('replays rows stored by an older schema version', () => {
+    // Version 1 rows without the `v` field (written before it existed) still parse and replay.
+    const legacy = [
+      { type: 'RUN_STARTED', runId: 'r', threadId: 't' },
+      { type: 'TEXT_MESSAGE', messageId: 'm', role: 'user', content: 'hi', complete: true },
+      { type: 'RUN_FINISHED', runId: 'r', threadId: 't' },
+    ].map((p) => StoredEventSchema.parse(p));
+    const view = foldEvents(expand(legacy));
+    expect(view.messages).toEqual([{ id: 'm', role: 'user', content: 'hi', runId: 'r' }]);
+    expect(view.runs[0]!.status).toBe('completed');
+  });
+});

@@ -1,0 +1,61 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { MCP_TOOL_METADATA, MCP_TOOLS, TOOL_NAMES, toolInputJsonSchema, type McpToolName } from '@/features/mcp/registry';
+import { SCOPES } from '@/server/rbac';
+
+const READ_TOOLS: McpToolName[] = ['list_issues', 'get_issue', 'search_issues', 'list_members', 'list_labels', 'get_project_summary'];
+
+describe('MCP tool registry', () => {
+  it('has exactly the documented tools, in a stable order, and metadata for each', () => {
+    expect(TOOL_NAMES).toEqual([
+      ...READ_TOOLS,
+      'create_issue',
+      'update_issue',
+      'add_comment',
+      'assign_issue',
+      'close_issue',
+      'delete_issue',
+      'notify_webhook',
+    ]);
+    expect(MCP_TOOL_METADATA.map((t) => t.name)).toEqual(TOOL_NAMES);
+  });
+
+  it('marks only the read tools read-only, only delete_issue destructive, only notify_webhook open-world', () => {
+    for (const t of MCP_TOOL_METADATA) {
+      expect(t.annotations.readOnlyHint, t.name).toBe(READ_TOOLS.includes(t.name));
+      expect(t.annotations.destructiveHint, t.name).toBe(t.name === 'delete_issue');
+      expect(t.annotations.openWorldHint, t.name).toBe(t.name === 'notify_webhook');
+      expect(t.tags.communicatesOutside, t.name).toBe(t.name === 'notify_webhook');
+      expect(SCOPES).toContain(t.scope);
+      expect(t.description.length).toBeGreaterThan(20);
+    }
+    expect(MCP_TOOLS.get_issue.tags.readsUntrustedContent).toBe(true);
+  });
+
+  it('has strict input schemas: unknown fields, oversized strings and huge pages are refused', () => {
+    for (const name of TOOL_NAMES) {
+      expect(MCP_TOOLS[name].inputSchema.safeParse({ unexpected: 1 }).success, name).toBe(false);
+      const json = toolInputJsonSchema(name);
+      expect(json.type).toBe('object');
+      expect(json.additionalProperties, name).toBe(false);
+    }
+    expect(MCP_TOOLS.list_issues.inputSchema.safeParse({ pageSize: 51 }).success).toBe(false);
+    expect(MCP_TOOLS.list_issues.inputSchema.parse({})).toEqual({ page: 1, pageSize: 20 });
+    expect(MCP_TOOLS.search_issues.inputSchema.safeParse({ query: 'x'.repeat(201) }).success).toBe(false);
+    expect(MCP_TOOLS.create_issue.inputSchema.safeParse({ title: 'x'.repeat(201) }).success).toBe(false);
+    expect(MCP_TOOLS.notify_webhook.inputSchema.safeParse({ message: 'x'.repeat(2001) }).success).toBe(false);
+    expect(MCP_TOOLS.get_issue.inputSchema.safeParse({ number: 1.5 }).success).toBe(false);
+  });
+
+  it('matches the tool table of the README (scope and who needs approval)', () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const section = readme.slice(readme.indexOf("## Use the product's MCP server from your MCP client"));
+    const rows = [...section.matchAll(/^\| `([a-z_]+)` \| `([a-z:A-Z]+)` \| [^|]+ \| (auto|approval) \|$/gm)];
+    expect(rows.map((r) => r[1])).toEqual(TOOL_NAMES);
+    for (const [, name, scope, policy] of rows) {
+      const t = MCP_TOOLS[name as McpToolName];
+      expect(scope, name).toBe(t.scope);
+      expect(policy, name).toBe(t.annotations.readOnlyHint ? 'auto' : 'approval');
+    }
+  });
+});
