@@ -35,7 +35,9 @@ function sortDeep(value: unknown): unknown {
   if (Array.isArray(value)) return value.map((v) => (v === undefined ? null : sortDeep(v)));
   if (value && typeof value === 'object') {
     if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return sortDeep((value as { toJSON(): unknown }).toJSON());
-    const out: Record<string, unknown> = {};
+    // A null-prototype object: a key named `__proto__` stays an ordinary key instead of setting
+    // the prototype (which would drop it from the JSON and let two argument sets collide).
+    const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
     for (const k of Object.keys(value).sort()) {
       const v = (value as Record<string, unknown>)[k];
       if (v !== undefined) out[k] = sortDeep(v);

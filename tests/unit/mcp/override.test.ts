@@ -15,6 +15,13 @@ describe('canonicalJson', () => {
     expect(canonicalJson([undefined, 1])).toBe('[null,1]');
   });
 
+  it('keeps a key named __proto__ as an ordinary key, so it cannot collide with its absence', () => {
+    const withProto = JSON.parse('{"number":1,"__proto__":{"x":1}}') as Record<string, unknown>;
+    expect(canonicalJson(withProto)).toBe('{"__proto__":{"x":1},"number":1}');
+    expect(fingerprintArgs(withProto)).not.toBe(fingerprintArgs({ number: 1 }));
+    expect(canonicalJson(JSON.parse('{"":{"__proto__":null}}'))).toBe('{"":{"__proto__":null}}');
+  });
+
   it('is independent of key order (property)', () => {
     fc.assert(
       fc.property(fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 3 })), (obj) => {
