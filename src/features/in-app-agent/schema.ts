@@ -172,6 +172,8 @@ export const ApprovalDecidedValueSchema = z.object({
   toolCallId: z.string(),
   decision: z.enum(['approved', 'rejected', 'expired']),
   edited: z.boolean().optional(),
+  /** The arguments the call ran with (approved calls; the edited ones when `edited`). */
+  args: z.record(z.string(), z.unknown()).optional(),
   feedback: z.string().optional(),
 });
 export type ApprovalDecidedValue = z.infer<typeof ApprovalDecidedValueSchema>;

@@ -394,7 +394,13 @@ async function execute(x: ExecuteInput): Promise<void> {
         send({
           type: 'CUSTOM',
           name: CUSTOM_EVENTS.approvalDecided,
-          value: { toolCallId: d.toolCallId, decision: d.approved ? 'approved' : 'rejected', ...(d.edited ? { edited: true } : {}), ...(d.feedback ? { feedback: d.feedback } : {}) },
+          value: {
+            toolCallId: d.toolCallId,
+            decision: d.approved ? 'approved' : 'rejected',
+            ...(d.edited ? { edited: true } : {}),
+            ...(d.approved ? { args: d.args } : {}),
+            ...(d.feedback ? { feedback: d.feedback } : {}),
+          },
         });
         let content: unknown;
         if (d.approved) {
