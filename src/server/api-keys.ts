@@ -74,28 +74,47 @@ export async function revokeRunKeys(prisma: PrismaClient, runId: string): Promis
   await prisma.apiKey.updateMany({ where: { runId, revokedAt: null }, data: { revokedAt: new Date() } });
 }
 
-/** Parses `Authorization` into public key + secret; null when absent or malformed. */
+/**
+ * The exact shapes keys are minted in (see keyMaterial): 12 random bytes as base64url for the id,
+ * 24 for the secret part. Anything else is refused before it reaches the database, so a malformed
+ * header (a NUL byte, an overlong or non-ASCII value) is an invalid key, never a database error.
+ */
+export const PUBLIC_KEY_PATTERN = /^pk_([A-Za-z0-9_-]{16})$/;
+export const SECRET_PATTERN = /^sk_([A-Za-z0-9_-]{16})_[A-Za-z0-9_-]{32}$/;
+/** Longest `Authorization` value worth decoding: Basic of the longest valid pair, with room to spare. */
+const MAX_CREDENTIALS_LENGTH = 256;
+
+/**
+ * Parses `Authorization` into public key + secret; null when absent or malformed. `Bearer <secret>`
+ * or `Basic base64(<public key>:<secret>)`, where the secret must belong to that public key.
+ */
 export function parseAuthorization(header: string | null): { publicKey: string; secret: string } | null {
   if (!header) return null;
-  const [scheme, value] = header.trim().split(/\s+/, 2);
-  if (!scheme || !value || value.length > 512) return null;
+  const parts = header.trim().split(/\s+/);
+  if (parts.length !== 2) return null;
+  const [scheme, value] = parts as [string, string];
+  if (value.length > MAX_CREDENTIALS_LENGTH) return null;
+  let secret: string;
+  let publicKey: string;
   if (scheme.toLowerCase() === 'basic') {
-    let decoded: string;
-    try {
-      decoded = Buffer.from(value, 'base64').toString('utf8');
-    } catch {
-      return null;
-    }
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value)) return null;
+    const decoded = Buffer.from(value, 'base64').toString('latin1');
     const idx = decoded.indexOf(':');
     if (idx <= 0) return null;
-    return { publicKey: decoded.slice(0, idx), secret: decoded.slice(idx + 1) };
+    publicKey = decoded.slice(0, idx);
+    secret = decoded.slice(idx + 1);
+  } else if (scheme.toLowerCase() === 'bearer') {
+    secret = value;
+    publicKey = '';
+  } else {
+    return null;
   }
-  if (scheme.toLowerCase() === 'bearer') {
-    const m = /^sk_([A-Za-z0-9_-]{16})_[A-Za-z0-9_-]+$/.exec(value);
-    if (!m) return null;
-    return { publicKey: `pk_${m[1]}`, secret: value };
-  }
-  return null;
+  const s = SECRET_PATTERN.exec(secret);
+  if (!s) return null;
+  const fromSecret = `pk_${s[1]}`;
+  if (publicKey === '') publicKey = fromSecret;
+  if (!PUBLIC_KEY_PATTERN.test(publicKey) || publicKey !== fromSecret) return null;
+  return { publicKey, secret };
 }
 
 export type KeyCheck =
@@ -104,8 +123,15 @@ export type KeyCheck =
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-/** Verifies a key (timing-safe) and records its use at most once a minute. */
+/**
+ * Verifies a key (timing-safe) and records its use at most once a minute. Credentials that do not
+ * have the minted shape are invalid without a database query.
+ */
 export async function verifyKey(prisma: PrismaClient, creds: { publicKey: string; secret: string }): Promise<KeyCheck> {
+  const shape = SECRET_PATTERN.exec(creds.secret);
+  if (!shape || !PUBLIC_KEY_PATTERN.test(creds.publicKey) || creds.publicKey !== `pk_${shape[1]}`) {
+    return { ok: false, code: 'INVALID_KEY', message: 'Invalid API key.' };
+  }
   const key = await prisma.apiKey.findUnique({ where: { publicKey: creds.publicKey } });
   const expected = Buffer.from(key?.secretHash ?? hashSecret('no-such-key'), 'hex');
   const actual = Buffer.from(hashSecret(creds.secret), 'hex');

@@ -3,12 +3,23 @@
  * and the query behind the project's audit page.
  */
 import { z } from 'zod';
-import type { PrismaClient, ToolCallStatus } from '@/generated/prisma/client';
+import type { Prisma, PrismaClient, ToolCallStatus } from '@/generated/prisma/client';
+import { PUBLIC_KEY_PATTERN } from '@/server/api-keys';
 import { newId } from '@/server/ids';
+import { describeError } from './errors';
+import { TOOL_NAMES } from './registry';
+import { storable } from './text';
 
 export const PREVIEW_CHARS = 500;
+/** Longest tool name, tool-call id and error code stored in an audit row. */
+export const AUDIT_NAME_CHARS = 100;
+const AUDIT_ID_CHARS = 200;
 
-/** Compact JSON of a value, cut to `max` characters (an ellipsis marks the cut). */
+/**
+ * Compact JSON of a value, cut to `max` characters (an ellipsis marks the cut). Control characters
+ * are escaped (JSON already does so inside values; raw strings are escaped here), so every preview
+ * is storable text.
+ */
 export function preview(value: unknown, max = PREVIEW_CHARS): string {
   let text: string;
   try {
@@ -16,7 +27,7 @@ export function preview(value: unknown, max = PREVIEW_CHARS): string {
   } catch {
     text = '[unserializable]';
   }
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return storable(text, max);
 }
 
 export interface AuditEntry {
@@ -34,8 +45,13 @@ export interface AuditEntry {
   durationMs: number;
 }
 
-/** Writes one audit row. A failure to audit is logged (without payloads) and never breaks the call. */
+/**
+ * Writes one audit row. Every string from the request (tool name, tool-call id, previews) is escaped
+ * and capped first, so a NUL byte or an overlong name cannot make the database refuse the row. A
+ * failure to audit (database down) is logged without payloads and never breaks the call.
+ */
 export async function writeAudit(prisma: PrismaClient, e: AuditEntry): Promise<void> {
+  const tool = storable(e.tool, AUDIT_NAME_CHARS) || '(empty)';
   try {
     await prisma.toolCallAudit.create({
       data: {
@@ -44,28 +60,36 @@ export async function writeAudit(prisma: PrismaClient, e: AuditEntry): Promise<v
         apiKeyId: e.apiKeyId,
         userId: e.userId,
         runId: e.runId,
-        toolCallId: e.toolCallId ? e.toolCallId.slice(0, 200) : null,
-        tool: e.tool.slice(0, 100),
+        toolCallId: e.toolCallId ? storable(e.toolCallId, AUDIT_ID_CHARS) : null,
+        tool,
         status: e.status,
-        errorCode: e.errorCode,
+        errorCode: e.errorCode ? storable(e.errorCode, AUDIT_NAME_CHARS) : null,
         argsPreview: preview(e.args),
         resultPreview: preview(e.result),
-        durationMs: Math.max(0, Math.round(e.durationMs)),
+        durationMs: Math.min(2_147_483_647, Math.max(0, Math.round(e.durationMs))),
         startedAt: e.startedAt,
       },
     });
   } catch (err) {
-    console.error(`[mcp] audit write failed for tool ${e.tool}: ${(err as Error).name}`);
+    console.error(`[mcp] audit write failed for tool ${tool}: ${describeError(err)}`);
   }
 }
 
 export const AUDIT_STATUSES = ['OK', 'ERROR', 'DENIED'] as const;
 
+export const AUDIT_KEY_KINDS = ['PROJECT', 'IN_APP_AGENT'] as const;
+
 export const AuditListInput = z
   .object({
-    tool: z.string().trim().min(1).max(100).optional(),
+    /** Any recorded tool name, including names that are not (or no longer) in the registry. */
+    tool: z.string().trim().min(1).max(AUDIT_NAME_CHARS).optional(),
     status: z.enum(AUDIT_STATUSES).optional(),
     runId: z.string().trim().min(1).max(100).optional(),
+    keyKind: z.enum(AUDIT_KEY_KINDS).optional(),
+    /** The public part of an API key (`pk_…`). */
+    publicKey: z.string().trim().regex(PUBLIC_KEY_PATTERN, 'must be a public key (pk_…)').optional(),
+    /** The user an assistant key acted for. */
+    userId: z.string().trim().min(1).max(100).optional(),
     /** Id of the last row of the previous page. */
     cursor: z.string().min(1).max(100).optional(),
     limit: z.number().int().min(1).max(100).default(50),
@@ -80,6 +104,7 @@ export interface AuditRow {
   errorCode: string | null;
   keyKind: 'PROJECT' | 'IN_APP_AGENT' | null;
   keyName: string | null;
+  keyPublicKey: string | null;
   userId: string | null;
   userName: string | null;
   runId: string | null;
@@ -101,12 +126,18 @@ export async function listAudit(
   if (f.cursor) {
     cursorRow = await prisma.toolCallAudit.findFirst({ where: { id: f.cursor, projectId }, select: { id: true, startedAt: true } });
   }
+  const apiKey: Prisma.ApiKeyWhereInput = {
+    ...(f.keyKind ? { kind: f.keyKind } : {}),
+    ...(f.publicKey ? { publicKey: f.publicKey } : {}),
+  };
   const rows = await prisma.toolCallAudit.findMany({
     where: {
       projectId,
       ...(f.tool ? { tool: f.tool } : {}),
       ...(f.status ? { status: f.status } : {}),
       ...(f.runId ? { runId: f.runId } : {}),
+      ...(f.userId ? { userId: f.userId } : {}),
+      ...(f.keyKind || f.publicKey ? { apiKey } : {}),
       ...(cursorRow
         ? {
             OR: [
@@ -118,7 +149,7 @@ export async function listAudit(
     },
     orderBy: [{ startedAt: 'desc' }, { id: 'desc' }],
     take: f.limit + 1,
-    include: { apiKey: { select: { kind: true, name: true } } },
+    include: { apiKey: { select: { kind: true, name: true, publicKey: true } } },
   });
   const page = rows.slice(0, f.limit);
   const userIds = [...new Set(page.map((r) => r.userId).filter((x): x is string => !!x))];
@@ -134,6 +165,7 @@ export async function listAudit(
       errorCode: r.errorCode,
       keyKind: r.apiKey?.kind ?? null,
       keyName: r.apiKey?.name ?? null,
+      keyPublicKey: r.apiKey?.publicKey ?? null,
       userId: r.userId,
       userName: r.userId ? (names.get(r.userId) ?? null) : null,
       runId: r.runId,
@@ -144,5 +176,40 @@ export async function listAudit(
       startedAt: r.startedAt,
     })),
     nextCursor: rows.length > f.limit ? (page[page.length - 1]?.id ?? null) : null,
+  };
+}
+
+const MAX_FACETS = 200;
+
+export interface AuditFacets {
+  /** The registry's tools first, then other names found in the trail (unknown or retired tools). */
+  tools: string[];
+  /** The project's API keys that appear in the trail or are project keys, newest first. */
+  keys: Array<{ publicKey: string; kind: 'PROJECT' | 'IN_APP_AGENT'; name: string; revoked: boolean }>;
+  /** Users that assistant keys acted for in this project's trail. */
+  users: Array<{ id: string; name: string }>;
+}
+
+/** The values the audit page offers as filters: tools, keys and users seen in this project. */
+export async function auditFacets(prisma: PrismaClient, projectId: string): Promise<AuditFacets> {
+  const [toolGroups, keys, userGroups] = await Promise.all([
+    prisma.toolCallAudit.groupBy({ by: ['tool'], where: { projectId }, orderBy: { tool: 'asc' }, take: MAX_FACETS }),
+    prisma.apiKey.findMany({
+      where: { projectId, kind: 'PROJECT' },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: MAX_FACETS,
+      select: { publicKey: true, kind: true, name: true, revokedAt: true },
+    }),
+    prisma.toolCallAudit.groupBy({ by: ['userId'], where: { projectId, userId: { not: null } }, orderBy: { userId: 'asc' }, take: MAX_FACETS }),
+  ]);
+  const known = new Set<string>(TOOL_NAMES);
+  const userIds = userGroups.map((g) => g.userId).filter((x): x is string => x !== null);
+  const users = userIds.length
+    ? await prisma.user.findMany({ where: { id: { in: userIds } }, select: { id: true, name: true }, orderBy: [{ name: 'asc' }, { id: 'asc' }] })
+    : [];
+  return {
+    tools: [...TOOL_NAMES, ...toolGroups.map((g) => g.tool).filter((t) => !known.has(t))],
+    keys: keys.map((k) => ({ publicKey: k.publicKey, kind: k.kind, name: k.name, revoked: k.revokedAt !== null })),
+    users,
   };
 }

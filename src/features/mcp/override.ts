@@ -20,6 +20,11 @@ export const TOOL_CALL_META_KEY = 'in-app-agent/toolCallId';
 
 /** Default life of an override: long enough to execute right after the approval, no longer. */
 export const OVERRIDE_TTL_SECONDS = 120;
+/**
+ * Longest life a token may have. Verification refuses tokens that expire later than this from now,
+ * so a consumed nonce older than this (plus a margin) can be forgotten: its token has expired.
+ */
+export const MAX_OVERRIDE_TTL_SECONDS = 3600;
 const MAX_TOKEN_LENGTH = 2048;
 const TOKEN_VERSION = 1;
 
@@ -81,13 +86,17 @@ export function mintOverride(input: {
   secret?: string;
 }): string {
   const now = input.now ?? Date.now();
+  const ttl = input.ttlSeconds ?? OVERRIDE_TTL_SECONDS;
+  if (!Number.isInteger(ttl) || ttl < 1 || ttl > MAX_OVERRIDE_TTL_SECONDS) {
+    throw new RangeError(`Override ttlSeconds must be an integer from 1 to ${MAX_OVERRIDE_TTL_SECONDS}.`);
+  }
   const payload: OverridePayload = {
     v: TOKEN_VERSION,
     tool: input.tool,
     fp: input.argsFingerprint,
     kid: input.keyId,
     nonce: randomBytes(18).toString('base64url'),
-    exp: Math.floor(now / 1000) + (input.ttlSeconds ?? OVERRIDE_TTL_SECONDS),
+    exp: Math.floor(now / 1000) + ttl,
   };
   const payloadPart = Buffer.from(JSON.stringify(payload)).toString('base64url');
   const sig = sign(payloadPart, input.secret ?? env().MCP_OVERRIDE_SECRET).toString('base64url');
@@ -138,6 +147,9 @@ export function verifyOverride(
   }
   const nowSeconds = Math.floor((expected.now ?? Date.now()) / 1000);
   if (payload.exp <= nowSeconds) return fail('OVERRIDE_EXPIRED', 'The approval token has expired. Ask for approval again.');
+  // Signed, but valid for longer than any token is minted for: refuse (its nonce could outlive the
+  // record of its use).
+  if (payload.exp > nowSeconds + MAX_OVERRIDE_TTL_SECONDS) return fail('OVERRIDE_INVALID', 'The approval token is valid for too long.');
   if (payload.kid !== expected.keyId) return fail('OVERRIDE_WRONG_KEY', 'The approval token was issued for another key.');
   if (payload.tool !== expected.tool) {
     return fail('OVERRIDE_WRONG_TOOL', `The approval token is for ${payload.tool}, not ${expected.tool}.`);

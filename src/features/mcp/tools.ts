@@ -11,17 +11,13 @@ import {
   closeIssue,
   createIssue,
   deleteIssue,
-  getIssue,
   getProject,
   listIssues,
-  listLabels,
-  listMembers,
   projectSummary,
   searchIssues,
   updateIssue,
   type Actor,
   type IssueComment,
-  type IssueSummary,
 } from '@/features/tracker/service';
 import type { PrismaClient } from '@/generated/prisma/client';
 import { AppError } from '@/server/trpc';
@@ -49,7 +45,22 @@ function cap(text: string, max = BODY_PREVIEW_CHARS): { text: string; truncated:
   return text.length > max ? { text: text.slice(0, max), truncated: true } : { text, truncated: false };
 }
 
-function issueRow(i: IssueSummary) {
+interface IssueRowSource {
+  number: number;
+  title: string;
+  status: string;
+  priority: string;
+  assignee: { id: string; name: string } | null;
+  labels: Array<{ name: string }>;
+  updatedAt: Date;
+}
+
+/**
+ * A compact issue row. `untrusted`: the issue has no reporter, i.e. it was created through a
+ * project API key (an outside client) or its reporter's account is gone: its title and body are
+ * external text, like external comments.
+ */
+function issueRow(i: IssueRowSource, untrusted: boolean) {
   return {
     number: i.number,
     title: i.title,
@@ -57,8 +68,24 @@ function issueRow(i: IssueSummary) {
     priority: i.priority,
     assignee: i.assignee ? { id: i.assignee.id, name: i.assignee.name } : null,
     labels: i.labels.map((l) => l.name),
+    untrusted,
     updatedAt: i.updatedAt.toISOString(),
   };
+}
+
+/** Rows for issues from a tracker service, marked untrusted by one extra query for their reporters. */
+async function issueRows<T extends IssueRowSource & { id: string }>(ctx: ToolContext, issues: T[]) {
+  if (issues.length === 0) return [];
+  const reporters = await ctx.prisma.issue.findMany({
+    where: { projectId: ctx.projectId, id: { in: issues.map((i) => i.id) } },
+    select: { id: true, reporterId: true },
+  });
+  const withReporter = new Set(reporters.filter((r) => r.reporterId !== null).map((r) => r.id));
+  return issues.map((i) => issueRow(i, !withReporter.has(i.id)));
+}
+
+function pageInfo(page: number, pageSize: number, total: number) {
+  return { page, pageSize, total, hasMore: page * pageSize < total };
 }
 
 function commentRow(c: IssueComment) {
@@ -91,7 +118,7 @@ const HANDLERS: Handlers = {
       limit: input.pageSize,
     });
     return {
-      issues: page.issues.map(issueRow),
+      issues: await issueRows(ctx, page.issues),
       page: input.page,
       pageSize: input.pageSize,
       total: page.total,
@@ -100,21 +127,55 @@ const HANDLERS: Handlers = {
   },
 
   async get_issue(ctx, input) {
-    const issue = await getIssue(ctx.prisma, ctx.projectId, { number: input.number });
-    const body = cap(issue.body);
-    const comments = issue.comments.slice(-MAX_COMMENTS);
+    // Its own query (not the tracker's getIssue): only the newest MAX_COMMENTS comments are loaded.
+    const row = await ctx.prisma.issue.findUnique({
+      where: { projectId_number: { projectId: ctx.projectId, number: input.number } },
+      select: {
+        number: true,
+        title: true,
+        body: true,
+        status: true,
+        priority: true,
+        createdAt: true,
+        updatedAt: true,
+        closedAt: true,
+        assignee: { select: { id: true, name: true } },
+        reporter: { select: { id: true, name: true } },
+        labels: { select: { label: { select: { name: true } } } },
+        _count: { select: { comments: true } },
+        comments: {
+          orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+          take: MAX_COMMENTS,
+          select: { id: true, body: true, createdAt: true, externalAuthor: true, author: { select: { id: true, name: true } } },
+        },
+      },
+    });
+    if (!row) throw new ToolFailure('ISSUE_NOT_FOUND', `Issue #${input.number} not found.`);
+    const body = cap(row.body);
+    const labels = row.labels.map((l) => l.label).sort((a, b) => a.name.localeCompare(b.name));
+    const comments = row.comments.reverse().map((c) =>
+      commentRow({
+        id: c.id,
+        body: c.body,
+        createdAt: c.createdAt,
+        external: c.author === null,
+        authorName: c.author?.name ?? c.externalAuthor ?? 'Unknown',
+        author: c.author,
+      }),
+    );
+    const total = row._count.comments;
     return {
       issue: {
-        ...issueRow(issue),
-        reporter: issue.reporter ? { id: issue.reporter.id, name: issue.reporter.name } : null,
+        ...issueRow({ ...row, labels }, row.reporter === null),
+        reporter: row.reporter,
         body: body.text,
         truncated: body.truncated,
-        createdAt: issue.createdAt.toISOString(),
-        closedAt: issue.closedAt?.toISOString() ?? null,
+        createdAt: row.createdAt.toISOString(),
+        closedAt: row.closedAt?.toISOString() ?? null,
       },
-      comments: comments.map(commentRow),
-      commentCount: issue.comments.length,
-      ...(comments.length < issue.comments.length ? { olderCommentsOmitted: issue.comments.length - comments.length } : {}),
+      comments,
+      commentCount: total,
+      ...(comments.length < total ? { olderCommentsOmitted: total - comments.length } : {}),
     };
   },
 
@@ -124,17 +185,44 @@ const HANDLERS: Handlers = {
       ...(input.status ? { status: input.status } : {}),
       limit: input.limit,
     });
-    return { query: input.query, issues: rows.map(issueRow) };
+    return { query: input.query, issues: await issueRows(ctx, rows) };
   },
 
-  async list_members(ctx) {
-    const members = await listMembers(ctx.prisma, ctx.projectId);
-    return { members: members.map((m) => ({ userId: m.userId, name: m.name, email: m.email, role: m.role })) };
+  async list_members(ctx, input) {
+    // Paged in the database. Roles sort by the enum's declared order: OWNER, ADMIN, MEMBER, VIEWER.
+    const where = { projectId: ctx.projectId };
+    const [total, rows] = await Promise.all([
+      ctx.prisma.projectMembership.count({ where }),
+      ctx.prisma.projectMembership.findMany({
+        where,
+        orderBy: [{ role: 'asc' }, { user: { name: 'asc' } }, { userId: 'asc' }],
+        skip: (input.page - 1) * input.pageSize,
+        take: input.pageSize,
+        select: { role: true, user: { select: { id: true, name: true, email: true } } },
+      }),
+    ]);
+    return {
+      members: rows.map((m) => ({ userId: m.user.id, name: m.user.name, email: m.user.email, role: m.role })),
+      ...pageInfo(input.page, input.pageSize, total),
+    };
   },
 
-  async list_labels(ctx) {
-    const labels = await listLabels(ctx.prisma, ctx.projectId);
-    return { labels: labels.map((l) => ({ name: l.name, color: l.color, issueCount: l.issueCount })) };
+  async list_labels(ctx, input) {
+    const where = { projectId: ctx.projectId };
+    const [total, rows] = await Promise.all([
+      ctx.prisma.label.count({ where }),
+      ctx.prisma.label.findMany({
+        where,
+        orderBy: [{ name: 'asc' }, { id: 'asc' }],
+        skip: (input.page - 1) * input.pageSize,
+        take: input.pageSize,
+        select: { name: true, color: true, _count: { select: { issues: true } } },
+      }),
+    ]);
+    return {
+      labels: rows.map((l) => ({ name: l.name, color: l.color, issueCount: l._count.issues })),
+      ...pageInfo(input.page, input.pageSize, total),
+    };
   },
 
   async get_project_summary(ctx) {
@@ -143,7 +231,7 @@ const HANDLERS: Handlers = {
     return {
       project: { id: s.project.id, slug: s.project.slug, name: s.project.name, description: description.text },
       issues: { total: s.total, byStatus: s.byStatus, byPriority: s.byPriority, openByPriority: s.openByPriority },
-      recent: s.recent.map(issueRow),
+      recent: await issueRows(ctx, s.recent),
     };
   },
 
@@ -160,7 +248,7 @@ const HANDLERS: Handlers = {
       },
       actorOf(ctx.principal),
     );
-    return { issue: issueRow(issue), created: true };
+    return { issue: issueRow(issue, issue.reporter === null), created: true };
   },
 
   async update_issue(ctx, input) {
@@ -169,7 +257,7 @@ const HANDLERS: Handlers = {
       throw new ToolFailure('INVALID_ARGUMENTS', 'Give at least one field to change: title, body, status, priority or labels.');
     }
     const issue = await updateIssue(ctx.prisma, ctx.projectId, { number, ...fields });
-    return { issue: issueRow(issue), updated: Object.keys(fields).filter((k) => fields[k as keyof typeof fields] !== undefined) };
+    return { issue: issueRow(issue, issue.reporter === null), updated: Object.keys(fields).filter((k) => fields[k as keyof typeof fields] !== undefined) };
   },
 
   async add_comment(ctx, input) {
@@ -179,12 +267,12 @@ const HANDLERS: Handlers = {
 
   async assign_issue(ctx, input) {
     const issue = await assignIssue(ctx.prisma, ctx.projectId, { number: input.number, assigneeId: input.assignee });
-    return { issue: issueRow(issue) };
+    return { issue: issueRow(issue, issue.reporter === null) };
   },
 
   async close_issue(ctx, input) {
     const issue = await closeIssue(ctx.prisma, ctx.projectId, { number: input.number });
-    return { issue: issueRow(issue) };
+    return { issue: issueRow(issue, issue.reporter === null) };
   },
 
   async delete_issue(ctx, input) {

@@ -1,12 +1,14 @@
 // The audit trail: rows for allowed, denied and failed calls with the caller's identity and capped
 // previews, and the `mcp.audit.list` procedure behind the audit page (ADMIN+, filters, paging).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditFacets } from '@/features/mcp/audit';
 import { TOOL_CALL_META_KEY } from '@/features/mcp/override';
+import { TOOL_NAMES } from '@/features/mcp/registry';
 import { getPrisma } from '@/server/db';
 import { createIssue, createProject, createUser, type TestProject } from '../../helpers/fixtures';
 import { startTestServer, type TestServer } from '../../helpers/http';
 import { errorCode, trpcClient } from '../../helpers/trpc';
-import { agentKey, connect, projectKey, rpcError } from './mcp-client';
+import { agentKey, connect, projectKey, rpcError, startReceiver, type Receiver } from './mcp-client';
 
 let server: TestServer;
 let project: TestProject;
@@ -14,8 +16,11 @@ let other: TestProject;
 let projectKeyId: string;
 let agentKeyId: string;
 let agentRunId: string;
+let setupStarted: Date;
+let setupEnded: Date;
 
 beforeAll(async () => {
+  setupStarted = new Date();
   server = await startTestServer();
   project = await createProject('Audit');
   other = await createProject('Audit other');
@@ -44,6 +49,7 @@ beforeAll(async () => {
   const o = await connect(server.url, ok.secret);
   await o.call('list_labels', {});
   await o.close();
+  setupEnded = new Date();
 });
 afterAll(async () => server?.close());
 
@@ -64,7 +70,11 @@ describe('audit rows', () => {
     // The 3,000-character body is capped in the preview.
     expect(first!.resultPreview.length).toBeLessThanOrEqual(500);
     expect(first!.resultPreview).toContain('"number":1');
-    expect(first!.durationMs).toBeGreaterThanOrEqual(0);
+    // Timestamps come from the call itself (the row is written after the call ran).
+    for (const r of rows) {
+      expect(r.startedAt.getTime()).toBeGreaterThanOrEqual(setupStarted.getTime());
+      expect(r.startedAt.getTime()).toBeLessThanOrEqual(setupEnded.getTime());
+    }
     const denied = rows.at(-1)!;
     expect(denied).toMatchObject({ apiKeyId: agentKeyId, userId: project.users.MEMBER.id, runId: agentRunId, toolCallId: 'tc-write' });
     expect(denied.argsPreview).toBe('{"title":"Sneaky"}');
@@ -119,5 +129,92 @@ describe('mcp.audit.list', () => {
     const api = trpcClient(server.url, project.users.ADMIN.cookie);
     expect(await errorCode(api.mcp.audit.list.query({ projectId: project.id, status: 'MAYBE' as never }))).toBe('BAD_REQUEST');
     expect(await errorCode(api.mcp.audit.list.query({ projectId: project.id, limit: 1000 }))).toBe('BAD_REQUEST');
+  });
+});
+
+describe('audit details', () => {
+  let receiver: Receiver;
+  let p: TestProject;
+  let pkPublic: string;
+  let viewerKey: { id: string; runId: string };
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    p = await createProject('Audit details');
+    await (await getPrisma()).project.update({ where: { id: p.id }, data: { webhookUrl: receiver.url } });
+    const pk = await projectKey(p);
+    pkPublic = pk.publicKey;
+  });
+  afterAll(async () => receiver?.close());
+
+  it('records the real duration of a call: a webhook that answers after 300 ms gives durationMs >= 300', async () => {
+    const c = await connect(server.url, (await projectKey(p)).secret);
+    receiver.delayMs = 300;
+    const res = await c.call('notify_webhook', { message: 'slow' });
+    receiver.delayMs = 0;
+    expect(res.isError).toBeFalsy();
+    expect((await c.call('list_labels')).isError).toBeFalsy();
+    await c.close();
+    const rows = await (await getPrisma()).toolCallAudit.findMany({ where: { projectId: p.id }, orderBy: [{ startedAt: 'asc' }, { id: 'asc' }] });
+    const slow = rows.find((r) => r.tool === 'notify_webhook')!;
+    expect(slow.status).toBe('OK');
+    expect(slow.durationMs).toBeGreaterThanOrEqual(300);
+    expect(slow.durationMs).toBeLessThan(5000);
+  });
+
+  it('writes a DENIED row when a role lacks the scope (MISSING_SCOPE)', async () => {
+    const k = await agentKey(p, p.users.VIEWER.id);
+    viewerKey = { id: k.key.id, runId: k.key.runId! };
+    const c = await connect(server.url, k.secret);
+    const err = await rpcError(c.call('create_issue', { title: 'Not allowed' }, { [TOOL_CALL_META_KEY]: 'tc-scope' }));
+    expect(err.data?.code).toBe('MISSING_SCOPE');
+    await c.close();
+    const row = await (await getPrisma()).toolCallAudit.findFirstOrThrow({ where: { apiKeyId: k.key.id } });
+    expect(row).toMatchObject({
+      tool: 'create_issue',
+      status: 'DENIED',
+      errorCode: 'MISSING_SCOPE',
+      userId: p.users.VIEWER.id,
+      runId: viewerKey.runId,
+      toolCallId: 'tc-scope',
+      argsPreview: '{"title":"Not allowed"}',
+    });
+    expect(JSON.parse(row.resultPreview)).toMatchObject({ error: { code: 'MISSING_SCOPE' } });
+    expect(await (await getPrisma()).issue.count({ where: { projectId: p.id } })).toBe(0);
+  });
+
+  it('filters by caller kind, public key and user, and by tool names that are not in the registry', async () => {
+    const c = await connect(server.url, (await projectKey(p)).secret);
+    await rpcError(c.call('retired_tool', {}));
+    await c.close();
+    const api = trpcClient(server.url, p.users.ADMIN.cookie);
+    const tools = async (f: Record<string, string>) => (await api.mcp.audit.list.query({ projectId: p.id, ...f })).items.map((r) => r.tool);
+
+    expect(await tools({ keyKind: 'IN_APP_AGENT' })).toEqual(['create_issue']);
+    expect((await tools({ keyKind: 'PROJECT' })).sort()).toEqual(['list_labels', 'notify_webhook', 'retired_tool']);
+    expect(await tools({ publicKey: pkPublic })).toEqual([]); // this key made no call
+    const callers = await (await getPrisma()).apiKey.findMany({ where: { projectId: p.id, kind: 'PROJECT', audits: { some: {} } }, orderBy: { createdAt: 'asc' } });
+    expect(await tools({ publicKey: callers[0]!.publicKey })).toEqual(['list_labels', 'notify_webhook']);
+    expect(await tools({ userId: p.users.VIEWER.id })).toEqual(['create_issue']);
+    expect(await tools({ userId: p.users.ADMIN.id })).toEqual([]);
+    expect(await tools({ tool: 'retired_tool' })).toEqual(['retired_tool']);
+    const list = await api.mcp.audit.list.query({ projectId: p.id, keyKind: 'PROJECT' });
+    expect(list.items[0]).toMatchObject({ keyKind: 'PROJECT', keyPublicKey: expect.stringMatching(/^pk_[A-Za-z0-9_-]{16}$/) });
+
+    expect(await errorCode(api.mcp.audit.list.query({ projectId: p.id, publicKey: 'pk_\u0000' }))).toBe('BAD_REQUEST');
+    expect(await errorCode(api.mcp.audit.list.query({ projectId: p.id, keyKind: 'ROOT' as never }))).toBe('BAD_REQUEST');
+  });
+
+  it('offers the filter choices: registry tools plus recorded unknown names, project keys, assistant users', async () => {
+    const facets = await auditFacets(await getPrisma(), p.id);
+    expect(facets.tools.slice(0, TOOL_NAMES.length)).toEqual([...TOOL_NAMES]);
+    expect(facets.tools.slice(TOOL_NAMES.length)).toEqual(['retired_tool']);
+    expect(facets.keys.map((k) => k.publicKey)).toContain(pkPublic);
+    expect(facets.keys.every((k) => k.kind === 'PROJECT')).toBe(true);
+    expect(facets.users).toEqual([{ id: p.users.VIEWER.id, name: p.users.VIEWER.name }]);
+    // Another project's trail is not mixed in.
+    const mine = await auditFacets(await getPrisma(), project.id);
+    expect(mine.tools).not.toContain('retired_tool');
+    expect(mine.keys.map((k) => k.publicKey)).not.toContain(pkPublic);
   });
 });

@@ -95,3 +95,30 @@ export async function startReceiver(): Promise<Receiver> {
   r.close = () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve())));
   return r;
 }
+
+/**
+ * A real HTTP server on 127.0.0.1 that hands each request to `handler` as a web Request (the same
+ * adapter shape as the test server), for running the MCP handler against another database.
+ */
+export async function startHandlerServer(handler: (req: Request) => Promise<Response>): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer(async (nodeReq, nodeRes) => {
+    const chunks: Buffer[] = [];
+    for await (const c of nodeReq) chunks.push(c as Buffer);
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(nodeReq.headers)) if (typeof v === 'string') headers.set(k, v);
+    const req = new Request(new URL(nodeReq.url ?? '/', `http://${nodeReq.headers.host}`), {
+      method: nodeReq.method ?? 'GET',
+      headers,
+      ...(nodeReq.method === 'GET' ? {} : { body: new Uint8Array(Buffer.concat(chunks)) }),
+    });
+    const res = await handler(req);
+    const out: Record<string, string> = {};
+    res.headers.forEach((v, k) => (out[k] = v));
+    nodeRes.writeHead(res.status, out).end(Buffer.from(await res.arrayBuffer()));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}

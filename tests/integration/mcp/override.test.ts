@@ -153,3 +153,41 @@ describe('override success', () => {
     await pc.close();
   });
 });
+
+describe('old consumed overrides', () => {
+  it('are purged while consuming: records older than the retention go, recent ones stay (replay protection intact)', async () => {
+    const prisma = await getPrisma();
+    const other = await agentKey(project, project.users.MEMBER.id);
+    const hour = 3600_000;
+    const ageOf = (hours: number) => new Date(Date.now() - hours * hour);
+    // Retention is the longest token life (1 h) plus a day: 25 h.
+    await prisma.mcpOverrideUse.createMany({
+      data: [
+        { nonce: 'old_aaaaaaaaaaaaaaaaaaaa', apiKeyId: other.key.id, tool: 'notify_webhook', consumedAt: ageOf(26) },
+        { nonce: 'old_bbbbbbbbbbbbbbbbbbbb', apiKeyId: other.key.id, tool: 'notify_webhook', consumedAt: ageOf(24 * 30) },
+        { nonce: 'recent_cccccccccccccccccc', apiKeyId: other.key.id, tool: 'notify_webhook', consumedAt: ageOf(2) },
+        { nonce: 'recent_dddddddddddddddddd', apiKeyId: other.key.id, tool: 'notify_webhook', consumedAt: ageOf(24.5) },
+      ],
+    });
+    // Nothing is purged until an override is consumed.
+    expect(await prisma.mcpOverrideUse.count({ where: { apiKeyId: other.key.id } })).toBe(4);
+
+    const res = await agent.call('notify_webhook', args, { [OVERRIDE_META_KEY]: token() });
+    expect(res.isError).toBeFalsy();
+    const left = await prisma.mcpOverrideUse.findMany({ where: { apiKeyId: other.key.id }, orderBy: { nonce: 'asc' } });
+    expect(left.map((r) => r.nonce)).toEqual(['recent_cccccccccccccccccc', 'recent_dddddddddddddddddd']);
+  });
+
+  it('purges at most a bounded batch per consumption', async () => {
+    const prisma = await getPrisma();
+    const other = await agentKey(project, project.users.MEMBER.id);
+    const old = new Date(Date.now() - 48 * 3600_000);
+    await prisma.mcpOverrideUse.createMany({
+      data: Array.from({ length: 130 }, (_, i) => ({ nonce: `bulk_${String(i).padStart(20, '0')}`, apiKeyId: other.key.id, tool: 'notify_webhook', consumedAt: old })),
+    });
+    expect((await agent.call('notify_webhook', args, { [OVERRIDE_META_KEY]: token() })).isError).toBeFalsy();
+    expect(await prisma.mcpOverrideUse.count({ where: { apiKeyId: other.key.id } })).toBe(30);
+    expect((await agent.call('notify_webhook', args, { [OVERRIDE_META_KEY]: token() })).isError).toBeFalsy();
+    expect(await prisma.mcpOverrideUse.count({ where: { apiKeyId: other.key.id } })).toBe(0);
+  });
+});

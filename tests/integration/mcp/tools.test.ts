@@ -67,9 +67,12 @@ describe('read tools', () => {
       priority: 'HIGH',
       assignee: { id: project.users.MEMBER.id, name: project.users.MEMBER.name },
       labels: ['bug'],
+      untrusted: false, // reported by a member
       updatedAt: expect.any(String),
     });
     expect(rows[1]).not.toHaveProperty('body');
+    // #2 and #3 have no reporter (created outside the team): their titles are untrusted.
+    expect(rows.map((r) => r.untrusted)).toEqual([true, true, false]);
 
     const numbers = async (args: Record<string, unknown>) => (ok(await mcp.call('list_issues', args)).issues as Array<{ number: number }>).map((r) => r.number);
     expect(await numbers({ status: 'CLOSED' })).toEqual([3]);
@@ -93,40 +96,89 @@ describe('read tools', () => {
     ]);
     expect(res.commentCount).toBe(2);
 
-    const long = ok(await mcp.call('get_issue', { number: 2 })).issue as { body: string; truncated: boolean };
+    expect(res.issue).toMatchObject({ untrusted: false });
+
+    const long = ok(await mcp.call('get_issue', { number: 2 })).issue as { body: string; truncated: boolean; untrusted: boolean };
     expect(long.body).toHaveLength(2000);
     expect(long.truncated).toBe(true);
+    expect(long.untrusted).toBe(true);
+  });
+
+  it('get_issue: returns the newest 50 comments in order and counts the rest', async () => {
+    const prisma = await getPrisma();
+    const threads = await createProject('Threads');
+    const issue = await createIssue(threads.id, { title: 'Busy thread', reporterId: threads.users.MEMBER.id });
+    const t0 = Date.now() - 3_600_000;
+    await prisma.comment.createMany({
+      data: Array.from({ length: 60 }, (_, i) => ({
+        id: newId('c_'),
+        issueId: issue.id,
+        authorId: threads.users.MEMBER.id,
+        body: `comment ${i + 1}`,
+        createdAt: new Date(t0 + i * 1000),
+      })),
+    });
+    const c = await connect(server.url, (await projectKey(threads)).secret);
+    const res = ok(await c.call('get_issue', { number: issue.number }));
+    await c.close();
+    const bodies = (res.comments as Array<{ body: string }>).map((x) => x.body);
+    expect(bodies).toEqual(Array.from({ length: 50 }, (_, i) => `comment ${i + 11}`));
+    expect(res).toMatchObject({ commentCount: 60, olderCommentsOmitted: 10 });
   });
 
   it('search_issues, list_members, list_labels, get_project_summary', async () => {
     expect(ok(await mcp.call('search_issues', { query: 'login' })).issues).toEqual([expect.objectContaining({ number: 1 })]);
     expect(ok(await mcp.call('search_issues', { query: 'crash', status: 'OPEN' })).issues).toEqual([]);
 
-    const members = ok(await mcp.call('list_members')).members as Array<{ role: string; email: string; userId: string }>;
+    expect(ok(await mcp.call('search_issues', { query: 'dark mode' })).issues).toEqual([expect.objectContaining({ number: 2, untrusted: true })]);
+
+    const allMembers = ok(await mcp.call('list_members'));
+    expect(allMembers).toMatchObject({ page: 1, pageSize: 50, total: 4, hasMore: false });
+    const members = allMembers.members as Array<{ role: string; email: string; userId: string }>;
     expect(members.map((m) => m.role)).toEqual(['OWNER', 'ADMIN', 'MEMBER', 'VIEWER']);
     expect(members[2]).toEqual({ userId: project.users.MEMBER.id, name: project.users.MEMBER.name, email: project.users.MEMBER.email, role: 'MEMBER' });
+    const m1 = ok(await mcp.call('list_members', { pageSize: 3 }));
+    expect(m1).toMatchObject({ total: 4, hasMore: true });
+    expect((m1.members as unknown[]).length).toBe(3);
+    const m2 = ok(await mcp.call('list_members', { pageSize: 3, page: 2 }));
+    expect(m2).toMatchObject({ hasMore: false, members: [{ role: 'VIEWER' }] });
 
-    expect(ok(await mcp.call('list_labels')).labels).toEqual([
-      { name: 'bug', color: expect.any(String), issueCount: 1 },
-      { name: 'feature', color: expect.any(String), issueCount: 1 },
-    ]);
+    expect(ok(await mcp.call('list_labels'))).toEqual({
+      labels: [
+        { name: 'bug', color: expect.any(String), issueCount: 1 },
+        { name: 'feature', color: expect.any(String), issueCount: 1 },
+      ],
+      page: 1,
+      pageSize: 50,
+      total: 2,
+      hasMore: false,
+    });
+    expect(ok(await mcp.call('list_labels', { pageSize: 1, page: 2 }))).toMatchObject({ labels: [{ name: 'feature' }], hasMore: false });
+    expect(ok(await mcp.call('list_labels', { pageSize: 1 }))).toMatchObject({ labels: [{ name: 'bug' }], hasMore: true });
 
     const summary = ok(await mcp.call('get_project_summary'));
     expect(summary.project).toMatchObject({ id: project.id, slug: project.slug, name: 'Tools' });
     expect(summary.issues).toMatchObject({ total: 3, byStatus: { OPEN: 1, IN_PROGRESS: 1, CLOSED: 1 } });
+    expect((summary.recent as Array<{ number: number; untrusted: boolean }>).map((r) => [r.number, r.untrusted])).toEqual([
+      [3, true],
+      [2, true],
+      [1, false],
+    ]);
   });
 });
 
 describe('write tools', () => {
   it('create_issue, update_issue, add_comment, assign_issue, close_issue, delete_issue', async () => {
     const created = ok(await mcp.call('create_issue', { title: 'Broken export', body: 'CSV is empty', priority: 'URGENT', labels: ['bug'], assignee: project.users.ADMIN.email }));
-    expect(created.issue).toMatchObject({ number: 4, title: 'Broken export', priority: 'URGENT', labels: ['bug'], assignee: { id: project.users.ADMIN.id } });
+    // Created through a project key (no reporter): external content from now on.
+    expect(created.issue).toMatchObject({ number: 4, title: 'Broken export', priority: 'URGENT', labels: ['bug'], assignee: { id: project.users.ADMIN.id }, untrusted: true });
     const prisma = await getPrisma();
     const row = await prisma.issue.findUniqueOrThrow({ where: { projectId_number: { projectId: project.id, number: 4 } } });
     expect(row).toMatchObject({ body: 'CSV is empty', reporterId: null });
 
     const updated = ok(await mcp.call('update_issue', { number: 4, title: 'Broken CSV export', status: 'IN_PROGRESS' }));
-    expect(updated).toMatchObject({ issue: { title: 'Broken CSV export', status: 'IN_PROGRESS' }, updated: ['title', 'status'] });
+    expect(updated).toMatchObject({ issue: { title: 'Broken CSV export', status: 'IN_PROGRESS', untrusted: true }, updated: ['title', 'status'] });
+    expect(ok(await mcp.call('get_issue', { number: 4 })).issue).toMatchObject({ reporter: null, untrusted: true });
 
     const comment = ok(await mcp.call('add_comment', { number: 4, body: 'Fixed in the next release.' }));
     // A project key has no user: its comments are recorded as external (untrusted) content.
@@ -174,6 +226,18 @@ describe('write tools', () => {
     expect(refused).toMatchObject({ code: 'WEBHOOK_FAILED', message: expect.stringMatching(/connection refused/) });
     receiver.status = 204;
   });
+
+  it('notify_webhook refuses cloud metadata and link-local destinations (no request leaves)', async () => {
+    const prisma = await getPrisma();
+    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://[fe80::1]:8080/', 'http://metadata.google.internal/']) {
+      await prisma.project.update({ where: { id: project.id }, data: { webhookUrl: url } });
+      const t0 = Date.now();
+      const err = failed(await mcp.call('notify_webhook', { message: 'secrets?' }));
+      expect(err, url).toMatchObject({ code: 'WEBHOOK_URL_REFUSED', message: expect.stringMatching(/metadata/) });
+      expect(Date.now() - t0).toBeLessThan(1000);
+    }
+    await prisma.project.update({ where: { id: project.id }, data: { webhookUrl: null } });
+  });
 });
 
 describe('invalid calls', () => {
@@ -184,6 +248,30 @@ describe('invalid calls', () => {
     expect(failed(await mcp.call('list_issues', { pageSize: 500 })).message).toMatch(/pageSize/);
     expect(failed(await mcp.call('create_issue', { title: 'x'.repeat(201) })).code).toBe('INVALID_ARGUMENTS');
     expect(failed(await mcp.call('get_issue', {})).message).toMatch(/number/);
+  });
+
+  it('refuses NUL and other control characters in string arguments as INVALID_ARGUMENTS, and saves nothing', async () => {
+    const prisma = await getPrisma();
+    const before = await prisma.issue.count({ where: { projectId: project.id } });
+    const comments = await prisma.comment.count({ where: { issue: { projectId: project.id } } });
+    for (const [tool, args] of [
+      ['create_issue', { title: 'a\u0000b' }],
+      ['create_issue', { title: 'ok', body: 'bell \u0007' }],
+      ['add_comment', { number: 1, body: 'hi\u0000' }],
+      ['update_issue', { number: 1, title: '\u001b[2J' }],
+      ['search_issues', { query: 'x\u0000' }],
+      ['notify_webhook', { message: 'x\u0000' }],
+    ] as const) {
+      const err = failed(await mcp.call(tool, args));
+      expect(err, tool).toMatchObject({ code: 'INVALID_ARGUMENTS', message: expect.stringMatching(/control characters/) });
+    }
+    expect(await prisma.issue.count({ where: { projectId: project.id } })).toBe(before);
+    expect(await prisma.comment.count({ where: { issue: { projectId: project.id } } })).toBe(comments);
+    expect((await prisma.issue.findUniqueOrThrow({ where: { projectId_number: { projectId: project.id, number: 1 } } })).title).toBe('Login button broken');
+    // Tabs and line breaks are ordinary text.
+    const c = ok(await mcp.call('add_comment', { number: 1, body: 'line 1\n\tline 2' }));
+    expect(c).toMatchObject({ comment: { body: 'line 1\n\tline 2' } });
+    await prisma.comment.delete({ where: { id: (c.comment as { id: string }).id } });
   });
 
   it('answers an unknown tool with a JSON-RPC error', async () => {

@@ -12,6 +12,7 @@ const row = (over: Partial<AuditRow>): AuditRow => ({
   errorCode: null,
   keyKind: 'IN_APP_AGENT',
   keyName: 'in-app agent run r1',
+  keyPublicKey: 'pk_AAAAAAAAAAAAAAAA',
   userId: 'u_1',
   userName: 'Ada',
   runId: 'run_1',
@@ -30,18 +31,27 @@ describe('preview', () => {
     expect(long).toHaveLength(500);
     expect(long.endsWith('…')).toBe(true);
   });
+
+  it('escapes control characters so every preview can be stored', () => {
+    expect(preview('raw\u0000text')).toBe('raw\\u0000text');
+    expect(preview({ s: 'in\u0000json' })).toBe('{"s":"in\\u0000json"}');
+  });
 });
 
 describe('AuditTable', () => {
   it('renders one row per call with status, caller, run, duration and escaped previews', () => {
     const html = renderToStaticMarkup(
       createElement(AuditTable, {
-        rows: [row({}), row({ id: 'aud_2', status: 'DENIED', errorCode: 'OVERRIDE_REQUIRED', keyKind: 'PROJECT', keyName: 'CI', userName: null, runId: null })],
+        rows: [
+          row({}),
+          row({ id: 'aud_2', status: 'DENIED', errorCode: 'OVERRIDE_REQUIRED', keyKind: 'PROJECT', keyName: 'CI', keyPublicKey: 'pk_CICICICICICICICI', userName: null, runId: null }),
+        ],
       }),
     );
     expect(html.match(/data-testid="audit-row"/g)).toHaveLength(2);
     expect(html).toContain('Assistant for Ada');
     expect(html).toContain('Project key “CI”');
+    expect(html).toContain('pk_CICICICICICICICI');
     expect(html).toContain('OVERRIDE_REQUIRED');
     expect(html).toContain('data-status="DENIED"');
     expect(html).toContain('12 ms');
@@ -57,12 +67,29 @@ describe('AuditTable', () => {
 
   it('renders GET filters with labels and the current values selected', () => {
     const html = renderToStaticMarkup(
-      createElement(AuditFilters, { basePath: '/projects/p1/audit', tools: ['list_issues', 'create_issue'], values: { tool: 'create_issue', status: 'DENIED', runId: 'run_9' } }),
+      createElement(AuditFilters, {
+        basePath: '/projects/p1/audit',
+        facets: {
+          tools: ['list_issues', 'create_issue', 'drop_\\u0000db'],
+          keys: [{ publicKey: 'pk_CICICICICICICICI', kind: 'PROJECT', name: 'CI', revoked: true }],
+          users: [{ id: 'u_1', name: 'Ada' }],
+        },
+        values: { tool: 'create_issue', status: 'DENIED', runId: 'run_9', keyKind: 'PROJECT', publicKey: 'pk_CICICICICICICICI', userId: 'u_1' },
+      }),
     );
     expect(html).toContain('method="get"');
     expect(html).toContain('<option value="create_issue" selected="">');
+    expect(html).toContain('<option value="drop_\\u0000db">'); // a recorded unknown tool can be filtered
     expect(html).toContain('<option value="DENIED" selected="">');
+    expect(html).toContain('<option value="PROJECT" selected="">');
+    expect(html).toContain('<option value="pk_CICICICICICICICI" selected="">CI (pk_CICICICICICICICI), revoked</option>');
+    expect(html).toContain('<option value="u_1" selected="">Ada</option>');
     expect(html).toContain('value="run_9"');
     expect(html).toContain('Clear filters');
+  });
+
+  it('keeps a filter value from a link selectable even when it is not among the choices', () => {
+    const html = renderToStaticMarkup(createElement(AuditFilters, { basePath: '/p', facets: { tools: ['list_issues'] }, values: { tool: 'retired_tool' } }));
+    expect(html).toContain('<option value="retired_tool" selected="">retired_tool</option>');
   });
 });

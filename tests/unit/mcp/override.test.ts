@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, fingerprintArgs, mintOverride, verifyOverride } from '@/features/mcp/override';
+import { canonicalJson, fingerprintArgs, MAX_OVERRIDE_TTL_SECONDS, mintOverride, verifyOverride } from '@/features/mcp/override';
 
 const SECRET = 'test-secret-0123456789-0123456789-abcdef';
 
@@ -101,5 +101,23 @@ describe('mintOverride / verifyOverride', () => {
       code: 'OVERRIDE_WRONG_ARGS',
     });
     expect(verifyOverride(token, { ...base, keyId: 'k_2' })).toMatchObject({ ok: false, code: 'OVERRIDE_WRONG_KEY' });
+  });
+});
+
+describe('override lifetime bound', () => {
+  const bound = { tool: 'close_issue', argsFingerprint: fingerprintArgs({ number: 1 }), keyId: 'k_1', secret: SECRET };
+
+  it('mints tokens for at most MAX_OVERRIDE_TTL_SECONDS', () => {
+    expect(() => mintOverride({ ...bound, ttlSeconds: MAX_OVERRIDE_TTL_SECONDS + 1 })).toThrow(RangeError);
+    expect(() => mintOverride({ ...bound, ttlSeconds: 0 })).toThrow(RangeError);
+    expect(verifyOverride(mintOverride({ ...bound, ttlSeconds: MAX_OVERRIDE_TTL_SECONDS }), bound)).toMatchObject({ ok: true });
+  });
+
+  it('refuses a correctly signed token that is valid for longer than any token is minted for', () => {
+    const payload = Buffer.from(
+      JSON.stringify({ v: 1, tool: bound.tool, fp: bound.argsFingerprint, kid: bound.keyId, nonce: 'n'.repeat(24), exp: Math.floor(Date.now() / 1000) + MAX_OVERRIDE_TTL_SECONDS + 60 }),
+    ).toString('base64url');
+    const sig = createHmac('sha256', SECRET).update(payload).digest('base64url');
+    expect(verifyOverride(`${payload}.${sig}`, bound)).toMatchObject({ ok: false, code: 'OVERRIDE_INVALID' });
   });
 });

@@ -29,7 +29,49 @@ describe('MCP tool registry', () => {
       expect(SCOPES).toContain(t.scope);
       expect(t.description.length).toBeGreaterThan(20);
     }
-    expect(MCP_TOOLS.get_issue.tags.readsUntrustedContent).toBe(true);
+  });
+
+  it('tags data flows truthfully: which tools return private data and which return untrusted external text', () => {
+    // Untrusted: tools whose results can carry issues created through a project key (no reporter)
+    // or external comments: every tool that returns existing issue rows.
+    const untrusted = MCP_TOOL_METADATA.filter((t) => t.tags.readsUntrustedContent).map((t) => t.name);
+    expect(untrusted).toEqual(['list_issues', 'get_issue', 'search_issues', 'get_project_summary', 'update_issue', 'assign_issue', 'close_issue']);
+    const privateData = MCP_TOOL_METADATA.filter((t) => t.tags.readsPrivateData).map((t) => t.name);
+    expect(privateData).toEqual([...READ_TOOLS, 'create_issue', 'update_issue', 'assign_issue', 'close_issue']);
+    // Tools that return nothing of the project: the caller's own comment, a number, a delivery status.
+    for (const name of ['add_comment', 'delete_issue', 'notify_webhook'] as const) {
+      expect(MCP_TOOLS[name].tags, name).toMatchObject({ readsPrivateData: false, readsUntrustedContent: false });
+    }
+  });
+
+  it('refuses NUL and other control characters in every string argument', () => {
+    const cases: Array<[McpToolName, Record<string, unknown>]> = [
+      ['list_issues', { label: 'b\u0000ug' }],
+      ['list_issues', { assignee: 'a\u0000@x.test' }],
+      ['search_issues', { query: 'lo\u0000gin' }],
+      ['create_issue', { title: 'a\u0000b' }],
+      ['create_issue', { title: 'ok', body: 'esc \u001b[31m' }],
+      ['create_issue', { title: 'ok', labels: ['b\u0007'] }],
+      ['create_issue', { title: 'ok', assignee: 'u\u007f' }],
+      ['update_issue', { number: 1, title: 'x\u0000' }],
+      ['update_issue', { number: 1, body: '\u0000' }],
+      ['add_comment', { number: 1, body: 'hi\u0000' }],
+      ['assign_issue', { number: 1, assignee: 'u\u0000' }],
+      ['notify_webhook', { message: 'ping\u0085' }],
+    ];
+    for (const [name, args] of cases) {
+      const r = MCP_TOOLS[name].inputSchema.safeParse(args);
+      expect(r.success, `${name} ${JSON.stringify(args)}`).toBe(false);
+      expect(r.error?.issues[0]?.message, name).toMatch(/control characters/);
+    }
+    expect(MCP_TOOLS.create_issue.inputSchema.safeParse({ title: 'ok', body: 'line 1\n\tline 2\r\n' }).success).toBe(true);
+  });
+
+  it('pages list_members and list_labels', () => {
+    for (const name of ['list_members', 'list_labels'] as const) {
+      expect(MCP_TOOLS[name].inputSchema.parse({})).toEqual({ page: 1, pageSize: 50 });
+      expect(MCP_TOOLS[name].inputSchema.safeParse({ pageSize: 51 }).success, name).toBe(false);
+    }
   });
 
   it('has strict input schemas: unknown fields, oversized strings and huge pages are refused', () => {

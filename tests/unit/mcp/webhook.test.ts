@@ -1,10 +1,11 @@
 // Webhook delivery against a real local receiver on 127.0.0.1: success, non-2xx, refused
-// connection, timeout, redirect and missing configuration are all ToolFailures with a clear message.
+// connection, timeout, redirect and missing configuration are all ToolFailures with a clear message;
+// destinations that could reach internal services are refused before any connection.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ToolFailure } from '@/features/mcp/errors';
-import { deliverWebhook } from '@/features/mcp/webhook';
+import { classifyAddress, deliverWebhook, parseAllowPrivateNetworks, WEBHOOK_ALLOW_PRIVATE_NETWORKS } from '@/features/mcp/webhook';
 
 let server: http.Server;
 let base: string;
@@ -77,5 +78,76 @@ describe('deliverWebhook', () => {
     expect((await failure(deliverWebhook('file:///etc/passwd', payload))).appCode).toBe('WEBHOOK_FAILED');
     expect((await failure(deliverWebhook('not a url', payload))).appCode).toBe('WEBHOOK_FAILED');
     expect((await failure(deliverWebhook(`${base}/ok`, { ...payload, message: 'x'.repeat(20_000) }))).message).toMatch(/too large/);
+  });
+});
+
+describe('destination guard', () => {
+  it('classifies addresses: metadata, link-local, "this network", multicast always refused; private and loopback apart', () => {
+    const forbidden = [
+      '169.254.169.254',
+      '169.254.0.1',
+      '0.0.0.0',
+      '0.1.2.3',
+      '224.0.0.1',
+      '239.255.255.250',
+      '255.255.255.255',
+      '100.100.100.200',
+      '::',
+      'fe80::1',
+      'febf::1',
+      'ff02::1',
+      'fd00:ec2::254',
+      '::ffff:169.254.169.254',
+      '::ffff:a9fe:a9fe',
+      '64:ff9b::a9fe:a9fe',
+      '2002:a9fe:a9fe::1',
+    ];
+    for (const ip of forbidden) expect(classifyAddress(ip), ip).toBe('forbidden');
+    for (const ip of ['127.0.0.1', '127.9.9.9', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '100.64.0.1', '::1', 'fd12::1', '::ffff:127.0.0.1', '::ffff:7f00:1']) {
+      expect(classifyAddress(ip), ip).toBe('private');
+    }
+    for (const ip of ['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700::1111', '::ffff:8.8.8.8']) expect(classifyAddress(ip), ip).toBe('public');
+    expect(classifyAddress('not-an-ip')).toBe('forbidden');
+  });
+
+  it('refuses cloud metadata and link-local destinations, even when private networks are allowed, without connecting', async () => {
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[fe80::1]/',
+      'http://[::ffff:169.254.169.254]/',
+      'http://0.0.0.0:1/',
+      'http://224.0.0.1/',
+      'http://metadata.google.internal/computeMetadata/v1/',
+      'http://METADATA.google.internal./',
+    ]) {
+      const t0 = Date.now();
+      const err = await failure(deliverWebhook(url, payload, { allowPrivateNetworks: true }));
+      expect(err.appCode, url).toBe('WEBHOOK_URL_REFUSED');
+      expect(Date.now() - t0, url).toBeLessThan(500);
+    }
+  });
+
+  it('refuses loopback and private destinations, by address or by name, unless private networks are allowed', async () => {
+    bodies.length = 0;
+    const port = new URL(base).port;
+    for (const url of [`${base}/ok`, `http://localhost:${port}/ok`, `http://[::1]:${port}/ok`, 'http://10.0.0.1/']) {
+      expect((await failure(deliverWebhook(url, payload, { allowPrivateNetworks: false }))).appCode, url).toBe('WEBHOOK_URL_REFUSED');
+    }
+    expect(bodies).toHaveLength(0);
+    // Allowed: the checked lookup lets the connection through to the same receiver.
+    await expect(deliverWebhook(`http://localhost:${port}/ok`, payload, { allowPrivateNetworks: true })).resolves.toEqual({ delivered: true, status: 200 });
+    expect(bodies).toHaveLength(1);
+  });
+
+  it('reads WEBHOOK_ALLOW_PRIVATE_NETWORKS: allowed by default outside production, refused in production, invalid values stop', () => {
+    expect(WEBHOOK_ALLOW_PRIVATE_NETWORKS).toBe(true); // tests run with NODE_ENV=test
+    expect(parseAllowPrivateNetworks(undefined, 'test')).toBe(true);
+    expect(parseAllowPrivateNetworks(undefined, 'development')).toBe(true);
+    expect(parseAllowPrivateNetworks(undefined, 'production')).toBe(false);
+    expect(parseAllowPrivateNetworks('', 'production')).toBe(false);
+    expect(parseAllowPrivateNetworks('1', 'production')).toBe(true);
+    expect(parseAllowPrivateNetworks('TRUE', 'production')).toBe(true);
+    expect(parseAllowPrivateNetworks('false', 'development')).toBe(false);
+    expect(() => parseAllowPrivateNetworks('yes', 'production')).toThrow(/WEBHOOK_ALLOW_PRIVATE_NETWORKS/);
   });
 });

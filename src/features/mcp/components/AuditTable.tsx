@@ -3,12 +3,20 @@
  * the server; filters are plain GET query parameters (works without JavaScript).
  */
 import Link from 'next/link';
-import type { AuditRow } from '../audit';
+import type { AuditFacets, AuditRow } from '../audit';
 
 export interface AuditFilterValues {
   tool?: string;
   status?: 'OK' | 'ERROR' | 'DENIED';
   runId?: string;
+  keyKind?: 'PROJECT' | 'IN_APP_AGENT';
+  publicKey?: string;
+  userId?: string;
+}
+
+/** The filters as GET query parameters (the same names the form submits). */
+export function auditQuery(values: AuditFilterValues): URLSearchParams {
+  return new URLSearchParams(Object.entries(values).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== ''));
 }
 
 const STATUS_STYLE: Record<AuditRow['status'], string> = {
@@ -28,7 +36,36 @@ function fmt(d: Date | string): { text: string; iso: string } {
   };
 }
 
-export function AuditFilters({ basePath, tools, values }: { basePath: string; tools: readonly string[]; values: AuditFilterValues }) {
+/** A choice that is not among the offered options (e.g. from a shared link) stays selectable. */
+function withCurrent<T extends { value: string }>(options: T[], current: string | undefined, make: (v: string) => T): T[] {
+  return current && !options.some((o) => o.value === current) ? [...options, make(current)] : options;
+}
+
+export function AuditFilters({
+  basePath,
+  facets,
+  values,
+}: {
+  basePath: string;
+  facets: Pick<AuditFacets, 'tools'> & Partial<Omit<AuditFacets, 'tools'>>;
+  values: AuditFilterValues;
+}) {
+  const tools = withCurrent(
+    facets.tools.map((t) => ({ value: t, label: t })),
+    values.tool,
+    (v) => ({ value: v, label: v }),
+  );
+  const keys = withCurrent(
+    (facets.keys ?? []).map((k) => ({ value: k.publicKey, label: `${k.name} (${k.publicKey})${k.revoked ? ', revoked' : ''}` })),
+    values.publicKey,
+    (v) => ({ value: v, label: v }),
+  );
+  const users = withCurrent(
+    (facets.users ?? []).map((u) => ({ value: u.id, label: u.name })),
+    values.userId,
+    (v) => ({ value: v, label: v }),
+  );
+  const filtered = Object.values(values).some((v) => typeof v === 'string' && v !== '');
   return (
     <form method="get" action={basePath} className="flex flex-wrap items-end gap-3" aria-label="Filter the audit trail" data-testid="audit-filters">
       <label className="flex flex-col gap-1 text-sm">
@@ -36,8 +73,8 @@ export function AuditFilters({ basePath, tools, values }: { basePath: string; to
         <select name="tool" defaultValue={values.tool ?? ''} className={field}>
           <option value="">All tools</option>
           {tools.map((t) => (
-            <option key={t} value={t}>
-              {t}
+            <option key={t.value} value={t.value}>
+              {t.label}
             </option>
           ))}
         </select>
@@ -52,13 +89,43 @@ export function AuditFilters({ basePath, tools, values }: { basePath: string; to
         </select>
       </label>
       <label className="flex flex-col gap-1 text-sm">
+        <span>Caller</span>
+        <select name="keyKind" defaultValue={values.keyKind ?? ''} className={field}>
+          <option value="">Any caller</option>
+          <option value="PROJECT">Project keys</option>
+          <option value="IN_APP_AGENT">Assistant</option>
+        </select>
+      </label>
+      <label className="flex flex-col gap-1 text-sm">
+        <span>Project key</span>
+        <select name="publicKey" defaultValue={values.publicKey ?? ''} className={field}>
+          <option value="">Any key</option>
+          {keys.map((k) => (
+            <option key={k.value} value={k.value}>
+              {k.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="flex flex-col gap-1 text-sm">
+        <span>Assistant user</span>
+        <select name="userId" defaultValue={values.userId ?? ''} className={field}>
+          <option value="">Any user</option>
+          {users.map((u) => (
+            <option key={u.value} value={u.value}>
+              {u.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="flex flex-col gap-1 text-sm">
         <span>Assistant run id</span>
         <input name="runId" defaultValue={values.runId ?? ''} maxLength={100} className={`${field} w-64`} placeholder="run_…" />
       </label>
       <button type="submit" className="rounded bg-blue-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-blue-800">
         Filter
       </button>
-      {values.tool || values.status || values.runId ? (
+      {filtered ? (
         <Link href={basePath} className="py-1.5 text-sm text-blue-700 underline dark:text-blue-300">
           Clear filters
         </Link>
@@ -124,6 +191,7 @@ export function AuditTable({ rows }: { rows: AuditRow[] }) {
                   ) : (
                     <span className="text-slate-500">Deleted key</span>
                   )}
+                  {r.keyPublicKey ? <div className="font-mono text-xs text-slate-600 dark:text-slate-400">{r.keyPublicKey}</div> : null}
                 </td>
                 <td className="px-2 py-2 font-mono text-xs">{r.runId ?? <span className="text-slate-500">—</span>}</td>
                 <td className="whitespace-nowrap px-2 py-2 text-right tabular-nums">{r.durationMs} ms</td>

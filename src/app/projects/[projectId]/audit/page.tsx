@@ -1,8 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { AUDIT_STATUSES } from '@/features/mcp/audit';
-import { AuditFilters, AuditTable, type AuditFilterValues } from '@/features/mcp/components/AuditTable';
-import { TOOL_NAMES } from '@/features/mcp/registry';
+import { auditFacets, AuditListInput } from '@/features/mcp/audit';
+import { AuditFilters, AuditTable, auditQuery, type AuditFilterValues } from '@/features/mcp/components/AuditTable';
 import { NotAllowed } from '@/features/tracker/components/ui';
 import { requireProjectPage } from '@/features/tracker/page-access';
 import { serverCaller } from '@/server/server-caller';
@@ -30,19 +29,30 @@ export default async function AuditPage({
   const ctx = await requireProjectPage(projectId, basePath);
   if (!ctx.can('audit:read')) return <NotAllowed projectId={projectId} what="read the tool-call audit trail" testId="audit-not-allowed" />;
 
-  const rawTool = one(sp.tool);
-  const rawStatus = one(sp.status);
+  // Each filter is checked with the procedure's own schema; an invalid one is ignored, not an error.
+  const filterSchemas = AuditListInput.shape;
+  const pick = <K extends 'tool' | 'status' | 'runId' | 'keyKind' | 'publicKey' | 'userId'>(key: K) => {
+    const r = filterSchemas[key].safeParse(one(sp[key]));
+    return r.success && r.data !== undefined ? { [key]: r.data } : {};
+  };
   const values: AuditFilterValues = {
-    ...(rawTool && (TOOL_NAMES as readonly string[]).includes(rawTool) ? { tool: rawTool } : {}),
-    ...(rawStatus && (AUDIT_STATUSES as readonly string[]).includes(rawStatus) ? { status: rawStatus as AuditFilterValues['status'] } : {}),
-    ...(one(sp.runId) ? { runId: one(sp.runId)!.slice(0, 100) } : {}),
+    ...pick('tool'),
+    ...pick('status'),
+    ...pick('runId'),
+    ...pick('keyKind'),
+    ...pick('publicKey'),
+    ...pick('userId'),
   };
   const cursor = one(sp.cursor)?.slice(0, 100);
 
   const caller = await serverCaller(ctx.user, ctx.prisma);
-  const data = await caller.mcp.audit.list({ projectId, ...values, ...(cursor ? { cursor } : {}) });
+  const [data, facets] = await Promise.all([
+    caller.mcp.audit.list({ projectId, ...values, ...(cursor ? { cursor } : {}) }),
+    // Filter choices; the audit:read check above covers them.
+    auditFacets(ctx.prisma, projectId),
+  ]);
 
-  const query = new URLSearchParams(Object.entries(values).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  const query = auditQuery(values);
   const firstPage = query.size ? `${basePath}?${query}` : basePath;
   const nextQuery = new URLSearchParams(query);
   if (data.nextCursor) nextQuery.set('cursor', data.nextCursor);
@@ -56,7 +66,7 @@ export default async function AuditPage({
           and failed calls. Previews of arguments and results are shortened.
         </p>
       </div>
-      <AuditFilters basePath={basePath} tools={TOOL_NAMES} values={values} />
+      <AuditFilters basePath={basePath} facets={facets} values={values} />
       <AuditTable rows={data.items} />
       <nav aria-label="Pages" className="flex gap-4 text-sm">
         {cursor ? (
