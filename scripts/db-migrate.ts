@@ -1,6 +1,26 @@
-import { closeDb, getDb, migrate } from '@/server/db';
+/**
+ * `npm run db:migrate`: applies pending migrations to the configured database (PostgreSQL when
+ * DATABASE_URL is set, the embedded PGlite otherwise) and reports what it applied. Nothing else:
+ * no demo data is seeded here (`npm run db:seed` does that).
+ */
+import { migrate, openDatabase } from '@/server/db';
+import { env } from '@/server/env';
 
-const db = await getDb(); // opening applies pending migrations
-const applied = await migrate(db);
-console.log(JSON.stringify({ database: db.kind, appliedNow: applied.length, status: 'up to date' }));
-await closeDb();
+let e: ReturnType<typeof env>;
+try {
+  e = env();
+} catch (err) {
+  process.stderr.write(`${(err as Error).message}\n`);
+  process.exit(1);
+}
+
+const db = openDatabase({ databaseUrl: e.DATABASE_URL, pgliteDir: e.PGLITE_DIR });
+try {
+  const applied = await migrate(db);
+  console.log(JSON.stringify({ database: db.kind, applied, appliedNow: applied.length, status: 'up to date' }));
+} catch (err) {
+  process.stderr.write(`Migration failed: ${(err as Error).message}\n`);
+  process.exitCode = 1;
+} finally {
+  await db.close().catch(() => undefined);
+}

@@ -5,9 +5,11 @@
  * the app's own process can open the embedded database afterwards (PGlite allows one process at a
  * time).
  *
- * Seeding: on the embedded database whenever AUTO_SEED is not turned off; on PostgreSQL only when
- * AUTO_SEED is set explicitly to 1/true (a shared server is never filled with demo users by
- * accident). With `--json` the last stdout line is a JSON summary for the calling script.
+ * Seeding (the demo project has well-known logins): in development, on the embedded database unless
+ * AUTO_SEED is turned off; in production, and on PostgreSQL in any mode, only when AUTO_SEED is set
+ * explicitly to 1/true (a real deployment or a shared server is never filled with demo users by
+ * accident). With `--json` the last stdout line is a JSON summary for the calling script; it carries
+ * the demo credentials only when they are meant to be used (see `demo` below).
  */
 import { env } from '@/server/env';
 import { migrate, openDatabase } from '@/server/db';
@@ -28,15 +30,20 @@ const started = Date.now();
 const db = openDatabase({ databaseUrl: e.DATABASE_URL, pgliteDir: e.PGLITE_DIR });
 try {
   const applied = await migrate(db);
+  // env() already turns AUTO_SEED off in production unless it is explicit.
   const shouldSeed = e.AUTO_SEED && (db.kind === 'pglite' || explicitSeed);
   const seeded = shouldSeed ? await seedIfEmpty(db.prisma) : false;
-  const demo = (await db.prisma.project.count({ where: { slug: DEMO_PROJECT_SLUG } })) > 0;
+  const demoPresent = (await db.prisma.project.count({ where: { slug: DEMO_PROJECT_SLUG } })) > 0;
+  // The demo logins are advertised when this start seeded them, or in development when an earlier
+  // start did; a production start never advertises credentials it did not just create.
+  const advertise = seeded || (demoPresent && e.NODE_ENV !== 'production');
   const summary = {
     database: db.kind,
     location: db.kind === 'pglite' ? e.PGLITE_DIR : redact(e.DATABASE_URL ?? ''),
     migrationsApplied: applied,
     seeded,
-    demo: demo ? { password: DEMO_PASSWORD, users: DEMO_USERS.map((u) => ({ email: u.email, role: u.role })) } : null,
+    demoPresent,
+    demo: advertise ? { password: DEMO_PASSWORD, users: DEMO_USERS.map((u) => ({ email: u.email, role: u.role })) } : null,
     ms: Date.now() - started,
   };
   if (json) {

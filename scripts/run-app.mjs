@@ -90,6 +90,10 @@ export async function runApp({ mode }) {
   if (summary.demo) {
     lines.push(`  Sign in at ${url}/login with any demo account, password "${summary.demo.password}":`);
     for (const u of summary.demo.users) lines.push(`    ${u.role.padEnd(6)}  ${u.email}`);
+  } else if (summary.demoPresent) {
+    lines.push(`  Sign in at ${url}/login. This database holds the demo project: remove its demo accounts before real use.`);
+  } else if (mode === 'start') {
+    lines.push(`  Sign in at ${url}/login. No demo data (production seeds only with AUTO_SEED=1).`);
   } else {
     lines.push('  No demo data in this database (`npm run db:seed` adds it).');
   }

@@ -5,10 +5,12 @@ import CredentialsProvider from 'next-auth/providers/credentials';
 import GitHubProvider from 'next-auth/providers/github';
 import GoogleProvider from 'next-auth/providers/google';
 import { z } from 'zod';
+import type { PrismaClient } from '@/generated/prisma/client';
 import { getPrisma } from './db';
-import { env } from './env';
+import { env, type Env } from './env';
 import { newId } from './ids';
-import { verifyPassword } from './password';
+import { hashPassword, needsRehash, verifyPassword } from './password';
+import { isIdentifier } from './text';
 
 export interface SessionUser {
   id: string;
@@ -22,8 +24,96 @@ const CredentialsSchema = z.object({
   password: z.string().min(1).max(1024),
 });
 
-function oauthProviders(): NextAuthOptions['providers'] {
-  const e = env();
+/**
+ * The credentials check behind the sign-in form. Unknown email, wrong password, an account without
+ * a password and malformed input all give the same outcome (null) after the same work (one scrypt
+ * evaluation), so neither the answer nor its timing tells which. A correct password stored with
+ * outdated scrypt parameters is re-hashed with the current ones.
+ */
+export async function authorizeCredentials(
+  prisma: PrismaClient,
+  raw: unknown,
+): Promise<{ id: string; email: string; name: string } | null> {
+  const parsed = CredentialsSchema.safeParse(raw);
+  if (!parsed.success) {
+    await verifyPassword('', null);
+    return null;
+  }
+  const user = await prisma.user.findUnique({ where: { email: parsed.data.email } });
+  const ok = await verifyPassword(parsed.data.password, user?.passwordHash ?? null);
+  if (!user || !ok) return null;
+  if (user.passwordHash && needsRehash(user.passwordHash)) {
+    // Only replaces the hash that was verified (a password change in between wins).
+    const fresh = await hashPassword(parsed.data.password);
+    await prisma.user.updateMany({ where: { id: user.id, passwordHash: user.passwordHash }, data: { passwordHash: fresh } }).catch(() => undefined);
+  }
+  return { id: user.id, email: user.email, name: user.name };
+}
+
+export type OAuthDecision =
+  | { kind: 'signIn'; userId: string }
+  | { kind: 'link'; userId: string }
+  | { kind: 'create' }
+  | { kind: 'refuse'; reason: 'NO_EMAIL' | 'EMAIL_NOT_VERIFIED' };
+
+/**
+ * Who an OAuth sign-in is, decided from facts only (unit-tested):
+ * - an identity already linked to a user signs in as that user;
+ * - otherwise the provider must vouch for the email: an unverified (or missing) email neither links
+ *   to an existing account (which would hand it, password-protected or not, to whoever typed the
+ *   address at the provider) nor creates a new one;
+ * - a verified email links to the account with that email, or creates one.
+ */
+export function decideOAuthSignIn(facts: {
+  /** The user this provider identity is already linked to, if any. */
+  linkedUserId: string | null;
+  email: string | null;
+  emailVerified: boolean;
+  /** The user holding `email`, if any (with or without a password: the rule is the same). */
+  existingUser: { id: string } | null;
+}): OAuthDecision {
+  if (facts.linkedUserId) return { kind: 'signIn', userId: facts.linkedUserId };
+  if (!facts.email) return { kind: 'refuse', reason: 'NO_EMAIL' };
+  if (!facts.emailVerified) return { kind: 'refuse', reason: 'EMAIL_NOT_VERIFIED' };
+  if (facts.existingUser) return { kind: 'link', userId: facts.existingUser.id };
+  return { kind: 'create' };
+}
+
+const GitHubEmails = z.array(z.object({ email: z.string(), verified: z.boolean(), primary: z.boolean().optional() }));
+
+/**
+ * Whether the provider vouches for `email`: Google's `email_verified` claim; for GitHub, the
+ * `verified` flag of that address in `GET /user/emails` (the sign-in's `user:email` scope). Any
+ * failure to find out counts as not verified.
+ */
+export async function isOAuthEmailVerified(
+  opts: { provider: string; email: string; profile?: unknown; accessToken?: string | null },
+  fetchImpl: typeof fetch = fetch,
+): Promise<boolean> {
+  const email = opts.email.toLowerCase();
+  if (opts.provider === 'google') {
+    const p = opts.profile as { email_verified?: unknown; email?: unknown } | undefined;
+    return p?.email_verified === true && typeof p.email === 'string' && p.email.toLowerCase() === email;
+  }
+  if (opts.provider === 'github') {
+    if (!opts.accessToken) return false;
+    try {
+      const res = await fetchImpl('https://api.github.com/user/emails', {
+        headers: { Authorization: `Bearer ${opts.accessToken}`, Accept: 'application/vnd.github+json', 'User-Agent': 'tracker' },
+        signal: AbortSignal.timeout(10_000),
+      });
+      if (!res.ok) return false;
+      const list = GitHubEmails.safeParse(await res.json());
+      return list.success && list.data.some((e) => e.verified && e.email.toLowerCase() === email);
+    } catch {
+      return false;
+    }
+  }
+  return false;
+}
+
+/** The OAuth providers whose two variables are both set (env() refuses a half-configured pair). */
+export function oauthProviders(e: Env = env()): NextAuthOptions['providers'] {
   const list: NextAuthOptions['providers'] = [];
   if (e.GITHUB_ID && e.GITHUB_SECRET) list.push(GitHubProvider({ clientId: e.GITHUB_ID, clientSecret: e.GITHUB_SECRET }));
   if (e.GOOGLE_CLIENT_ID && e.GOOGLE_CLIENT_SECRET)
@@ -50,39 +140,52 @@ export function authOptions(): NextAuthOptions {
         name: 'Email and password',
         credentials: { email: { label: 'Email', type: 'email' }, password: { label: 'Password', type: 'password' } },
         async authorize(raw) {
-          const parsed = CredentialsSchema.safeParse(raw);
-          // Always run one KDF evaluation so a missing user costs the same time as a wrong password.
-          if (!parsed.success) {
-            await verifyPassword('x', null);
-            return null;
-          }
-          const prisma = await getPrisma();
-          const user = await prisma.user.findUnique({ where: { email: parsed.data.email } });
-          const ok = await verifyPassword(parsed.data.password, user?.passwordHash ?? null);
-          if (!user || !ok) return null;
-          return { id: user.id, email: user.email, name: user.name };
+          return authorizeCredentials(await getPrisma(), raw);
         },
       }),
       ...oauthProviders(),
     ],
     callbacks: {
-      async signIn({ user, account }) {
+      async signIn({ user, account, profile }) {
         if (!account || account.provider === 'credentials') return true;
-        // OAuth: link to an existing user by verified email or create one.
-        if (!user.email) return false;
+        // OAuth: an identity linked before, or a provider-verified email (see decideOAuthSignIn).
         const prisma = await getPrisma();
-        const email = user.email.toLowerCase();
-        const existing = await prisma.user.upsert({
-          where: { email },
-          update: {},
-          create: { id: newId('u_'), email, name: user.name ?? email, image: user.image ?? null },
+        const key = { provider: account.provider, providerAccountId: account.providerAccountId };
+        const linked = await prisma.account.findUnique({ where: { provider_providerAccountId: key }, select: { userId: true } });
+        const email = user.email?.trim().toLowerCase() || null;
+        const existing =
+          !linked && email ? await prisma.user.findUnique({ where: { email }, select: { id: true } }) : null;
+        const emailVerified =
+          !linked && email
+            ? await isOAuthEmailVerified({ provider: account.provider, email, profile, accessToken: account.access_token ?? null })
+            : false;
+        const decision = decideOAuthSignIn({
+          linkedUserId: linked?.userId ?? null,
+          email,
+          emailVerified,
+          existingUser: existing,
         });
-        await prisma.account.upsert({
-          where: { provider_providerAccountId: { provider: account.provider, providerAccountId: account.providerAccountId } },
-          update: {},
-          create: { id: newId('a_'), userId: existing.id, provider: account.provider, providerAccountId: account.providerAccountId },
-        });
-        user.id = existing.id;
+        if (decision.kind === 'refuse') return false;
+        let userId: string;
+        if (decision.kind === 'signIn') userId = decision.userId;
+        else {
+          userId =
+            decision.kind === 'link'
+              ? decision.userId
+              : (
+                  await prisma.user.upsert({
+                    where: { email: email! },
+                    update: {},
+                    create: { id: newId('u_'), email: email!, name: user.name ?? email!, image: user.image ?? null },
+                  })
+                ).id;
+          await prisma.account.upsert({
+            where: { provider_providerAccountId: key },
+            update: {},
+            create: { id: newId('a_'), userId, ...key },
+          });
+        }
+        user.id = userId;
         return true;
       },
       async jwt({ token, user }) {
@@ -118,6 +221,7 @@ function readCookie(header: string | null, name: string): string | undefined {
 }
 
 async function loadUser(id: string): Promise<SessionUser | null> {
+  if (!isIdentifier(id)) return null;
   const prisma = await getPrisma();
   const user = await prisma.user.findUnique({ where: { id }, select: { id: true, email: true, name: true, isAdmin: true } });
   return user;

@@ -129,7 +129,8 @@ async function init(): Promise<Database> {
 
 /**
  * The process-wide database. The first call opens it and applies pending migrations (cheap when
- * there are none); on the embedded database the demo project is seeded on first start.
+ * there are none); on the embedded database the demo project is seeded into an empty database when
+ * AUTO_SEED is on (development by default; production only when set explicitly).
  */
 export function getDb(): Promise<Database> {
   holder.db ??= init().catch((err) => {

@@ -5,6 +5,8 @@ import { z } from 'zod';
  * with a message naming the variable. Secrets have no usable default in production.
  */
 const DEV_SECRET = 'dev-only-insecure-secret-change-me-0123456789';
+/** Secret values published with the source code: never accepted in production. */
+const PUBLISHED_SECRETS: ReadonlySet<string> = new Set([DEV_SECRET]);
 
 const optionalString = z
   .string()
@@ -39,6 +41,10 @@ const secret = (name: string) =>
       ctx.addIssue({ code: 'custom', message: 'must be at least 32 characters' });
       return z.NEVER;
     }
+    if (productionParse && PUBLISHED_SECRETS.has(v)) {
+      ctx.addIssue({ code: 'custom', message: 'is the published development value; set a secret of your own in production' });
+      return z.NEVER;
+    }
     return v;
   });
 
@@ -48,10 +54,16 @@ const EnvSchema = z.object({
   DATABASE_URL: optionalString.pipe(
     z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL').optional(),
   ),
-  /** Where the embedded database lives; `memory://` keeps it in memory (tests). */
-  PGLITE_DIR: z.string().default('.data/pglite'),
-  /** Apply migrations and seed the demo project on first start of the embedded database. */
-  AUTO_SEED: z.enum(['1', '0', 'true', 'false', '']).optional().transform((v) => v !== '0' && v !== 'false'),
+  /** Where the embedded database lives; `memory://` keeps it in memory (tests). Blank: the default. */
+  PGLITE_DIR: optionalString.transform((v) => v ?? '.data/pglite'),
+  /**
+   * Seed the demo project (well-known demo logins) into an empty database at start. Unset: on in
+   * development, OFF in production, where only an explicit 1/true seeds.
+   */
+  AUTO_SEED: z
+    .enum(['1', '0', 'true', 'false', ''])
+    .optional()
+    .transform((v) => (v === undefined || v === '' ? !productionParse : v === '1' || v === 'true')),
   NEXTAUTH_SECRET: secret('NEXTAUTH_SECRET'),
   NEXTAUTH_URL: optionalString.pipe(z.url().optional()),
   /** Secret used to sign single-use tool-call overrides (HMAC). */
@@ -93,11 +105,31 @@ export type Env = z.infer<typeof EnvSchema>;
 // Set for the duration of one parse: whether the source being parsed is a production environment.
 let productionParse = false;
 
+/** OAuth providers are enabled by a pair of variables: both or neither. */
+const OAUTH_PAIRS: ReadonlyArray<readonly [string, string]> = [
+  ['GITHUB_ID', 'GITHUB_SECRET'],
+  ['GOOGLE_CLIENT_ID', 'GOOGLE_CLIENT_SECRET'],
+];
+
+function isSet(v: string | undefined): boolean {
+  return v !== undefined && v.trim() !== '';
+}
+
+/** A half-configured OAuth pair names the missing variable. */
+function pairIssues(source: Record<string, string | undefined>): string[] {
+  const lines: string[] = [];
+  for (const [a, b] of OAUTH_PAIRS) {
+    if (isSet(source[a]) && !isSet(source[b])) lines.push(`  ${b}: is required when ${a} is set`);
+    if (isSet(source[b]) && !isSet(source[a])) lines.push(`  ${a}: is required when ${b} is set`);
+  }
+  return lines;
+}
+
 export function parseEnv(source: Record<string, string | undefined>): Env {
   productionParse = source.NODE_ENV === 'production';
   const res = EnvSchema.safeParse(source);
-  if (!res.success) {
-    const lines = res.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
+  const lines = [...(res.success ? [] : res.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`)), ...pairIssues(source)];
+  if (!res.success || lines.length) {
     throw new Error(`Invalid environment configuration:\n${lines.join('\n')}`);
   }
   return res.data;

@@ -1,4 +1,4 @@
-import type { PrismaClient } from '@/generated/prisma/client';
+import type { Prisma, PrismaClient } from '@/generated/prisma/client';
 import { newId } from './ids';
 import { hashPassword } from './password';
 import type { Role } from './rbac';
@@ -125,9 +125,32 @@ const ISSUES: IssueSeed[] = [
   },
 ];
 
-/** Creates the demo project with users of every role, labels, issues and comments. */
+export const OUTSIDER_EMAIL = 'outsider@example.com';
+
+/** Serializes seeding across processes (two starts at once seed once). */
+const SEED_LOCK_KEY = 72707370;
+/** The whole seed runs in one transaction: an interrupted seed leaves nothing behind. */
+const TX_OPTIONS = { maxWait: 30_000, timeout: 120_000 } as const;
+
+type Tx = Prisma.TransactionClient;
+
+async function lock(tx: Tx): Promise<void> {
+  await tx.$executeRaw`SELECT pg_advisory_xact_lock(${SEED_LOCK_KEY})`;
+}
+
+/**
+ * Creates the demo project with users of every role, labels, issues and comments, atomically.
+ * Running it again adds nothing (the demo users and project are kept as they are).
+ */
 export async function seedDemo(prisma: PrismaClient): Promise<{ projectId: string }> {
   const passwordHash = await hashPassword(DEMO_PASSWORD);
+  return prisma.$transaction(async (tx) => {
+    await lock(tx);
+    return seedDemoIn(tx, passwordHash);
+  }, TX_OPTIONS);
+}
+
+async function seedDemoIn(prisma: Tx, passwordHash: string): Promise<{ projectId: string }> {
   const users: Array<{ id: string }> = [];
   for (const u of DEMO_USERS) {
     users.push(
@@ -139,9 +162,9 @@ export async function seedDemo(prisma: PrismaClient): Promise<{ projectId: strin
     );
   }
   const outsider = await prisma.user.upsert({
-    where: { email: 'outsider@example.com' },
+    where: { email: OUTSIDER_EMAIL },
     update: {},
-    create: { id: newId('u_'), email: 'outsider@example.com', name: 'Oscar Outsider', passwordHash },
+    create: { id: newId('u_'), email: OUTSIDER_EMAIL, name: 'Oscar Outsider', passwordHash },
   });
 
   const existing = await prisma.project.findUnique({ where: { slug: DEMO_PROJECT_SLUG } });
@@ -205,9 +228,23 @@ export async function seedDemo(prisma: PrismaClient): Promise<{ projectId: strin
   return { projectId: project.id };
 }
 
-/** Seeds only an empty database (first start of the embedded database). */
+const DEMO_EMAILS = [...DEMO_USERS.map((u) => u.email), OUTSIDER_EMAIL];
+
+/**
+ * Seeds only an empty database (first start). "Empty": no project, and no user but (possibly)
+ * demo accounts, so a seed interrupted by an older, non-atomic version is completed, while a
+ * database with real users or projects is never touched. Returns whether it seeded.
+ */
 export async function seedIfEmpty(prisma: PrismaClient): Promise<boolean> {
-  if ((await prisma.user.count()) > 0) return false;
-  await seedDemo(prisma);
-  return true;
+  const isEmpty = async (db: PrismaClient | Tx) =>
+    (await db.project.count()) === 0 && (await db.user.count({ where: { email: { notIn: DEMO_EMAILS } } })) === 0;
+  if (!(await isEmpty(prisma))) return false;
+  const passwordHash = await hashPassword(DEMO_PASSWORD);
+  return prisma.$transaction(async (tx) => {
+    await lock(tx);
+    // Checked again under the lock: another process may have seeded meanwhile.
+    if (!(await isEmpty(tx))) return false;
+    await seedDemoIn(tx, passwordHash);
+    return true;
+  }, TX_OPTIONS);
 }

@@ -1,10 +1,12 @@
 import { initTRPC, TRPCError } from '@trpc/server';
+import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import superjson from 'superjson';
 import { z, ZodError } from 'zod';
 import type { PrismaClient } from '@/generated/prisma/client';
 import { getSessionUser, isSameOrigin, type SessionUser } from './auth';
 import { getPrisma } from './db';
 import { hasProjectAccess, type Role, type Scope } from './rbac';
+import { Identifier, INVALID_TEXT_APP_CODE, INVALID_TEXT_MESSAGE, isIdentifier, isInvalidTextError } from './text';
 
 export interface TrpcContext {
   req: Request;
@@ -19,6 +21,16 @@ export async function createTrpcContext(req: Request): Promise<TrpcContext> {
 const t = initTRPC.context<TrpcContext>().create({
   transformer: superjson,
   errorFormatter({ shape, error }) {
+    // Safety net: text the database cannot store (NUL) is the caller's fault, never a 500. The
+    // middleware below already maps it inside procedures; this also covers anything outside them.
+    if (error.code === 'INTERNAL_SERVER_ERROR' && isInvalidTextError(error.cause)) {
+      return {
+        ...shape,
+        code: TRPC_ERROR_CODES_BY_KEY.BAD_REQUEST,
+        message: INVALID_TEXT_MESSAGE,
+        data: { code: 'BAD_REQUEST' as const, httpStatus: 400, path: shape.data.path, appCode: INVALID_TEXT_APP_CODE, issues: null },
+      };
+    }
     // Never leak internals: unexpected errors get a generic message and no stack.
     const internal = error.code === 'INTERNAL_SERVER_ERROR';
     return {
@@ -37,7 +49,21 @@ const t = initTRPC.context<TrpcContext>().create({
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
-export const publicProcedure = t.procedure;
+
+/**
+ * Every procedure runs inside this: a PostgreSQL refusal of a NUL / untranslatable character
+ * (22021, 22P05) that slipped past input validation becomes BAD_REQUEST with appCode
+ * INVALID_TEXT, for HTTP clients and server-side callers alike.
+ */
+const invalidTextNet = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && result.error.code === 'INTERNAL_SERVER_ERROR' && isInvalidTextError(result.error.cause)) {
+    throw appError('BAD_REQUEST', INVALID_TEXT_APP_CODE, INVALID_TEXT_MESSAGE);
+  }
+  return result;
+});
+
+export const publicProcedure = t.procedure.use(invalidTextNet);
 
 /** An error whose `appCode` is a stable, documented string the UI can switch on. */
 export class AppError extends Error {
@@ -52,7 +78,7 @@ export function appError(code: TRPCError['code'], appCode: string, message: stri
   return new TRPCError({ code, message, cause: new AppError(appCode, message) });
 }
 
-export const authedProcedure = t.procedure.use(async ({ ctx, next, type }) => {
+export const authedProcedure = publicProcedure.use(async ({ ctx, next, type }) => {
   if (!ctx.user) throw appError('UNAUTHORIZED', 'UNAUTHENTICATED', 'Sign in to continue.');
   if (type === 'mutation' && !isSameOrigin(ctx.req)) throw appError('FORBIDDEN', 'CROSS_ORIGIN', 'Cross-origin request refused.');
   return next({ ctx: { ...ctx, user: ctx.user } });
@@ -66,6 +92,8 @@ export interface ProjectAccess {
 
 /** Loads the caller's role in a project; NOT_FOUND when they have no access at all. */
 export async function loadProjectAccess(prisma: PrismaClient, user: SessionUser, projectId: string): Promise<ProjectAccess> {
+  // A malformed id (too long, control characters such as NUL) names no project.
+  if (!isIdentifier(projectId)) throw appError('NOT_FOUND', 'PROJECT_NOT_FOUND', 'Project not found.');
   const membership = await prisma.projectMembership.findUnique({
     where: { projectId_userId: { projectId, userId: user.id } },
     select: { role: true },
@@ -76,7 +104,7 @@ export async function loadProjectAccess(prisma: PrismaClient, user: SessionUser,
   return { projectId, role: membership?.role ?? null, isAdmin: user.isAdmin };
 }
 
-export const ProjectInput = z.object({ projectId: z.string().min(1).max(64) });
+export const ProjectInput = z.object({ projectId: Identifier });
 
 /**
  * A procedure scoped to one project: the input must carry `projectId`; the caller must be a member

@@ -1,5 +1,7 @@
 // The Tracker in a real browser against the built app with the seeded demo data: each role sees
-// what it may use, a member creates and closes an issue, a viewer and an outsider are refused.
+// what it may use, a member creates, edits and closes an issue, an owner manages members (and is
+// stopped from removing or demoting the last owner), lower roles are refused pages by direct URL,
+// an outsider gets 404s, and malformed URLs are 404s rather than server errors.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE_URL, login, newPage, openBrowser, shot, type Browser, type Page } from './browser';
 
@@ -40,6 +42,26 @@ async function open(page: Page, path: string): Promise<void> {
 
 async function hydrated(page: Page): Promise<void> {
   await page.locator('body[data-hydrated="true"]').waitFor({ state: 'attached', timeout: 30_000 });
+}
+
+/** A tRPC mutation as the page's signed-in user (setup and cleanup, not the subject of a test). */
+async function mutate<T>(page: Page, path: string, input: unknown): Promise<T> {
+  const res = await page.request.post(`${BASE_URL}/api/trpc/${path}`, {
+    headers: { 'content-type': 'application/json', origin: BASE_URL },
+    data: { json: input },
+  });
+  const body = (await res.json()) as { result?: { data: { json: T } }; error?: unknown };
+  if (!res.ok() || !body.result) throw new Error(`${path} failed with ${res.status()}: ${JSON.stringify(body.error)}`);
+  return body.result.data.json;
+}
+
+/** The "Not allowed" page that a role sees for a section it may not use. */
+async function expectNotAllowed(page: Page, path: string): Promise<void> {
+  const res = await page.goto(`${BASE_URL}/projects/${projectId}/${path}`);
+  expect(res?.status(), path).toBe(200);
+  await hydrated(page);
+  expect(await page.getByRole('heading', { level: 1 }).textContent(), path).toBe('Not allowed');
+  expect(await page.getByText(/does not allow you to/).count(), path).toBe(1);
 }
 
 async function navLinks(page: Page): Promise<string[]> {
@@ -174,6 +196,81 @@ describe('member', () => {
   });
 });
 
+describe('member: editing an issue', () => {
+  it('edits title, description and priority in place; cancel discards', async () => {
+    const page = await signedIn('member@example.com');
+    const original = `Edit me ${Date.now()}`;
+    const { number } = await mutate<{ number: number }>(page, 'tracker.issues.create', { projectId, title: original, body: 'Original text.' });
+    await open(page, `/projects/${projectId}/issues/${number}`);
+    expect(await page.getByTestId('issue-title').textContent()).toContain(original);
+
+    // Cancel leaves everything as it was.
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    const form = page.getByRole('form', { name: 'Edit issue' });
+    await form.getByLabel('Title').fill('Discarded title');
+    await form.getByRole('button', { name: 'Cancel' }).click();
+    await form.waitFor({ state: 'detached' });
+    expect(await page.getByTestId('issue-title').textContent()).toContain(original);
+
+    const edited = `Edited ${Date.now()}`;
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    expect(await form.getByLabel('Title').inputValue()).toBe(original);
+    expect(await form.getByLabel('Description').inputValue()).toBe('Original text.');
+    await form.getByLabel('Title').fill(edited);
+    await form.getByLabel('Description').fill('Updated description.\nWith a second line.');
+    await form.getByLabel('Priority').selectOption('URGENT');
+    await shot(page, 'host-issue-editing');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await page.getByTestId('issue-title').filter({ hasText: edited }).waitFor();
+    await form.waitFor({ state: 'detached' });
+
+    // Saved, not just shown: a fresh load has it, and the list shows the new title.
+    await open(page, `/projects/${projectId}/issues/${number}`);
+    expect(await page.getByTestId('issue-title').textContent()).toContain(edited);
+    // (Browsers may submit a textarea's line breaks as CRLF.)
+    expect((await page.getByTestId('issue-body').textContent())?.replace(/\r\n/g, '\n')).toBe('Updated description.\nWith a second line.');
+    expect(await page.locator('article').getByText('Urgent', { exact: true }).count()).toBeGreaterThanOrEqual(1);
+    await shot(page, 'host-issue-edited');
+    await open(page, `/projects/${projectId}/issues`);
+    expect(await page.getByRole('link', { name: edited }).count()).toBe(1);
+    expect(await page.getByRole('link', { name: original }).count()).toBe(0);
+    expect(pageErrors.get(page)).toEqual([]);
+    await page.context().close();
+  });
+});
+
+describe('refused by direct URL', () => {
+  it('a member is refused the settings, audit and assistant review pages', async () => {
+    const page = await signedIn('member@example.com');
+    for (const path of ['settings', 'audit', 'assistant/review', 'assistant/review/cv_doesnotmatter']) await expectNotAllowed(page, path);
+    expect(await page.getByLabel('Key name').count()).toBe(0);
+    await shot(page, 'host-member-review-refused');
+    await page.context().close();
+  });
+
+  it('a viewer is refused the audit and assistant review pages too', async () => {
+    const page = await signedIn('viewer@example.com');
+    for (const path of ['audit', 'assistant/review']) await expectNotAllowed(page, path);
+    await page.context().close();
+  });
+
+  it('an admin manages members but cannot touch the owner or grant the owner role', async () => {
+    const page = await signedIn('admin@example.com');
+    await open(page, `/projects/${projectId}/members`);
+    const ownerRow = page.locator('[data-testid="member-row"][data-email="owner@example.com"]');
+    expect(await ownerRow.getByText('Only owners can change owners').count()).toBe(1);
+    expect(await ownerRow.getByRole('combobox').count()).toBe(0);
+    expect(await ownerRow.getByRole('button').count()).toBe(0);
+    const roleOptions = await page.getByRole('form', { name: 'Add a member' }).getByLabel('Role', { exact: true }).locator('option').allTextContents();
+    expect(roleOptions).toEqual(['Admin', 'Member', 'Viewer']);
+    const memberRow = page.locator('[data-testid="member-row"][data-email="member@example.com"]');
+    expect(await memberRow.getByRole('combobox', { name: 'Role of Maya Member' }).locator('option').allTextContents()).toEqual(['Admin', 'Member', 'Viewer']);
+    await shot(page, 'host-members-admin');
+    expect(pageErrors.get(page)).toEqual([]);
+    await page.context().close();
+  });
+});
+
 describe('viewer', () => {
   it('is refused the new-issue and settings pages', async () => {
     const page = await signedIn('viewer@example.com');
@@ -253,6 +350,93 @@ describe('outsiders and signed-out visitors', () => {
     await page.waitForURL((u) => u.pathname === '/login', { timeout: 30_000 });
     await page.goto(`${BASE_URL}/projects`);
     await page.waitForURL((u) => u.pathname === '/login');
+    await page.context().close();
+  });
+});
+
+describe('owner: members', () => {
+  it('adds an existing user, changes their role, removes them; the last owner stays', async () => {
+    const page = await signedIn('owner@example.com');
+    const rowOf = (email: string) => page.locator(`[data-testid="member-row"][data-email="${email}"]`);
+    const outsider = rowOf('outsider@example.com');
+    try {
+      await open(page, `/projects/${projectId}/members`);
+      expect(await outsider.count()).toBe(0);
+
+      // Add an existing user (the outsider of the demo data) as a viewer.
+      const add = page.getByRole('form', { name: 'Add a member' });
+      await add.getByLabel('Email of an existing user').fill('outsider@example.com');
+      await add.getByLabel('Role', { exact: true }).selectOption('VIEWER');
+      await add.getByRole('button', { name: 'Add member' }).click();
+      await add.getByText('Oscar Outsider was added as viewer.').waitFor();
+      await outsider.getByTestId('role-badge').filter({ hasText: 'Viewer' }).waitFor();
+      // A second time is refused with a message.
+      await add.getByLabel('Email of an existing user').fill('outsider@example.com');
+      await add.getByRole('button', { name: 'Add member' }).click();
+      await add.getByRole('alert').filter({ hasText: 'already a member' }).waitFor();
+      // An unknown address too.
+      await add.getByLabel('Email of an existing user').fill('nobody-here@example.com');
+      await add.getByRole('button', { name: 'Add member' }).click();
+      await add.getByRole('alert').filter({ hasText: 'need an account first' }).waitFor();
+      await shot(page, 'host-members-added');
+
+      // Change the role.
+      await outsider.getByRole('combobox', { name: 'Role of Oscar Outsider' }).selectOption('MEMBER');
+      await outsider.getByTestId('role-badge').filter({ hasText: 'Member' }).waitFor();
+      await open(page, `/projects/${projectId}/members`);
+      expect(await outsider.getByTestId('role-badge').textContent()).toBe('Member');
+
+      // The last owner can be neither demoted nor removed, and is told why.
+      const owner = rowOf('owner@example.com');
+      await owner.getByRole('combobox', { name: 'Role of Olivia Owner' }).selectOption('ADMIN');
+      await owner.getByRole('alert').filter({ hasText: 'at least one owner' }).waitFor();
+      await shot(page, 'host-members-last-owner-demote');
+      await owner.getByRole('button', { name: 'Remove Olivia Owner' }).click();
+      await owner.getByRole('button', { name: 'Confirm remove' }).click();
+      await owner.getByRole('alert').filter({ hasText: 'The last owner cannot be removed.' }).waitFor();
+      await shot(page, 'host-members-last-owner-remove');
+      await open(page, `/projects/${projectId}/members`);
+      expect(await owner.getByTestId('role-badge').textContent()).toBe('Owner');
+      expect(await owner.getByRole('combobox', { name: 'Role of Olivia Owner' }).inputValue()).toBe('OWNER');
+
+      // Remove the added member again.
+      await outsider.getByRole('button', { name: 'Remove Oscar Outsider' }).click();
+      await outsider.getByRole('button', { name: 'Confirm remove' }).click();
+      await outsider.waitFor({ state: 'detached' });
+      await open(page, `/projects/${projectId}/members`);
+      expect(await outsider.count()).toBe(0);
+      expect(pageErrors.get(page)?.filter((e) => !/status of (400|409)/.test(e))).toEqual([]);
+    } finally {
+      // Leave the demo data as it was even when a step above failed.
+      const listed = await page.request.get(
+        `${BASE_URL}/api/trpc/tracker.members.list?input=${encodeURIComponent(JSON.stringify({ json: { projectId } }))}`,
+      );
+      const body = (await listed.json()) as { result?: { data: { json: Array<{ userId: string; email: string }> } } };
+      const stray = body.result?.data.json.find((m) => m.email === 'outsider@example.com');
+      if (stray) await mutate(page, 'tracker.members.remove', { projectId, userId: stray.userId }).catch(() => undefined);
+      await page.context().close();
+    }
+  });
+});
+
+describe('malformed URLs', () => {
+  it('a NUL or other control character in the project id, the issue number or a filter is a 404, never a 500', async () => {
+    const page = await signedIn('member@example.com');
+    const cases: Array<[string, number[]]> = [
+      [`/projects/${projectId}/issues?q=a%00b`, [404]],
+      [`/projects/${projectId}/issues?label=bug%01`, [404]],
+      [`/projects/${projectId}/issues?assignee=u%00`, [404]],
+      [`/projects/${projectId}/issues/1%00`, [404]],
+      [`/projects/${projectId}%00/issues`, [400, 404]],
+      [`/projects/p%00x/members`, [400, 404]],
+    ];
+    for (const [path, expected] of cases) {
+      const res = await page.goto(`${BASE_URL}${path}`);
+      expect(expected, `${path} answered ${res?.status()}`).toContain(res?.status());
+    }
+    // The filters themselves still work.
+    const ok = await page.goto(`${BASE_URL}/projects/${projectId}/issues?q=${encodeURIComponent('safari')}`);
+    expect(ok?.status()).toBe(200);
     await page.context().close();
   });
 });

@@ -52,11 +52,37 @@ describe('development defaults', () => {
   });
 
   it('treats empty and blank values as unset', () => {
-    const e = parseEnv({ DATABASE_URL: '', NEXTAUTH_URL: '  ', AGENT_MAX_STEPS: '', NEXTAUTH_SECRET: ' ' });
+    const e = parseEnv({ DATABASE_URL: '', NEXTAUTH_URL: '  ', AGENT_MAX_STEPS: '', NEXTAUTH_SECRET: ' ', PGLITE_DIR: '', AUTO_SEED: '' });
     expect(e.DATABASE_URL).toBeUndefined();
     expect(e.NEXTAUTH_URL).toBeUndefined();
     expect(e.AGENT_MAX_STEPS).toBe(8);
     expect(e.NEXTAUTH_SECRET.length).toBeGreaterThanOrEqual(32);
+    expect(e.PGLITE_DIR).toBe('.data/pglite');
+    expect(parseEnv({ PGLITE_DIR: '   ' }).PGLITE_DIR).toBe('.data/pglite');
+    expect(parseEnv({ PGLITE_DIR: 'memory://' }).PGLITE_DIR).toBe('memory://');
+    expect(e.AUTO_SEED).toBe(true);
+  });
+
+  it('enables an OAuth provider only as a pair: both variables or neither', () => {
+    const both = parseEnv({ GITHUB_ID: 'gh-id', GITHUB_SECRET: 'gh-secret', GOOGLE_CLIENT_ID: 'g-id', GOOGLE_CLIENT_SECRET: 'g-secret' });
+    expect([both.GITHUB_ID, both.GITHUB_SECRET, both.GOOGLE_CLIENT_ID, both.GOOGLE_CLIENT_SECRET]).toEqual(['gh-id', 'gh-secret', 'g-id', 'g-secret']);
+    const half: Array<[Record<string, string>, string, string]> = [
+      [{ GITHUB_ID: 'gh-id' }, 'GITHUB_SECRET', 'GITHUB_ID'],
+      [{ GITHUB_ID: 'gh-id', GITHUB_SECRET: ' ' }, 'GITHUB_SECRET', 'GITHUB_ID'],
+      [{ GITHUB_SECRET: 'gh-secret' }, 'GITHUB_ID', 'GITHUB_SECRET'],
+      [{ GOOGLE_CLIENT_ID: 'g-id' }, 'GOOGLE_CLIENT_SECRET', 'GOOGLE_CLIENT_ID'],
+      [{ GOOGLE_CLIENT_SECRET: 'g-secret' }, 'GOOGLE_CLIENT_ID', 'GOOGLE_CLIENT_SECRET'],
+    ];
+    for (const [source, missing, present] of half) {
+      const message = errorOf(() => parseEnv(source));
+      expect(message).toContain(`  ${missing}: is required when ${present} is set`);
+      // The configured secret's value is never echoed.
+      expect(message).not.toMatch(/gh-secret|g-secret/);
+    }
+    // Reported together with the schema's own findings.
+    const message = errorOf(() => parseEnv({ GITHUB_ID: 'gh-id', AGENT_MAX_STEPS: '0' }));
+    expect(message).toContain('  GITHUB_SECRET:');
+    expect(message).toContain('  AGENT_MAX_STEPS:');
   });
 
   it('accepts valid settings', () => {
@@ -152,6 +178,30 @@ describe('production', () => {
     expect(e.NEXTAUTH_SECRET).not.toBe(parseEnv({}).NEXTAUTH_SECRET);
   });
 
+  it('refuses the published development secrets', async () => {
+    const prodParse = await productionParseEnv();
+    const published = parseEnv({}).NEXTAUTH_SECRET;
+    const message = errorOf(() => prodParse({ NODE_ENV: 'production', NEXTAUTH_SECRET: published, MCP_OVERRIDE_SECRET: published }));
+    expect(message).toContain('NEXTAUTH_SECRET: is the published development value');
+    expect(message).toContain('MCP_OVERRIDE_SECRET: is the published development value');
+    expect(message).not.toContain(published);
+    // Development keeps accepting it.
+    expect(parseEnv({ NEXTAUTH_SECRET: published }).NEXTAUTH_SECRET).toBe(published);
+  });
+
+  it('seeds the demo logins only when AUTO_SEED is set explicitly', async () => {
+    const prodParse = await productionParseEnv();
+    const base = { NODE_ENV: 'production', NEXTAUTH_SECRET: SECRET_A, MCP_OVERRIDE_SECRET: SECRET_B };
+    expect(prodParse(base).AUTO_SEED).toBe(false);
+    expect(prodParse({ ...base, AUTO_SEED: '' }).AUTO_SEED).toBe(false);
+    expect(prodParse({ ...base, AUTO_SEED: '1' }).AUTO_SEED).toBe(true);
+    expect(prodParse({ ...base, AUTO_SEED: 'true' }).AUTO_SEED).toBe(true);
+    expect(prodParse({ ...base, AUTO_SEED: '0' }).AUTO_SEED).toBe(false);
+    // Development: on unless turned off.
+    expect(parseEnv({}).AUTO_SEED).toBe(true);
+    expect(parseEnv({ AUTO_SEED: '0' }).AUTO_SEED).toBe(false);
+  });
+
   it('`npm start` stops before touching the database and shows which secrets are missing', () => {
     const require = createRequire(import.meta.url);
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', PGLITE_DIR: 'memory://' };
@@ -161,5 +211,33 @@ describe('production', () => {
     expect(res.stderr).toContain('MCP_OVERRIDE_SECRET is required in production');
     expect(res.stderr).not.toMatch(/\n\s+at /); // a clear message, not a stack trace
     expect(res.stdout).toBe('');
+  });
+});
+
+describe('validation at server start (src/instrumentation.ts)', () => {
+  async function register(vars: Record<string, string | undefined>): Promise<void> {
+    for (const [k, v] of Object.entries(vars)) vi.stubEnv(k, v);
+    vi.resetModules();
+    const { resetEnvCache } = await import('@/server/env');
+    resetEnvCache();
+    const mod = await import('@/instrumentation');
+    await mod.register();
+  }
+
+  it('fails the start of a misconfigured server, naming the variable', async () => {
+    await expect(register({ NEXT_RUNTIME: 'nodejs', NEXT_PHASE: undefined, AGENT_MAX_STEPS: '0' })).rejects.toThrow(/AGENT_MAX_STEPS: must be an integer/);
+    await expect(register({ NEXT_RUNTIME: 'nodejs', NEXT_PHASE: undefined, NODE_ENV: 'production', NEXTAUTH_SECRET: '', MCP_OVERRIDE_SECRET: '' })).rejects.toThrow(
+      /NEXTAUTH_SECRET is required in production/,
+    );
+  });
+
+  it('lets a valid configuration start', async () => {
+    await expect(register({ NEXT_RUNTIME: 'nodejs', NEXT_PHASE: undefined })).resolves.toBeUndefined();
+  });
+
+  it('does not run while `next build` collects pages, nor in the edge runtime', async () => {
+    const bad = { NODE_ENV: 'production', NEXTAUTH_SECRET: '', MCP_OVERRIDE_SECRET: '' };
+    await expect(register({ ...bad, NEXT_RUNTIME: 'nodejs', NEXT_PHASE: 'phase-production-build' })).resolves.toBeUndefined();
+    await expect(register({ ...bad, NEXT_RUNTIME: 'edge', NEXT_PHASE: undefined })).resolves.toBeUndefined();
   });
 });

@@ -17,7 +17,15 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
   );
   const callbackUrl = safeCallbackPath(sp.callbackUrl, hosts);
   if (await currentUser()) redirect(callbackUrl);
-  const oauthError = typeof sp.error === 'string' && sp.error !== 'CredentialsSignin';
+  const error = typeof sp.error === 'string' ? sp.error : null;
+  // next-auth sends AccessDenied when the sign-in callback refused the account (e.g. an email
+  // address the provider has not verified); any other code is a generic failure.
+  const oauthError =
+    error === null || error === 'CredentialsSignin'
+      ? null
+      : error === 'AccessDenied'
+        ? 'Sign-in refused: use an account whose email address the provider has verified, or sign in with your password.'
+        : 'Sign-in failed. Please try again.';
   return (
     <main className="flex min-h-screen items-center justify-center p-6">
       <div className="w-full max-w-sm rounded-xl border border-slate-200 bg-white p-6 shadow-sm dark:border-slate-800 dark:bg-slate-900">
@@ -25,7 +33,7 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
         <h1 className="mb-6 mt-1 text-2xl font-semibold tracking-tight">Sign in</h1>
         {oauthError ? (
           <p role="alert" className="mb-4 text-sm text-red-700 dark:text-red-300">
-            Sign-in failed. Please try again.
+            {oauthError}
           </p>
         ) : null}
         <LoginForm callbackUrl={callbackUrl} providers={enabledOAuthProviders()} />

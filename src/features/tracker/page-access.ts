@@ -1,8 +1,8 @@
 /**
  * Access checks for the Tracker's server-rendered pages. Same rules as the tRPC API: signed-out
- * visitors go to /login (back to `path` afterwards), non-members get a 404, and each page checks
- * the scope it needs with `hasProjectAccess`. Loads are cached per request, so the project layout
- * and the page share them.
+ * visitors go to /login (back to `path` afterwards), non-members get a 404 (so does a malformed
+ * project id, e.g. one with a NUL), and each page checks the scope it needs with
+ * `hasProjectAccess`. Loads are cached per request, so the project layout and the page share them.
  */
 import { TRPCError } from '@trpc/server';
 import { notFound, redirect } from 'next/navigation';
@@ -11,6 +11,7 @@ import type { PrismaClient } from '@/generated/prisma/client';
 import { getServerUser, type SessionUser } from '@/server/auth';
 import { getPrisma } from '@/server/db';
 import { hasProjectAccess, scopesFor, type Scope } from '@/server/rbac';
+import { isIdentifier } from '@/server/text';
 import { loadProjectAccess, type ProjectAccess } from '@/server/trpc';
 import { safeCallbackPath } from './callback';
 import { getProject, type ProjectInfo } from './service';
@@ -42,8 +43,9 @@ export interface ProjectPageContext {
 const loadProject = cache(async (userId: string, projectId: string) => {
   const user = await currentUser();
   if (!user || user.id !== userId) return null;
+  // Anything but a well-formed id (too long, control characters such as NUL) is simply not found.
+  if (!isIdentifier(projectId)) return null;
   const prisma = await getPrisma();
-  if (projectId.length === 0 || projectId.length > 64) return null;
   let access: ProjectAccess;
   try {
     access = await loadProjectAccess(prisma, user, projectId);

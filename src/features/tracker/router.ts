@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { createProjectKey, revokeKey } from '@/server/api-keys';
 import { ROLE_RANK, scopesFor, type Role } from '@/server/rbac';
+import { SafeText } from '@/server/text';
 import { appError, authedProcedure, ProjectInput, projectProcedure, router } from '@/server/trpc';
 import * as svc from './service';
 
@@ -145,7 +146,7 @@ const settingsRouter = router({
     return { id: p.id, slug: p.slug, name: p.name, description: p.description, webhookUrl: p.webhookUrl };
   }),
   setWebhook: projectProcedure('members:manage')
-    .input(z.object({ ...PID, url: z.string().max(2000).nullable() }).strict())
+    .input(z.object({ ...PID, url: SafeText.max(2000).nullable() }).strict())
     .mutation(({ ctx, input }) => svc.setWebhookUrl(ctx.prisma, input.projectId, { url: input.url })),
 });
 

@@ -15,6 +15,7 @@ import { z } from 'zod';
 import type { Prisma, PrismaClient } from '@/generated/prisma/client';
 import { newId } from '@/server/ids';
 import { ROLES, type Role } from '@/server/rbac';
+import { Identifier, SafeText } from '@/server/text';
 import { appError } from '@/server/trpc';
 import { ISSUE_PRIORITIES, ISSUE_STATUSES, type IssuePriority, type IssueStatus } from './constants';
 
@@ -27,14 +28,14 @@ export { ISSUE_PRIORITIES, ISSUE_STATUSES, type IssuePriority, type IssueStatus 
 export const IssueStatusSchema = z.enum(ISSUE_STATUSES);
 export const IssuePrioritySchema = z.enum(ISSUE_PRIORITIES);
 export const IssueNumberSchema = z.number().int().min(1).max(10_000_000);
-export const IssueTitleSchema = z.string().trim().min(1, 'Title is required.').max(200);
-export const IssueBodySchema = z.string().max(20_000);
-export const CommentBodySchema = z.string().trim().min(1, 'Comment is empty.').max(10_000);
-export const LabelNameSchema = z.string().trim().min(1).max(50);
+export const IssueTitleSchema = SafeText.trim().min(1, 'Title is required.').max(200);
+export const IssueBodySchema = SafeText.max(20_000);
+export const CommentBodySchema = SafeText.trim().min(1, 'Comment is empty.').max(10_000);
+export const LabelNameSchema = SafeText.trim().min(1).max(50);
 export const LabelNamesSchema = z.array(LabelNameSchema).max(10);
 /** A user id (`u_...`) or the email of a user. */
-export const UserRefSchema = z.string().trim().min(1).max(320);
-export const EmailSchema = z.string().trim().toLowerCase().email().max(320);
+export const UserRefSchema = SafeText.trim().min(1).max(320);
+export const EmailSchema = SafeText.trim().toLowerCase().email().max(320);
 export const RoleInputSchema = z.enum(ROLES);
 export const MAX_PAGE_SIZE = 100;
 
@@ -282,7 +283,7 @@ export const ListIssuesInput = z
     /** A label name. */
     label: LabelNameSchema.optional(),
     /** Words that must all appear in the title or body. */
-    search: z.string().trim().max(200).optional(),
+    search: SafeText.trim().max(200).optional(),
     offset: z.number().int().min(0).max(1_000_000).default(0),
     limit: z.number().int().min(1).max(MAX_PAGE_SIZE).default(25),
   })
@@ -328,7 +329,7 @@ export async function listIssues(prisma: PrismaClient, projectId: string, raw: L
 
 export const SearchIssuesInput = z
   .object({
-    query: z.string().trim().min(1, 'Search text is required.').max(200),
+    query: SafeText.trim().min(1, 'Search text is required.').max(200),
     status: IssueStatusSchema.optional(),
     limit: z.number().int().min(1).max(MAX_PAGE_SIZE).default(10),
   })
@@ -643,7 +644,7 @@ async function requireMembership(tx: Db, projectId: string, userId: string): Pro
   return m;
 }
 
-export const ChangeRoleInput = z.object({ userId: z.string().trim().min(1).max(64), role: RoleInputSchema }).strict();
+export const ChangeRoleInput = z.object({ userId: Identifier, role: RoleInputSchema }).strict();
 export type ChangeRoleInput = z.input<typeof ChangeRoleInput>;
 
 /** Changes a member's role. The last OWNER can never be demoted (LAST_OWNER). */
@@ -662,7 +663,7 @@ export async function changeRole(prisma: PrismaClient, projectId: string, raw: C
   return members.find((x) => x.userId === input.userId)!;
 }
 
-export const RemoveMemberInput = z.object({ userId: z.string().trim().min(1).max(64) }).strict();
+export const RemoveMemberInput = z.object({ userId: Identifier }).strict();
 export type RemoveMemberInput = z.input<typeof RemoveMemberInput>;
 
 /** Removes a member. The last OWNER can never be removed (LAST_OWNER). Their issues stay. */
@@ -685,9 +686,7 @@ export async function removeMember(prisma: PrismaClient, projectId: string, raw:
 // Settings
 // ---------------------------------------------------------------------------------------------
 
-export const WebhookUrlSchema = z
-  .string()
-  .trim()
+export const WebhookUrlSchema = SafeText.trim()
   .max(2000)
   .refine((v) => {
     try {
@@ -751,14 +750,14 @@ export async function listProjectKeys(prisma: PrismaClient, projectId: string): 
 
 export const CreateKeyInput = z
   .object({
-    name: z.string().trim().min(1, 'Name is required.').max(100),
+    name: SafeText.trim().min(1, 'Name is required.').max(100),
     /** Days until the key expires; omitted for no expiry. */
     expiresInDays: z.number().int().min(1).max(3650).optional(),
   })
   .strict();
 export type CreateKeyInput = z.input<typeof CreateKeyInput>;
 
-export const KeyIdInput = z.object({ keyId: z.string().trim().min(1).max(64) }).strict();
+export const KeyIdInput = z.object({ keyId: Identifier }).strict();
 
 /** Finds a PROJECT key of this project; KEY_NOT_FOUND otherwise (also for other projects' keys). */
 export async function requireProjectKey(prisma: PrismaClient, projectId: string, keyId: string): Promise<{ id: string }> {

@@ -2,7 +2,7 @@
 // migrations once, records them exactly like Prisma, refuses edited or half-applied history, rolls
 // back a failing migration, and serializes concurrent appliers.
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -103,6 +103,24 @@ describe('applying the project migrations to an empty database', () => {
       expect(Number(r.applied_steps_count)).toBe(1);
     }
     for (const t of ['User', 'Project', 'Issue', 'AgentRun', 'AgentEvent']) expect(await tableExists(db.session, t)).toBe(true);
+  });
+
+  it('keeps Prisma\'s folder layout: migration_lock.toml beside the migration folders, read as no migration', async () => {
+    const dir = defaultMigrationsDir();
+    const lock = readFileSync(path.join(dir, 'migration_lock.toml'), 'utf8');
+    expect(lock).toMatch(/^provider = "postgresql"$/m);
+    const folders = readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort();
+    expect(names).toEqual(folders);
+    expect(names).not.toContain('migration_lock.toml');
+    for (const n of names) expect(n).toMatch(/^\d{14}_\w+$/);
+    // Any other stray file in the folder is ignored too.
+    const tmp = tempMigrations({ '20990101000000_a': 'SELECT 1;' });
+    writeFileSync(path.join(tmp.dir, 'migration_lock.toml'), lock);
+    writeFileSync(path.join(tmp.dir, 'README.md'), 'notes');
+    expect((await readMigrations(tmp.dir)).map((m) => m.name)).toEqual(['20990101000000_a']);
   });
 
   it('applies nothing the second time', async () => {

@@ -1,9 +1,12 @@
-// Authorization of every tracker procedure over real HTTP: a user of another project gets
-// NOT_FOUND, a role without the scope gets FORBIDDEN, every role holding it succeeds. The case
-// table must name every procedure of the router, so a new procedure without a case fails here.
+// Authorization of every tRPC procedure of the product (tracker, MCP administration, in-app agent)
+// over real HTTP: a user of another project gets NOT_FOUND, a role without the scope gets
+// FORBIDDEN, every role holding it succeeds. The case table is checked against appRouter's
+// procedures, so a new procedure anywhere in the API without a case fails here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { trackerRouter } from '@/features/tracker/router';
+import type { AgentEvent } from '@/features/in-app-agent/schema';
+import { createConversation, createRun, replayConversation, RunRecorder } from '@/features/in-app-agent/server/persistence';
 import { createProjectKey } from '@/server/api-keys';
+import { appRouter } from '@/server/api-root';
 import { getPrisma } from '@/server/db';
 import { newId } from '@/server/ids';
 import { hasProjectAccess, ROLES, type Role, type Scope } from '@/server/rbac';
@@ -22,16 +25,51 @@ interface Fx {
   memberId: string;
   /** A registered user who is not a member yet. */
   outsiderEmail: string;
+  /** An assistant conversation of the calling role's user (the OWNER's for non-members)… */
+  conversationId: string;
+  /** …and the id of the assistant's answer in it. */
+  messageId: string;
 }
 
-async function fixtures(p: TestProject): Promise<Fx> {
+/** A finished assistant conversation of `userId`, written through the module's own recorder. */
+async function conversationOf(projectId: string, userId: string): Promise<{ conversationId: string; messageId: string }> {
+  const prisma = await getPrisma();
+  const conversation = await createConversation(prisma, { projectId, userId, title: 'Access check' });
+  const run = await createRun(prisma, { conversationId: conversation.id, userId, modelId: 'test' });
+  const recorder = await RunRecorder.open(prisma, conversation.id, run.id);
+  const events: AgentEvent[] = [
+    { type: 'RUN_STARTED', threadId: conversation.id, runId: run.id },
+    { type: 'TEXT_MESSAGE_START', messageId: newId('msg_'), role: 'user' },
+    { type: 'TEXT_MESSAGE_CONTENT', messageId: '', delta: 'How many issues are open?' },
+    { type: 'TEXT_MESSAGE_END', messageId: '' },
+    { type: 'TEXT_MESSAGE_START', messageId: newId('msg_'), role: 'assistant' },
+    { type: 'TEXT_MESSAGE_CONTENT', messageId: '', delta: 'Three.' },
+    { type: 'TEXT_MESSAGE_END', messageId: '' },
+    { type: 'RUN_FINISHED', threadId: conversation.id, runId: run.id, outcome: { type: 'success' } },
+  ] as AgentEvent[];
+  // Content and end events belong to the message started just before them.
+  let current = '';
+  for (const e of events) {
+    if (e.type === 'TEXT_MESSAGE_START') current = e.messageId;
+    else if (e.type === 'TEXT_MESSAGE_CONTENT' || e.type === 'TEXT_MESSAGE_END') (e as { messageId: string }).messageId = current;
+    recorder.record(e);
+  }
+  await recorder.finish({ status: 'COMPLETED', outcome: { type: 'success' } });
+  const view = await replayConversation(prisma, conversation.id);
+  const answer = view.messages.find((m) => m.role === 'assistant');
+  if (!answer) throw new Error('the recorded conversation has no assistant message');
+  return { conversationId: conversation.id, messageId: answer.id };
+}
+
+async function fixtures(p: TestProject, role: Role = 'OWNER'): Promise<Fx> {
   const prisma = await getPrisma();
   const issue = await createIssue(p.id, { title: `Target ${newId('t')}`, body: 'body', reporterId: p.users.OWNER.id });
   const key = await createProjectKey(prisma, { projectId: p.id, name: 'target key', createdById: p.users.OWNER.id });
   const member = await createUser('Target');
   await prisma.projectMembership.create({ data: { id: newId('m_'), projectId: p.id, userId: member.id, role: 'VIEWER' } });
   const outsider = await createUser('Invitee');
-  return { projectId: p.id, issueNumber: issue.number, keyId: key.key.id, memberId: member.id, outsiderEmail: outsider.email };
+  const conversation = await conversationOf(p.id, p.users[role].id);
+  return { projectId: p.id, issueNumber: issue.number, keyId: key.key.id, memberId: member.id, outsiderEmail: outsider.email, ...conversation };
 }
 
 interface Case {
@@ -41,45 +79,109 @@ interface Case {
 }
 
 const CASES: Record<string, Case> = {
-  'projects.list': { scope: null, call: (c) => c.tracker.projects.list.query() },
-  'projects.get': { scope: 'project:read', call: (c, f) => c.tracker.projects.get.query({ projectId: f.projectId }) },
-  'issues.list': { scope: 'issues:read', call: (c, f) => c.tracker.issues.list.query({ projectId: f.projectId }) },
-  'issues.search': { scope: 'issues:read', call: (c, f) => c.tracker.issues.search.query({ projectId: f.projectId, query: 'Target' }) },
-  'issues.get': { scope: 'issues:read', call: (c, f) => c.tracker.issues.get.query({ projectId: f.projectId, number: f.issueNumber }) },
-  'issues.create': { scope: 'issues:write', call: (c, f) => c.tracker.issues.create.mutate({ projectId: f.projectId, title: 'New one' }) },
-  'issues.update': {
+  // --- tracker ---------------------------------------------------------------------------------
+  'tracker.projects.list': { scope: null, call: (c) => c.tracker.projects.list.query() },
+  'tracker.projects.get': { scope: 'project:read', call: (c, f) => c.tracker.projects.get.query({ projectId: f.projectId }) },
+  'tracker.issues.list': { scope: 'issues:read', call: (c, f) => c.tracker.issues.list.query({ projectId: f.projectId }) },
+  'tracker.issues.search': {
+    scope: 'issues:read',
+    call: (c, f) => c.tracker.issues.search.query({ projectId: f.projectId, query: 'Target' }),
+  },
+  'tracker.issues.get': {
+    scope: 'issues:read',
+    call: (c, f) => c.tracker.issues.get.query({ projectId: f.projectId, number: f.issueNumber }),
+  },
+  'tracker.issues.create': {
+    scope: 'issues:write',
+    call: (c, f) => c.tracker.issues.create.mutate({ projectId: f.projectId, title: 'New one' }),
+  },
+  'tracker.issues.update': {
     scope: 'issues:write',
     call: (c, f) => c.tracker.issues.update.mutate({ projectId: f.projectId, number: f.issueNumber, title: 'Renamed' }),
   },
-  'issues.assign': {
+  'tracker.issues.assign': {
     scope: 'issues:write',
     call: (c, f) => c.tracker.issues.assign.mutate({ projectId: f.projectId, number: f.issueNumber, assigneeId: f.memberId }),
   },
-  'issues.close': { scope: 'issues:write', call: (c, f) => c.tracker.issues.close.mutate({ projectId: f.projectId, number: f.issueNumber }) },
-  'issues.reopen': { scope: 'issues:write', call: (c, f) => c.tracker.issues.reopen.mutate({ projectId: f.projectId, number: f.issueNumber }) },
-  'issues.delete': { scope: 'issues:delete', call: (c, f) => c.tracker.issues.delete.mutate({ projectId: f.projectId, number: f.issueNumber }) },
-  'comments.add': {
+  'tracker.issues.close': {
+    scope: 'issues:write',
+    call: (c, f) => c.tracker.issues.close.mutate({ projectId: f.projectId, number: f.issueNumber }),
+  },
+  'tracker.issues.reopen': {
+    scope: 'issues:write',
+    call: (c, f) => c.tracker.issues.reopen.mutate({ projectId: f.projectId, number: f.issueNumber }),
+  },
+  'tracker.issues.delete': {
+    scope: 'issues:delete',
+    call: (c, f) => c.tracker.issues.delete.mutate({ projectId: f.projectId, number: f.issueNumber }),
+  },
+  'tracker.comments.add': {
     scope: 'comments:write',
     call: (c, f) => c.tracker.comments.add.mutate({ projectId: f.projectId, number: f.issueNumber, body: 'A comment' }),
   },
-  'members.list': { scope: 'members:read', call: (c, f) => c.tracker.members.list.query({ projectId: f.projectId }) },
-  'members.add': {
+  'tracker.members.list': { scope: 'members:read', call: (c, f) => c.tracker.members.list.query({ projectId: f.projectId }) },
+  'tracker.members.add': {
     scope: 'members:manage',
     call: (c, f) => c.tracker.members.add.mutate({ projectId: f.projectId, email: f.outsiderEmail, role: 'MEMBER' }),
   },
-  'members.changeRole': {
+  'tracker.members.changeRole': {
     scope: 'members:manage',
     call: (c, f) => c.tracker.members.changeRole.mutate({ projectId: f.projectId, userId: f.memberId, role: 'MEMBER' }),
   },
-  'members.remove': { scope: 'members:manage', call: (c, f) => c.tracker.members.remove.mutate({ projectId: f.projectId, userId: f.memberId }) },
-  'labels.list': { scope: 'issues:read', call: (c, f) => c.tracker.labels.list.query({ projectId: f.projectId }) },
-  'apiKeys.list': { scope: 'apiKeys:manage', call: (c, f) => c.tracker.apiKeys.list.query({ projectId: f.projectId }) },
-  'apiKeys.create': { scope: 'apiKeys:manage', call: (c, f) => c.tracker.apiKeys.create.mutate({ projectId: f.projectId, name: 'ci' }) },
-  'apiKeys.revoke': { scope: 'apiKeys:manage', call: (c, f) => c.tracker.apiKeys.revoke.mutate({ projectId: f.projectId, keyId: f.keyId }) },
-  'settings.get': { scope: 'members:manage', call: (c, f) => c.tracker.settings.get.query({ projectId: f.projectId }) },
-  'settings.setWebhook': {
+  'tracker.members.remove': {
+    scope: 'members:manage',
+    call: (c, f) => c.tracker.members.remove.mutate({ projectId: f.projectId, userId: f.memberId }),
+  },
+  'tracker.labels.list': { scope: 'issues:read', call: (c, f) => c.tracker.labels.list.query({ projectId: f.projectId }) },
+  'tracker.apiKeys.list': { scope: 'apiKeys:manage', call: (c, f) => c.tracker.apiKeys.list.query({ projectId: f.projectId }) },
+  'tracker.apiKeys.create': {
+    scope: 'apiKeys:manage',
+    call: (c, f) => c.tracker.apiKeys.create.mutate({ projectId: f.projectId, name: 'ci' }),
+  },
+  'tracker.apiKeys.revoke': {
+    scope: 'apiKeys:manage',
+    call: (c, f) => c.tracker.apiKeys.revoke.mutate({ projectId: f.projectId, keyId: f.keyId }),
+  },
+  'tracker.settings.get': { scope: 'members:manage', call: (c, f) => c.tracker.settings.get.query({ projectId: f.projectId }) },
+  'tracker.settings.setWebhook': {
     scope: 'members:manage',
     call: (c, f) => c.tracker.settings.setWebhook.mutate({ projectId: f.projectId, url: 'https://hooks.example.com/x' }),
+  },
+  // --- MCP administration ----------------------------------------------------------------------
+  'mcp.audit.list': { scope: 'audit:read', call: (c, f) => c.mcp.audit.list.query({ projectId: f.projectId }) },
+  'mcp.tools': { scope: 'project:read', call: (c, f) => c.mcp.tools.query({ projectId: f.projectId }) },
+  // --- in-app agent (conversations.* and feedback act on the caller's own conversation) ----------
+  'agent.conversations.list': { scope: 'agent:use', call: (c, f) => c.agent.conversations.list.query({ projectId: f.projectId }) },
+  'agent.conversations.get': {
+    scope: 'agent:use',
+    call: (c, f) => c.agent.conversations.get.query({ projectId: f.projectId, conversationId: f.conversationId }),
+  },
+  'agent.conversations.rename': {
+    scope: 'agent:use',
+    call: (c, f) => c.agent.conversations.rename.mutate({ projectId: f.projectId, conversationId: f.conversationId, title: 'Renamed' }),
+  },
+  'agent.conversations.delete': {
+    scope: 'agent:use',
+    call: (c, f) => c.agent.conversations.delete.mutate({ projectId: f.projectId, conversationId: f.conversationId }),
+  },
+  'agent.conversations.restore': {
+    scope: 'agent:use',
+    call: (c, f) => c.agent.conversations.restore.mutate({ projectId: f.projectId, conversationId: f.conversationId }),
+  },
+  'agent.feedback.submit': {
+    scope: 'agent:use',
+    call: (c, f) =>
+      c.agent.feedback.submit.mutate({ projectId: f.projectId, conversationId: f.conversationId, messageId: f.messageId, value: 1 }),
+  },
+  'agent.model.info': { scope: 'agent:use', call: (c, f) => c.agent.model.info.query({ projectId: f.projectId }) },
+  'agent.review.list': { scope: 'agent:review', call: (c, f) => c.agent.review.list.query({ projectId: f.projectId }) },
+  'agent.review.get': {
+    scope: 'agent:review',
+    call: (c, f) => c.agent.review.get.query({ projectId: f.projectId, conversationId: f.conversationId }),
+  },
+  'agent.review.export': {
+    scope: 'agent:review',
+    call: (c, f) => c.agent.review.export.query({ projectId: f.projectId, conversationId: f.conversationId }),
   },
 };
 
@@ -101,7 +203,7 @@ afterAll(() => server?.close());
 
 const client = (cookie?: string) => trpcClient(server.url, cookie);
 
-describe('tracker procedure authorization', () => {
+describe('procedure authorization', () => {
   afterAll(async () => {
     // The calls that were refused changed nothing.
     const prisma = await getPrisma();
@@ -111,10 +213,15 @@ describe('tracker procedure authorization', () => {
     expect(await prisma.issue.count({ where: { projectId: project.id, title: 'New one', reporterId: { in: [other.users.OWNER.id, project.users.VIEWER.id, loner.id] } } })).toBe(0);
     expect((await prisma.apiKey.findUniqueOrThrow({ where: { id: shared.keyId } })).revokedAt).toBeNull();
     expect((await prisma.projectMembership.findUniqueOrThrow({ where: { projectId_userId: { projectId: project.id, userId: shared.memberId } } })).role).toBe('VIEWER');
+    const conversation = await prisma.agentConversation.findUniqueOrThrow({ where: { id: shared.conversationId } });
+    expect(conversation).toMatchObject({ title: 'Access check', deletedAt: null });
+    expect(await prisma.agentFeedback.count({ where: { conversationId: shared.conversationId } })).toBe(0);
   });
 
-  it('has a case for every procedure of the router, and no stale case', () => {
-    expect(Object.keys(CASES).sort()).toEqual(Object.keys(trackerRouter._def.procedures).sort());
+  it('has a case for every procedure of the whole API, and no stale case', () => {
+    const procedures = Object.keys(appRouter._def.procedures).sort();
+    expect(procedures.length).toBeGreaterThan(30);
+    expect(Object.keys(CASES).sort()).toEqual(procedures);
   });
 
   const projectCases = Object.entries(CASES).filter(([, c]) => c.scope !== null) as Array<[string, Case & { scope: Scope }]>;
@@ -136,7 +243,7 @@ describe('tracker procedure authorization', () => {
 
   it.each(roleRows)('%s as %s: allowed iff the role holds the scope', async (_name, role, c) => {
     const allowed = hasProjectAccess({ role }, c.scope);
-    const code = await errorCode(c.call(client(project.users[role].cookie), allowed ? await fixtures(project) : shared));
+    const code = await errorCode(c.call(client(project.users[role].cookie), allowed ? await fixtures(project, role) : shared));
     expect(code).toBe(allowed ? null : 'FORBIDDEN');
   });
 
@@ -235,5 +342,37 @@ describe('instance administrators', () => {
     expect(await errorCode(c.tracker.issues.get.query({ projectId: project.id, number: fx.issueNumber }))).toBeNull();
     expect(await errorCode(c.tracker.issues.close.mutate({ projectId: project.id, number: fx.issueNumber }))).toBe('FORBIDDEN');
     expect(await errorCode(c.tracker.apiKeys.list.query({ projectId: project.id }))).toBe('FORBIDDEN');
+  });
+});
+
+describe('assistant conversations are their owner’s', () => {
+  it('another member of the same project gets NOT_FOUND; reviewers may read it but not change it', async () => {
+    const prisma = await getPrisma();
+    const mine = await fixtures(project, 'MEMBER');
+    const ref = { projectId: project.id, conversationId: mine.conversationId };
+    for (const role of ['OWNER', 'ADMIN', 'VIEWER'] as const) {
+      const c = client(project.users[role].cookie);
+      expect(await errorCode(c.agent.conversations.get.query(ref)), role).toBe('NOT_FOUND');
+      expect(await errorCode(c.agent.conversations.rename.mutate({ ...ref, title: 'Mine now' })), role).toBe('NOT_FOUND');
+      expect(await errorCode(c.agent.conversations.delete.mutate(ref)), role).toBe('NOT_FOUND');
+      expect(await errorCode(c.agent.feedback.submit.mutate({ ...ref, messageId: mine.messageId, value: -1 })), role).toBe('NOT_FOUND');
+      const listed = await c.agent.conversations.list.query({ projectId: project.id });
+      expect(listed.items.some((i) => i.id === mine.conversationId), role).toBe(false);
+    }
+    // Review (ADMIN and OWNER) shows it, read-only.
+    const review = await client(project.users.ADMIN.cookie).agent.review.get.query(ref);
+    expect(review.conversation.id).toBe(mine.conversationId);
+    const row = await prisma.agentConversation.findUniqueOrThrow({ where: { id: mine.conversationId } });
+    expect(row).toMatchObject({ title: 'Access check', deletedAt: null });
+    expect(await prisma.agentFeedback.count({ where: { conversationId: mine.conversationId } })).toBe(0);
+  });
+
+  it('a conversation id of another project is NOT_FOUND for review too', async () => {
+    const theirs = await fixtures(project, 'OWNER');
+    const c = client(other.users.OWNER.cookie);
+    const ref = { projectId: other.id, conversationId: theirs.conversationId };
+    expect(await errorCode(c.agent.review.get.query(ref))).toBe('NOT_FOUND');
+    expect(await errorCode(c.agent.review.export.query(ref))).toBe('NOT_FOUND');
+    expect(await errorCode(c.agent.conversations.get.query(ref))).toBe('NOT_FOUND');
   });
 });

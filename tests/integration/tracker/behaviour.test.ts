@@ -1,10 +1,16 @@
 // Tracker behaviour through the real tRPC endpoint: numbering, filters, search, comments, members,
-// API keys, webhook settings, input validation and request hygiene.
+// API keys, webhook settings, input validation (including text the database cannot store, such as
+// NUL) and request hygiene.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRPCClientError } from '@trpc/client';
+import { TRPCError } from '@trpc/server';
+import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import superjson from 'superjson';
+import { z } from 'zod';
 import { changeRole, removeMember } from '@/features/tracker/service';
 import { verifyKey } from '@/server/api-keys';
+import { appRouter } from '@/server/api-root';
+import { type AppError, createCallerFactory, projectProcedure, router } from '@/server/trpc';
 import { getPrisma } from '@/server/db';
 import { newId } from '@/server/ids';
 import { createProject, createUser, type TestProject } from '../../helpers/fixtures';
@@ -283,6 +289,109 @@ describe('input and request hygiene', () => {
       () => m.issues.list.query({ projectId: 'x'.repeat(500) }),
     ];
     for (const call of bad) expect(await errorCode(call())).toBe('BAD_REQUEST');
+  });
+
+  it('text with NUL or other control characters is BAD_REQUEST, never a 500, and stores nothing', async () => {
+    const prisma = await getPrisma();
+    const before = await prisma.issue.count({ where: { projectId: p.id } });
+    const { number } = await as('MEMBER').issues.create.mutate({ projectId: p.id, title: 'Control characters target' });
+    const o = as('OWNER');
+    const m = as('MEMBER');
+    const bad: Array<[string, () => Promise<unknown>]> = [
+      ['issues.list projectId', () => m.issues.list.query({ projectId: 'p\0' })],
+      ['issues.list projectId (C0)', () => m.issues.list.query({ projectId: `${p.id}\u0001` })],
+      ['issues.list search', () => m.issues.list.query({ projectId: p.id, search: 'a\0b' })],
+      ['issues.list label', () => m.issues.list.query({ projectId: p.id, label: 'bu\0g' })],
+      ['issues.list assignee', () => m.issues.list.query({ projectId: p.id, assigneeId: 'u\0' })],
+      ['issues.search query', () => m.issues.search.query({ projectId: p.id, query: 'x\0' })],
+      ['issues.create title', () => m.issues.create.mutate({ projectId: p.id, title: 'x\0y' })],
+      ['issues.create title (escape)', () => m.issues.create.mutate({ projectId: p.id, title: 'x\u001by' })],
+      ['issues.create body', () => m.issues.create.mutate({ projectId: p.id, title: 'ok', body: 'line\0' })],
+      ['issues.create body (broken Unicode)', () => m.issues.create.mutate({ projectId: p.id, title: 'ok', body: 'half \ud800 a pair' })],
+      ['issues.create labels', () => m.issues.create.mutate({ projectId: p.id, title: 'ok', labels: ['\0'] })],
+      ['issues.update title', () => m.issues.update.mutate({ projectId: p.id, number, title: '\0' })],
+      ['issues.assign', () => m.issues.assign.mutate({ projectId: p.id, number, assigneeId: 'a\0@example.com' })],
+      ['comments.add', () => m.comments.add.mutate({ projectId: p.id, number, body: 'hi\0' })],
+      ['members.add', () => o.members.add.mutate({ projectId: p.id, email: 'a\0@example.com' })],
+      ['members.changeRole', () => o.members.changeRole.mutate({ projectId: p.id, userId: 'u\0', role: 'ADMIN' })],
+      ['members.remove', () => o.members.remove.mutate({ projectId: p.id, userId: 'u\0' })],
+      ['apiKeys.create', () => o.apiKeys.create.mutate({ projectId: p.id, name: 'key\0' })],
+      ['apiKeys.revoke', () => o.apiKeys.revoke.mutate({ projectId: p.id, keyId: 'k\0' })],
+      ['settings.setWebhook', () => o.settings.setWebhook.mutate({ projectId: p.id, url: 'https://hooks.example.com/\0' })],
+      // Not validated by a text schema of its own: the database's refusal is mapped (INVALID_TEXT).
+      [
+        'agent.conversations.get',
+        () => trpcClient(server.url, p.users.MEMBER.cookie).agent.conversations.get.query({ projectId: p.id, conversationId: 'c\0' }),
+      ],
+    ];
+    for (const [name, call] of bad) expect(await errorCode(call()), name).toBe('BAD_REQUEST');
+    // Tab, line feed and carriage return are ordinary text.
+    const ok = await m.issues.create.mutate({ projectId: p.id, title: 'Tabs\tare fine 🎉', body: 'a\r\nb\n\tc' });
+    expect(ok.body).toBe('a\r\nb\n\tc');
+    expect(ok.title).toBe('Tabs\tare fine 🎉');
+    const after = await prisma.issue.findMany({ where: { projectId: p.id }, select: { title: true } });
+    expect(after).toHaveLength(before + 2);
+    expect(after.some((i) => /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/.test(i.title))).toBe(false);
+    expect((await prisma.project.findUniqueOrThrow({ where: { id: p.id } })).webhookUrl).toBeNull();
+  });
+
+  it('raw HTTP: a NUL in any input is a 400 with a stable code, not a 500', async () => {
+    const get = (path: string, input: unknown) =>
+      fetch(`${server.url}/api/trpc/${path}?input=${encodeURIComponent(JSON.stringify({ json: input }))}`, {
+        headers: { cookie: p.users.MEMBER.cookie },
+      });
+    for (const [path, input] of [
+      ['tracker.issues.list', { projectId: 'p\0' }],
+      ['tracker.issues.list', { projectId: p.id, search: 'a\0b' }],
+      ['agent.conversations.get', { projectId: p.id, conversationId: 'c\0' }],
+    ] as const) {
+      const res = await get(path, input);
+      expect(res.status, path).toBe(400);
+      const body = (await res.json()) as { error: { json: { message: string; data: { code: string; appCode: string | null } } } };
+      expect(body.error.json.data.code).toBe('BAD_REQUEST');
+      expect(body.error.json.message).not.toMatch(/Something went wrong/);
+    }
+    const created = await fetch(`${server.url}/api/trpc/tracker.issues.create`, {
+      method: 'POST',
+      headers: { cookie: p.users.MEMBER.cookie, 'content-type': 'application/json', origin: server.url },
+      body: JSON.stringify({ json: { projectId: p.id, title: 'x\u0000y' } }),
+    });
+    expect(created.status).toBe(400);
+  });
+
+  it('the safety net: a database refusal of NUL inside any procedure is BAD_REQUEST / INVALID_TEXT', async () => {
+    // A procedure that passes unvalidated text straight to the database, as a future one might.
+    const prisma = await getPrisma();
+    const probe = router({
+      find: projectProcedure('issues:read')
+        .input(z.object({ title: z.string() }))
+        .query(({ ctx, input }) => ctx.prisma.issue.findFirst({ where: { projectId: input.projectId, title: input.title } })),
+    });
+    const user = { id: p.users.MEMBER.id, email: p.users.MEMBER.email, name: p.users.MEMBER.name, isAdmin: false };
+    const caller = createCallerFactory(probe)({ req: new Request('http://127.0.0.1/'), user, prisma });
+    expect(await caller.find({ projectId: p.id, title: 'no such title' })).toBeNull();
+    const err = await caller.find({ projectId: p.id, title: 'a\0b' }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(TRPCError);
+    expect((err as TRPCError).code).toBe('BAD_REQUEST');
+    expect(((err as TRPCError).cause as AppError).appCode).toBe('INVALID_TEXT');
+  });
+
+  it('the error formatter maps a NUL refusal outside any procedure to a 400 as well', async () => {
+    const res = await fetchRequestHandler({
+      endpoint: '/api/trpc',
+      req: new Request(`${server.url}/api/trpc/tracker.projects.list`),
+      router: appRouter,
+      createContext: () => {
+        // What pg and PGlite throw for a NUL in a text parameter.
+        throw Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: '22021' });
+      },
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { json: { data: { code: string; appCode: string } } } };
+    expect(body.error.json.data).toMatchObject({ code: 'BAD_REQUEST', appCode: 'INVALID_TEXT' });
   });
 
   it('raw HTTP: unauthenticated is 401, malformed JSON is 400', async () => {

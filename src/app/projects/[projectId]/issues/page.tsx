@@ -1,10 +1,11 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
+import { notFound } from 'next/navigation';
 import { IssueFilters } from '@/features/tracker/components/IssueFilters';
 import { LabelChip, PageHeading, PriorityText, StatusBadge, btn, link, When } from '@/features/tracker/components/ui';
 import { NotAllowed } from '@/features/tracker/components/ui';
 import { requireProjectPage } from '@/features/tracker/page-access';
-import { ISSUE_STATUSES, listIssues, listLabels, listMembers, type IssueStatus } from '@/features/tracker/service';
+import { ISSUE_STATUSES, ListIssuesInput, listIssues, listLabels, listMembers, type IssueStatus } from '@/features/tracker/service';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Issues · Tracker' };
@@ -33,17 +34,21 @@ export default async function IssuesPage({ params, searchParams }: { params: Pro
   const q = one(sp, 'q', 200);
   const pageNo = Math.min(Math.max(Number.parseInt(one(sp, 'page', 6) ?? '1', 10) || 1, 1), 10_000);
 
+  // Filter values come from the URL: one the service would refuse (e.g. a NUL) is a 404, not a 500.
+  const filters = ListIssuesInput.safeParse({
+    status,
+    assigneeId: assigneeParam === 'none' ? null : assigneeParam,
+    label,
+    search: q,
+    offset: (pageNo - 1) * PAGE_SIZE,
+    limit: PAGE_SIZE,
+  });
+  if (!filters.success) notFound();
+
   const [members, labels, page] = await Promise.all([
     listMembers(ctx.prisma, ctx.project.id),
     listLabels(ctx.prisma, ctx.project.id),
-    listIssues(ctx.prisma, ctx.project.id, {
-      status,
-      assigneeId: assigneeParam === 'none' ? null : assigneeParam,
-      label,
-      search: q,
-      offset: (pageNo - 1) * PAGE_SIZE,
-      limit: PAGE_SIZE,
-    }),
+    listIssues(ctx.prisma, ctx.project.id, filters.data),
   ]);
   const filtered = Boolean(status || assigneeParam || label || q);
   const pageHref = (n: number) => {

@@ -1,0 +1,12 @@
+/**
+ * Runs once when the server starts (`next start`, `next dev`, however it is launched): validates the
+ * environment, so a misconfigured server stops at start-up with a message naming the variable
+ * instead of failing on its first request. Skipped while `next build` collects pages (production
+ * secrets are not needed to build) and in the edge runtime.
+ */
+export async function register(): Promise<void> {
+  if (process.env.NEXT_RUNTIME !== 'nodejs') return;
+  if (process.env.NEXT_PHASE === 'phase-production-build') return;
+  const { env } = await import('./server/env');
+  env();
+}

@@ -1,0 +1,60 @@
+// Unexpected failures of tRPC procedures: the client gets a generic 500 without internals, the
+// server log names the procedure and the error class, and never echoes the input or the cookie.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { getPrisma } from '@/server/db';
+import { createProject, type TestProject } from '../../helpers/fixtures';
+import { startTestServer, type TestServer } from '../../helpers/http';
+
+let server: TestServer;
+let p: TestProject;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  p = await createProject('Errors');
+});
+afterAll(() => server?.close());
+
+describe('INTERNAL_SERVER_ERROR', () => {
+  it('is logged server-side without input or secrets, and answered with a generic message', async () => {
+    const prisma = await getPrisma();
+    const log = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    // Break the database under the procedure: the issues table goes away for a moment.
+    await prisma.$executeRawUnsafe('ALTER TABLE "Issue" RENAME TO "Issue_gone"');
+    let res: Response;
+    let lines: string[];
+    try {
+      const input = { json: { projectId: p.id, query: 'needle-SECRET-ECHO-4711' } };
+      res = await fetch(`${server.url}/api/trpc/tracker.issues.search?input=${encodeURIComponent(JSON.stringify(input))}`, {
+        headers: { cookie: p.users.MEMBER.cookie },
+      });
+      lines = log.mock.calls.map((args) => args.map(String).join(' '));
+    } finally {
+      await prisma.$executeRawUnsafe('ALTER TABLE "Issue_gone" RENAME TO "Issue"');
+      log.mockRestore();
+    }
+    expect(res.status).toBe(500);
+    const body = (await res.json()) as { error: { json: { message: string; data: Record<string, unknown> } } };
+    expect(body.error.json.message).toBe('Something went wrong. Please try again.');
+    expect(JSON.stringify(body)).not.toMatch(/Issue_gone|prisma|needle/i);
+
+    const entry = lines.find((l) => l.includes('tracker.issues.search'));
+    expect(entry, lines.join('\n---\n')).toBeDefined();
+    expect(entry).toMatch(/^tRPC query tracker\.issues\.search failed: \w+/);
+    expect(entry).toMatch(/\n\s+at /); // where it failed
+    expect(entry).not.toContain('needle-SECRET-ECHO-4711');
+    expect(entry).not.toContain(p.users.MEMBER.cookie.split('=')[1]!.slice(0, 40));
+
+    // Working again, and the caller's own mistakes are not logged as server errors.
+    const quiet = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const ok = await fetch(
+        `${server.url}/api/trpc/tracker.issues.get?input=${encodeURIComponent(JSON.stringify({ json: { projectId: p.id, number: 999 } }))}`,
+        { headers: { cookie: p.users.MEMBER.cookie } },
+      );
+      expect(ok.status).toBe(404);
+      expect(quiet.mock.calls).toEqual([]);
+    } finally {
+      quiet.mockRestore();
+    }
+  });
+});
