@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { Prisma, PrismaClient, ToolCallStatus } from '@/generated/prisma/client';
 import { PUBLIC_KEY_PATTERN } from '@/server/api-keys';
 import { newId } from '@/server/ids';
+import { Identifier, SafeText } from '@/server/text';
 import { describeError } from './errors';
 import { TOOL_NAMES } from './registry';
 import { storable } from './text';
@@ -82,16 +83,16 @@ export const AUDIT_KEY_KINDS = ['PROJECT', 'IN_APP_AGENT'] as const;
 export const AuditListInput = z
   .object({
     /** Any recorded tool name, including names that are not (or no longer) in the registry. */
-    tool: z.string().trim().min(1).max(AUDIT_NAME_CHARS).optional(),
+    tool: SafeText.trim().min(1).max(AUDIT_NAME_CHARS).optional(),
     status: z.enum(AUDIT_STATUSES).optional(),
-    runId: z.string().trim().min(1).max(100).optional(),
+    runId: Identifier.optional(),
     keyKind: z.enum(AUDIT_KEY_KINDS).optional(),
     /** The public part of an API key (`pk_…`). */
     publicKey: z.string().trim().regex(PUBLIC_KEY_PATTERN, 'must be a public key (pk_…)').optional(),
     /** The user an assistant key acted for. */
-    userId: z.string().trim().min(1).max(100).optional(),
+    userId: Identifier.optional(),
     /** Id of the last row of the previous page. */
-    cursor: z.string().min(1).max(100).optional(),
+    cursor: Identifier.optional(),
     limit: z.number().int().min(1).max(100).default(50),
   })
   .strict();
