@@ -18,13 +18,37 @@ export interface ScriptedTurn {
   streamError?: 'throttling' | 'internal';
   /** Delay between chunks (ms). */
   delayMs?: number;
+  /** After the text, send nothing for this long before finishing (a stalled model). */
+  stallMs?: number;
 }
 
 export interface FakeServer {
   url: string;
   /** Parsed JSON bodies of the requests received, in order. */
   requests: Array<Record<string, unknown>>;
+  /** Requests whose client went away before the answer was complete (the caller aborted). */
+  abandoned: Array<{ index: number; chunksSent: number }>;
   close(): Promise<void>;
+}
+
+/** Waits `ms`, or less when the client has gone away. */
+function pause(ms: number, res: http.ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    res.once('close', done);
+    function done() {
+      clearTimeout(t);
+      res.off('close', done);
+      resolve();
+    }
+  });
+}
+
+/** Records a response closed by the client before it ended. */
+function watchAbandon(res: http.ServerResponse, index: number, abandoned: FakeServer['abandoned'], sent: () => number): void {
+  res.once('close', () => {
+    if (!res.writableFinished) abandoned.push({ index, chunksSent: sent() });
+  });
 }
 
 type Script = ScriptedTurn[] | ((body: Record<string, unknown>, index: number) => ScriptedTurn);
@@ -44,7 +68,6 @@ async function readJson(req: http.IncomingMessage): Promise<Record<string, unkno
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function listen(handler: http.RequestListener): Promise<{ server: http.Server; url: string }> {
   const server = http.createServer(handler);
@@ -63,28 +86,37 @@ function closer(server: http.Server) {
 /** OpenAI-compatible `POST /chat/completions` with `stream: true` (SSE `data:` chunks). */
 export async function startFakeOpenAI(script: Script): Promise<FakeServer> {
   const requests: Array<Record<string, unknown>> = [];
+  const abandoned: FakeServer['abandoned'] = [];
   const { server, url } = await listen(async (req, res) => {
     if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
       res.writeHead(404).end();
       return;
     }
     const body = await readJson(req);
-    const turn = nextTurn(script, body, requests.length);
+    const index = requests.length;
+    const turn = nextTurn(script, body, index);
     requests.push(body);
+    let sent = 0;
+    watchAbandon(res, index, abandoned, () => sent);
     if (turn.status) {
       res.writeHead(turn.status, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: turn.status === 429 ? 'Rate limit reached' : 'Upstream error', type: 'error' } }));
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    const send = (o: unknown) => res.write(`data: ${JSON.stringify(o)}\n\n`);
+    const send = (o: unknown) => {
+      sent += 1;
+      res.write(`data: ${JSON.stringify(o)}\n\n`);
+    };
     const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: String(body.model ?? 'm') };
     send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
     for (const t of turn.text ?? []) {
-      if (turn.delayMs) await sleep(turn.delayMs);
+      if (turn.delayMs) await pause(turn.delayMs, res);
       if (res.destroyed) return;
       send({ ...base, choices: [{ index: 0, delta: { content: t }, finish_reason: null }] });
     }
+    if (turn.stallMs) await pause(turn.stallMs, res);
+    if (res.destroyed) return;
     (turn.toolCalls ?? []).forEach((tc, i) => {
       const args = JSON.stringify(tc.args);
       send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: i, id: `call_${randomBytes(6).toString('hex')}_${i}`, type: 'function', function: { name: tc.name, arguments: '' } }] }, finish_reason: null }] });
@@ -101,7 +133,7 @@ export async function startFakeOpenAI(script: Script): Promise<FakeServer> {
     send({ ...base, choices: [], usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 } });
     res.end('data: [DONE]\n\n');
   });
-  return { url: `${url}/v1`, requests, close: closer(server) };
+  return { url: `${url}/v1`, requests, abandoned, close: closer(server) };
 }
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
@@ -116,6 +148,7 @@ const event = (type: string, body: unknown) => frame({ ':message-type': 'event',
 /** Amazon Bedrock `POST /model/{id}/converse-stream`, answered in the AWS event-stream framing. */
 export async function startFakeBedrock(script: Script): Promise<FakeServer & { authorization: string[] }> {
   const requests: Array<Record<string, unknown>> = [];
+  const abandoned: FakeServer['abandoned'] = [];
   const authorization: string[] = [];
   const { server, url } = await listen(async (req, res) => {
     if (req.method !== 'POST' || !/\/model\/[^/]+\/converse-stream$/.test(req.url ?? '')) {
@@ -124,8 +157,11 @@ export async function startFakeBedrock(script: Script): Promise<FakeServer & { a
     }
     authorization.push(String(req.headers.authorization ?? ''));
     const body = await readJson(req);
-    const turn = nextTurn(script, body, requests.length);
+    const index = requests.length;
+    const turn = nextTurn(script, body, index);
     requests.push(body);
+    let sent = 0;
+    watchAbandon(res, index, abandoned, () => sent);
     if (turn.status) {
       res.writeHead(turn.status, {
         'content-type': 'application/json',
@@ -139,16 +175,20 @@ export async function startFakeBedrock(script: Script): Promise<FakeServer & { a
     let block = 0;
     if (turn.text?.length) {
       for (const t of turn.text) {
-        if (turn.delayMs) await sleep(turn.delayMs);
+        if (turn.delayMs) await pause(turn.delayMs, res);
         if (res.destroyed) return;
+        sent += 1;
         res.write(event('contentBlockDelta', { contentBlockIndex: block, delta: { text: t } }));
       }
       res.write(event('contentBlockStop', { contentBlockIndex: block }));
       block += 1;
     }
+    if (turn.stallMs) await pause(turn.stallMs, res);
+    if (res.destroyed) return;
     if (turn.streamError) {
       const type = turn.streamError === 'throttling' ? 'throttlingException' : 'internalServerException';
-      res.end(frame({ ':message-type': 'exception', ':exception-type': type, ':content-type': 'application/json' }, { message: 'Too many tokens, please wait before trying again.' }));
+      const message = turn.streamError === 'throttling' ? 'Too many tokens, please wait before trying again.' : 'The system encountered an unexpected error during processing. Try your request again.';
+      res.end(frame({ ':message-type': 'exception', ':exception-type': type, ':content-type': 'application/json' }, { message }));
       return;
     }
     for (const [i, tc] of (turn.toolCalls ?? []).entries()) {
@@ -160,5 +200,5 @@ export async function startFakeBedrock(script: Script): Promise<FakeServer & { a
     res.write(event('messageStop', { stopReason: turn.toolCalls?.length ? 'tool_use' : 'end_turn' }));
     res.end(event('metadata', { usage: { inputTokens: 13, outputTokens: 5, totalTokens: 18 }, metrics: { latencyMs: 1 } }));
   });
-  return { url, requests, authorization, close: closer(server) };
+  return { url, requests, abandoned, authorization, close: closer(server) };
 }

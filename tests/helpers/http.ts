@@ -97,6 +97,9 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  // Like Next.js, which writes the port it listens on to PORT: the agent's default MCP URL is
+  // this server on the loopback interface (when neither AGENT_MCP_URL nor NEXTAUTH_URL is set).
+  process.env.PORT = String(port);
   return {
     url: `http://127.0.0.1:${port}`,
     close: () =>

@@ -30,6 +30,9 @@ interface OpenCall {
   lastFlush: number;
 }
 
+/** The common answer (no write): shared, frozen, so the hot path allocates nothing per delta. */
+const NONE = Object.freeze([]) as unknown as WriteOp[];
+
 export class Compactor {
   private seq: number;
   private readonly texts = new Map<string, OpenText>();
@@ -47,22 +50,22 @@ export class Compactor {
     return this.seq;
   }
 
-  /** Feeds one live event; returns the row writes it causes (often none). */
+  /** Feeds one live event; returns the row writes it causes (often none; do not mutate the result). */
   push(e: AgentEvent): WriteOp[] {
     const v = STORED_EVENT_VERSION;
     switch (e.type) {
       case 'TEXT_MESSAGE_START':
         this.texts.set(e.messageId, { seq: ++this.seq, role: e.role, content: '', written: false, lastFlush: this.now() });
-        return [];
+        return NONE;
       case 'TEXT_MESSAGE_CONTENT': {
         const t = this.texts.get(e.messageId);
-        if (!t) return [];
+        if (!t) return NONE;
         t.content += e.delta;
-        return this.now() - t.lastFlush >= this.flushIntervalMs ? [this.textOp(e.messageId, t, false)] : [];
+        return this.now() - t.lastFlush >= this.flushIntervalMs ? [this.textOp(e.messageId, t, false)] : NONE;
       }
       case 'TEXT_MESSAGE_END': {
         const t = this.texts.get(e.messageId);
-        if (!t) return [];
+        if (!t) return NONE;
         this.texts.delete(e.messageId);
         return [this.textOp(e.messageId, t, true)];
       }
@@ -75,16 +78,16 @@ export class Compactor {
           written: false,
           lastFlush: this.now(),
         });
-        return [];
+        return NONE;
       case 'TOOL_CALL_ARGS': {
         const c = this.calls.get(e.toolCallId);
-        if (!c) return [];
+        if (!c) return NONE;
         c.args += e.delta;
-        return this.now() - c.lastFlush >= this.flushIntervalMs ? [this.callOp(e.toolCallId, c, false)] : [];
+        return this.now() - c.lastFlush >= this.flushIntervalMs ? [this.callOp(e.toolCallId, c, false)] : NONE;
       }
       case 'TOOL_CALL_END': {
         const c = this.calls.get(e.toolCallId);
-        if (!c) return [];
+        if (!c) return NONE;
         this.calls.delete(e.toolCallId);
         return [this.callOp(e.toolCallId, c, true)];
       }

@@ -1,6 +1,10 @@
 /** Stable names and limits of the in-app agent module. */
 
-/** Version of the stored event payloads; bump when a stored shape changes (old rows keep replaying). */
+/**
+ * Version of the stored event payloads. Bump it when a stored shape changes, and register the step
+ * that upgrades a payload of the previous version in `STORED_EVENT_UPGRADES` (schema.ts): old rows
+ * are upgraded step by step when they are read, so they keep replaying.
+ */
 export const STORED_EVENT_VERSION = 1;
 
 /** CUSTOM event names the module emits. */
@@ -9,7 +13,7 @@ export const CUSTOM_EVENTS = {
   model: 'in-app-agent.model',
   /** Ask the browser to open a page of the product: `{ href }`. */
   navigate: 'in-app-agent.navigate',
-  /** An approval was decided at resume: `{ toolCallId, decision, feedback? }`. */
+  /** An approval was decided at resume: `{ toolCallId, decision, edited?, args?, feedback? }`. */
   approvalDecided: 'in-app-agent.approval-decided',
 } as const;
 
@@ -39,8 +43,16 @@ export const LIMITS = {
   flushIntervalMs: 1_000,
   /** Heartbeat cadence for a running run (ms). */
   heartbeatMs: 5_000,
-  /** Lifetime of the per-run MCP key (seconds): longer than any run, revoked at its end anyway. */
+  /**
+   * Lifetime of the per-run MCP key (seconds). The heartbeat extends it while the run is alive, so
+   * a long run never outlives its key; it is revoked when the run ends anyway.
+   */
   runKeyTtlSeconds: 15 * 60,
+  /**
+   * A model stream that produces nothing for this long (while no tool is running) is abandoned
+   * and the run ends with RUN_ERROR `MODEL_TIMEOUT`. Generous: local models can be slow to start.
+   */
+  modelIdleTimeoutMs: 120_000,
 } as const;
 
 /** Stable error codes of the agent route and its runs. */
@@ -59,11 +71,15 @@ export const AGENT_ERROR_CODES = [
   'MODEL_ERROR',
   'MODEL_RATE_LIMITED',
   'MODEL_UNAVAILABLE',
+  /** The model stream stalled (no output for LIMITS.modelIdleTimeoutMs). */
+  'MODEL_TIMEOUT',
   'TOOL_ERROR',
   'RUN_STALE',
   'INTERNAL_ERROR',
   // approvals
+  /** Also the answer for another user's or another conversation's interrupt: existence is not revealed. */
   'INTERRUPT_UNKNOWN',
+  /** Reserved; never sent (answered as INTERRUPT_UNKNOWN so an id's existence does not leak). */
   'INTERRUPT_NOT_YOURS',
   'INTERRUPT_ALREADY_DECIDED',
   'INTERRUPT_EXPIRED',

@@ -241,41 +241,93 @@ export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 // Stored (compacted) events: one row per message or tool call, not per token
 // ------------------------------------------------------------------------------------------------
 
-const v = z.literal(STORED_EVENT_VERSION).default(STORED_EVENT_VERSION);
+/**
+ * The stored shapes, stamped with a version. The current shapes are `StoredEventSchema`; rows of an
+ * older version are brought up to date by `upgradeStoredEvent` before they are parsed.
+ */
+export function storedEventSchema<V extends number>(version: V) {
+  const v = z.literal(version).default(version);
+  return z.discriminatedUnion('type', [
+    z.object({ v, type: z.literal('RUN_STARTED'), runId: z.string(), threadId: z.string(), parentRunId: z.string().optional() }),
+    z.object({
+      v,
+      type: z.literal('TEXT_MESSAGE'),
+      messageId: z.string(),
+      role: MessageRoleSchema,
+      content: z.string(),
+      /** False while a long message is still streaming (partial flush) or when its run ended midway. */
+      complete: z.boolean(),
+    }),
+    z.object({
+      v,
+      type: z.literal('TOOL_CALL'),
+      toolCallId: z.string(),
+      toolCallName: z.string(),
+      parentMessageId: z.string().optional(),
+      args: z.string(),
+      complete: z.boolean(),
+    }),
+    z.object({ v, type: z.literal('TOOL_CALL_RESULT'), messageId: z.string(), toolCallId: z.string(), content: z.string() }),
+    z.object({ v, type: z.literal('CUSTOM'), name: z.string(), value: z.unknown() }),
+    z.object({
+      v,
+      type: z.literal('RUN_FINISHED'),
+      runId: z.string(),
+      threadId: z.string(),
+      outcome: RunOutcomeSchema.optional(),
+      usage: z.array(TokenUsageSchema).optional(),
+    }),
+    z.object({ v, type: z.literal('RUN_ERROR'), runId: z.string(), code: z.enum(AGENT_ERROR_CODES).optional(), message: z.string() }),
+  ]);
+}
 
-export const StoredEventSchema = z.discriminatedUnion('type', [
-  z.object({ v, type: z.literal('RUN_STARTED'), runId: z.string(), threadId: z.string(), parentRunId: z.string().optional() }),
-  z.object({
-    v,
-    type: z.literal('TEXT_MESSAGE'),
-    messageId: z.string(),
-    role: MessageRoleSchema,
-    content: z.string(),
-    /** False while a long message is still streaming (partial flush) or when its run ended midway. */
-    complete: z.boolean(),
-  }),
-  z.object({
-    v,
-    type: z.literal('TOOL_CALL'),
-    toolCallId: z.string(),
-    toolCallName: z.string(),
-    parentMessageId: z.string().optional(),
-    args: z.string(),
-    complete: z.boolean(),
-  }),
-  z.object({ v, type: z.literal('TOOL_CALL_RESULT'), messageId: z.string(), toolCallId: z.string(), content: z.string() }),
-  z.object({ v, type: z.literal('CUSTOM'), name: z.string(), value: z.unknown() }),
-  z.object({
-    v,
-    type: z.literal('RUN_FINISHED'),
-    runId: z.string(),
-    threadId: z.string(),
-    outcome: RunOutcomeSchema.optional(),
-    usage: z.array(TokenUsageSchema).optional(),
-  }),
-  z.object({ v, type: z.literal('RUN_ERROR'), runId: z.string(), code: z.enum(AGENT_ERROR_CODES).optional(), message: z.string() }),
-]);
+export const StoredEventSchema = storedEventSchema(STORED_EVENT_VERSION);
 export type StoredEvent = z.infer<typeof StoredEventSchema>;
+
+/** Upgrades a stored payload of version n to version n + 1 (pure; gets a copy it may change). */
+export type StoredEventUpgrade = (payload: Record<string, unknown>) => Record<string, unknown>;
+
+/**
+ * One step per version: `STORED_EVENT_UPGRADES[n]` turns a version-n payload into version n + 1.
+ * When STORED_EVENT_VERSION goes from n to n + 1, change the shapes above and add the step for n here.
+ */
+export const STORED_EVENT_UPGRADES: Readonly<Record<number, StoredEventUpgrade>> = {};
+
+export type StoredEventUpgradeResult = { ok: true; event: StoredEvent; from: number } | { ok: false; reason: string };
+
+/**
+ * Brings a stored payload of any version 1..current up to the current version, one registered step
+ * per version, then parses it with the current shapes. A payload without `v` predates versioning
+ * and is version 1. `version` and `steps` default to the module's own; tests pass a simulated
+ * future to exercise a chain. Never throws: an unusable row comes back with the reason.
+ */
+export function upgradeStoredEvent(
+  raw: unknown,
+  opts: { version?: number; steps?: Readonly<Record<number, StoredEventUpgrade>> } = {},
+): StoredEventUpgradeResult {
+  const target = opts.version ?? STORED_EVENT_VERSION;
+  const steps = opts.steps ?? STORED_EVENT_UPGRADES;
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return { ok: false, reason: 'payload is not an object' };
+  let payload = raw as Record<string, unknown>;
+  const from = payload.v === undefined ? 1 : payload.v;
+  if (typeof from !== 'number' || !Number.isInteger(from) || from < 1) return { ok: false, reason: `invalid version ${JSON.stringify(payload.v)}` };
+  if (from > target) return { ok: false, reason: `written by a newer version (v${from}, this build reads up to v${target})` };
+  for (let n = from; n < target; n++) {
+    const step = steps[n];
+    if (!step) return { ok: false, reason: `no upgrade step from v${n}` };
+    try {
+      payload = { ...step({ ...payload, v: n }), v: n + 1 };
+    } catch (err) {
+      return { ok: false, reason: `upgrade from v${n} failed: ${(err as Error).message}` };
+    }
+  }
+  const parsed = (target === STORED_EVENT_VERSION ? StoredEventSchema : storedEventSchema(target)).safeParse({ ...payload, v: target });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { ok: false, reason: `does not match v${target}: ${issue ? `${issue.path.join('.') || '(payload)'} ${issue.message}` : 'invalid'}` };
+  }
+  return { ok: true, event: parsed.data as StoredEvent, from };
+}
 
 // ------------------------------------------------------------------------------------------------
 // The replayed / folded view of a conversation (what the panel renders)

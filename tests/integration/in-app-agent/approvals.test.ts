@@ -3,8 +3,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emptyView, foldEvents } from '@/features/in-app-agent/fold';
+import { emptyView, foldEvents, openInterrupts } from '@/features/in-app-agent/fold';
 import type { AgentEvent, ToolApprovalInterrupt } from '@/features/in-app-agent/schema';
+import { createAgentHandler } from '@/features/in-app-agent/server/handler';
+import { consumeResume, ResumeError } from '@/features/in-app-agent/server/human-in-the-loop';
 import { getPrisma } from '@/server/db';
 import { resetEnvCache } from '@/server/env';
 import { newId } from '@/server/ids';
@@ -68,25 +70,37 @@ const interruptsOf = (res: AgentResponse): ToolApprovalInterrupt[] => {
   return fin.outcome.interrupts as ToolApprovalInterrupt[];
 };
 
-function resumeBody(threadId: string, answers: Array<{ id: string; approved: boolean; args?: Record<string, unknown>; feedback?: string }>) {
+function resumeBody(
+  threadId: string,
+  answers: Array<{ id: string; approved: boolean; args?: Record<string, unknown>; feedback?: string; argsFingerprint?: string }>,
+) {
   return {
     threadId,
     messages: [],
     resume: answers.map((a) => ({
       interruptId: a.id,
       status: 'resolved',
-      payload: { approved: a.approved, ...(a.args ? { args: a.args } : {}), ...(a.feedback ? { feedback: a.feedback } : {}) },
+      payload: {
+        approved: a.approved,
+        ...(a.args ? { args: a.args } : {}),
+        ...(a.feedback ? { feedback: a.feedback } : {}),
+        ...(a.argsFingerprint ? { argsFingerprint: a.argsFingerprint } : {}),
+      },
     })),
   };
 }
+
+const threadOf = (res: AgentResponse) => (res.events[0] as { threadId: string }).threadId;
+const runOf = (res: AgentResponse) => (res.events[0] as { runId: string }).runId;
 
 /** Replay through tRPC equals the fold of everything streamed in the conversation. */
 async function expectReplayEqualsStream(user: TestUser, threadId: string, streamed: AgentEvent[]) {
   const trpc = trpcClient(server.url, user.cookie);
   const replay = await trpc.agent.conversations.get.query({ projectId: project.id, conversationId: threadId });
   expect(replay.view).toEqual(foldEvents(streamed, emptyView(threadId)));
-  // Every tool call has exactly one result.
-  const calls = replay.view.messages.flatMap((m) => (m.role === 'assistant' ? m.toolCalls.map((t) => t.id) : []));
+  // Every tool call has exactly one result, except the calls still waiting for a decision.
+  const waiting = new Set(openInterrupts(replay.view).map((i) => i.toolCallId));
+  const calls = replay.view.messages.flatMap((m) => (m.role === 'assistant' ? m.toolCalls.map((t) => t.id) : [])).filter((id) => !waiting.has(id));
   const results = replay.view.messages.filter((m) => m.role === 'tool').map((m) => (m as { toolCallId: string }).toolCallId);
   expect([...results].sort()).toEqual([...calls].sort());
 }
@@ -115,6 +129,9 @@ describe('approvals', () => {
     const second = await postAgent(server.url, project.id, member.cookie, resumeBody(threadId, [{ id: interrupt!.id, approved: true }]));
     expect(second.status).toBe(200);
     expect(types(second.events).at(-1)).toBe('RUN_FINISHED');
+    // The resume run continues the interrupted one: AG-UI parentRunId and the stored link.
+    expect(second.events[0]).toMatchObject({ type: 'RUN_STARTED', parentRunId: runOf(first) });
+    expect(await prisma.agentRun.findUniqueOrThrow({ where: { id: runOf(second) } })).toMatchObject({ resumedFromId: runOf(first) });
     const result = second.events.find((e) => e.type === 'TOOL_CALL_RESULT') as { toolCallId: string; content: string };
     expect(result.toolCallId).toBe(interrupt!.toolCallId);
     expect(result.content).toContain('Approve me');
@@ -130,6 +147,7 @@ describe('approvals', () => {
     expect(again.status).toBe(409);
     expect(again.error?.code).toBe('INTERRUPT_ALREADY_DECIDED');
     expect(await issueCount('Approve me')).toBe(1);
+    await expectReplayEqualsStream(member, threadId, [...first.events, ...second.events]);
   });
 
   it('sends a rejection with feedback to the model and does not execute', async () => {
@@ -197,10 +215,19 @@ describe('approvals', () => {
     const [interrupt] = interruptsOf(first);
     const bad = await postAgent(server.url, project.id, member.cookie, resumeBody(threadId, [{ id: interrupt!.id, approved: true, args: { title: '' } }]));
     expect(bad.error?.code).toBe('INTERRUPT_INVALID_ARGS');
+    expect(bad.status).toBe(400);
     const second = await postAgent(server.url, project.id, member.cookie, resumeBody(threadId, [{ id: interrupt!.id, approved: true, args: { title: 'Edited title' } }]));
     expect(second.status).toBe(200);
     expect(await issueCount('Edited title')).toBe(1);
     expect(await issueCount('Original title')).toBe(0);
+    expect(second.events.find((e) => e.type === 'CUSTOM' && e.name === 'in-app-agent.approval-decided')).toMatchObject({
+      value: { toolCallId: interrupt!.toolCallId, decision: 'approved', edited: true, args: { title: 'Edited title' } },
+    });
+    // The model's history shows the call with the arguments that ran, not the ones it proposed.
+    const history = model.requests.at(-1)!.messages as Array<{ role: string; tool_calls?: Array<{ id: string; function: { arguments: string } }> }>;
+    const call = history.flatMap((m) => m.tool_calls ?? []).find((c) => c.id === interrupt!.toolCallId);
+    expect(JSON.parse(call!.function.arguments)).toEqual({ title: 'Edited title' });
+    expect(JSON.stringify(history)).not.toContain('Original title');
     await expectReplayEqualsStream(member, threadId, [...first.events, ...second.events]);
   });
 
@@ -213,7 +240,132 @@ describe('approvals', () => {
     const body = resumeBody(threadId, [{ id: interrupt!.id, approved: true }]);
     const [a, b] = await Promise.all([postAgent(server.url, project.id, member.cookie, body), postAgent(server.url, project.id, member.cookie, body)]);
     expect([a.status, b.status].sort()).toEqual([200, 409]);
+    const [won, lost] = a.status === 200 ? [a, b] : [b, a];
+    // The loser is refused either by the single RUNNING run or, if the winner already finished,
+    // by the consumed approval: both are clear, stable refusals.
+    expect(['RUN_IN_PROGRESS', 'INTERRUPT_ALREADY_DECIDED']).toContain(lost.error?.code);
     expect(await issueCount('Race')).toBe(1);
+    await expectReplayEqualsStream(member, threadId, [...first.events, ...won.events]);
+  });
+
+  it('consumes an approval once when two resumes race past every check to the database', async () => {
+    // Directly against the database, without the route's single-RUNNING-run guard in front: both
+    // validate the same PENDING row, then race to consume it.
+    const member = project.users.MEMBER;
+    script({ toolCalls: [{ name: 'create_issue', args: { title: 'Raced consume' } }] }, { text: ['ok'] });
+    const first = await postAgent(server.url, project.id, member.cookie, userMessageBody('create'));
+    const threadId = threadOf(first);
+    const [interrupt] = interruptsOf(first);
+    const entries = [{ interruptId: interrupt!.id, status: 'resolved' as const, payload: { approved: true } }];
+    const prisma = await getPrisma();
+    const input = { conversationId: threadId, userId: member.id, subject: { role: 'MEMBER' as const, isAdmin: false }, entries };
+    const outcomes = await Promise.allSettled([consumeResume(prisma, input), consumeResume(prisma, input)]);
+    const ok = outcomes.filter((o) => o.status === 'fulfilled');
+    const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+    expect(ok).toHaveLength(1);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]!.reason).toBeInstanceOf(ResumeError);
+    expect(refused[0]!.reason).toMatchObject({ code: 'INTERRUPT_ALREADY_DECIDED', status: 409 });
+    expect(await prisma.agentPendingApproval.findUniqueOrThrow({ where: { id: interrupt!.id } })).toMatchObject({ status: 'APPROVED' });
+
+    // Nothing executed it (as if the process stopped between consume and execute): the next
+    // message closes the call with an "outcome unknown" result, and the conversation goes on.
+    script({ text: ['Understood.'] });
+    const next = await postAgent(server.url, project.id, member.cookie, userMessageBody('what happened?', threadId));
+    expect(next.status).toBe(200);
+    expect(next.events.find((e) => e.type === 'CUSTOM' && e.name === 'in-app-agent.approval-decided')).toMatchObject({
+      value: { toolCallId: interrupt!.toolCallId, decision: 'approved', args: { title: 'Raced consume' } },
+    });
+    const result = next.events.find((e) => e.type === 'TOOL_CALL_RESULT') as { toolCallId: string; content: string };
+    expect(result.toolCallId).toBe(interrupt!.toolCallId);
+    expect(JSON.parse(result.content)).toMatchObject({ isError: true, outcomeUnknown: true });
+    expect(JSON.stringify(model.requests.at(-1)!.messages)).toContain('outcomeUnknown');
+    expect(await issueCount('Raced consume')).toBe(0);
+    expect(await prisma.agentPendingApproval.findUniqueOrThrow({ where: { id: interrupt!.id } })).toMatchObject({ status: 'CONSUMED' });
+    expect(types(next.events).at(-1)).toBe('RUN_FINISHED');
+    await expectReplayEqualsStream(member, threadId, [...first.events, ...next.events]);
+  });
+
+  it('reports an approved call that ran before the process stopped as executed, from the audit log', async () => {
+    const member = project.users.MEMBER;
+    script({ toolCalls: [{ name: 'create_issue', args: { title: 'Ran before the crash' } }] }, { text: ['Approved.'] }, { text: ['Noted.'] });
+    const first = await postAgent(server.url, project.id, member.cookie, userMessageBody('create'));
+    const threadId = threadOf(first);
+    const [interrupt] = interruptsOf(first);
+    const second = await postAgent(server.url, project.id, member.cookie, resumeBody(threadId, [{ id: interrupt!.id, approved: true }]));
+    expect(await issueCount('Ran before the crash')).toBe(1);
+    // Lose what the resume run stored after the execution (the process "stopped" before writing it).
+    const prisma = await getPrisma();
+    await prisma.agentEvent.deleteMany({ where: { runId: runOf(second) } });
+    await prisma.agentPendingApproval.update({ where: { id: interrupt!.id }, data: { status: 'APPROVED' } });
+    const next = await postAgent(server.url, project.id, member.cookie, userMessageBody('did it work?', threadId));
+    const result = next.events.find((e) => e.type === 'TOOL_CALL_RESULT') as { toolCallId: string; content: string };
+    expect(result.toolCallId).toBe(interrupt!.toolCallId);
+    expect(JSON.parse(result.content)).toMatchObject({ executed: true });
+    expect(result.content).toContain('Ran before the crash');
+    expect(await issueCount('Ran before the crash')).toBe(1);
+    await expectReplayEqualsStream(member, threadId, [...first.events, ...next.events]);
+  });
+
+  it('refuses unknown, foreign, duplicate and mismatched answers with stable codes and stays usable', async () => {
+    const member = project.users.MEMBER;
+    const admin = project.users.ADMIN;
+    script({ toolCalls: [{ name: 'create_issue', args: { title: 'Refusals' } }] }, { text: ['Created.'] });
+    const first = await postAgent(server.url, project.id, member.cookie, userMessageBody('create'));
+    const threadId = threadOf(first);
+    const [interrupt] = interruptsOf(first);
+    const prisma = await getPrisma();
+    const refuse = async (cookie: string, body: unknown, status: number, code: string) => {
+      const res = await postAgent(server.url, project.id, cookie, body);
+      expect([res.status, res.error?.code]).toEqual([status, code]);
+    };
+
+    await refuse(member.cookie, resumeBody(threadId, [{ id: 'apr_does_not_exist', approved: true }]), 404, 'INTERRUPT_UNKNOWN');
+    // Another user's interrupt, sent on that user's own conversation, is indistinguishable from
+    // an id that does not exist (no INTERRUPT_NOT_YOURS: it would reveal that the id exists).
+    script({ text: ['Hello admin.'] });
+    const admins = await postAgent(server.url, project.id, admin.cookie, userMessageBody('hello'));
+    await refuse(admin.cookie, resumeBody(threadOf(admins), [{ id: interrupt!.id, approved: true }]), 404, 'INTERRUPT_UNKNOWN');
+    // The same user, but the interrupt belongs to another conversation.
+    script({ text: ['Another conversation.'] });
+    const otherConversation = await postAgent(server.url, project.id, member.cookie, userMessageBody('elsewhere'));
+    await refuse(member.cookie, resumeBody(threadOf(otherConversation), [{ id: interrupt!.id, approved: true }]), 404, 'INTERRUPT_UNKNOWN');
+    // The same interrupt answered twice in one request.
+    await refuse(
+      member.cookie,
+      resumeBody(threadId, [
+        { id: interrupt!.id, approved: true },
+        { id: interrupt!.id, approved: false },
+      ]),
+      400,
+      'INTERRUPT_ANSWER_DUPLICATE',
+    );
+    // The fingerprint of what the card showed does not match the request.
+    await refuse(member.cookie, resumeBody(threadId, [{ id: interrupt!.id, approved: true, argsFingerprint: 'f'.repeat(64) }]), 409, 'INTERRUPT_FINGERPRINT_MISMATCH');
+
+    // Nothing ran, nothing was consumed, no run was left behind.
+    expect(await issueCount('Refusals')).toBe(0);
+    expect(await prisma.agentPendingApproval.findUniqueOrThrow({ where: { id: interrupt!.id } })).toMatchObject({ status: 'PENDING' });
+    expect(await prisma.agentRun.count({ where: { conversationId: threadId } })).toBe(1);
+    await expectReplayEqualsStream(member, threadId, first.events);
+
+    // The right answer (with the right fingerprint) still goes through.
+    script({ text: ['Created.'] });
+    const ok = await postAgent(
+      server.url,
+      project.id,
+      member.cookie,
+      resumeBody(threadId, [{ id: interrupt!.id, approved: true, argsFingerprint: interrupt!.metadata.argsFingerprint }]),
+    );
+    expect(ok.status).toBe(200);
+    expect(types(ok.events).at(-1)).toBe('RUN_FINISHED');
+    expect(await issueCount('Refusals')).toBe(1);
+    await expectReplayEqualsStream(member, threadId, [...first.events, ...ok.events]);
+    // The other conversations were not touched either.
+    script({ text: ['Still here.'] });
+    const later = await postAgent(server.url, project.id, admin.cookie, userMessageBody('still there?', threadOf(admins)));
+    expect(types(later.events).at(-1)).toBe('RUN_FINISHED');
+    await expectReplayEqualsStream(admin, threadOf(admins), [...admins.events, ...later.events]);
   });
 
   it('refuses an expired approval and lets the conversation go on', async () => {
@@ -233,7 +385,7 @@ describe('approvals', () => {
     expect(next.status).toBe(200);
     expect(next.events.find((e) => e.type === 'CUSTOM' && e.name === 'in-app-agent.approval-decided')).toMatchObject({ value: { decision: 'expired' } });
     expect(types(next.events).at(-1)).toBe('RUN_FINISHED');
-    await expectReplayEqualsStream(member, threadId, [...first.events, ...next.events]);
+    await expectReplayEqualsStream(member, threadId, [...first.events, ...late.events, ...next.events]);
   });
 
   it('never offers a viewer mutating tools, and refuses a crafted approval for a tool the role lacks', async () => {
@@ -265,9 +417,8 @@ describe('approvals', () => {
     expect(denied.status).toBe(403);
     expect(denied.error?.code).toBe('FORBIDDEN');
     expect(await issueCount('Viewer crafted')).toBe(0);
-    // Someone else's approval is not found for another user.
-    const other = await postAgent(server.url, project.id, project.users.MEMBER.cookie, resumeBody(threadId, [{ id: crafted.id, approved: true }]));
-    expect(other.status).toBe(404);
+    expect(await prisma.agentPendingApproval.findUniqueOrThrow({ where: { id: crafted.id } })).toMatchObject({ status: 'PENDING' });
+    await expectReplayEqualsStream(viewer, threadId, res.events);
   });
 
   it('does not execute a tool the model calls but the role does not have', async () => {
@@ -278,6 +429,7 @@ describe('approvals', () => {
     expect(await prisma.issue.count({ where: { projectId: project.id, number: 2 } })).toBe(1);
     expect(await prisma.agentPendingApproval.count({ where: { toolName: 'delete_issue' } })).toBe(0);
     expect(types(res.events).at(-1)).toBe('RUN_FINISHED');
+    await expectReplayEqualsStream(member, threadOf(res), res.events);
   });
 
   it('forces approval with the data-flow reason after untrusted external content was read', async () => {
@@ -294,5 +446,40 @@ describe('approvals', () => {
     expect(interrupt!.metadata).toMatchObject({ toolName: 'notify_webhook', approvalReason: 'data_flow' });
     expect(interrupt!.metadata.why).toMatch(/untrusted/);
     expect(webhook.received).toHaveLength(0);
+    await expectReplayEqualsStream(admin, threadOf(plain), plain.events);
+    await expectReplayEqualsStream(admin, threadOf(guarded), guarded.events);
+
+    // Approved after reading the warning, it is sent once.
+    script({ text: ['Sent.'] });
+    const sent = await postAgent(server.url, project.id, admin.cookie, resumeBody(threadOf(guarded), [{ id: interrupt!.id, approved: true }]));
+    expect(sent.status).toBe(200);
+    expect(webhook.received).toHaveLength(1);
+    await expectReplayEqualsStream(admin, threadOf(guarded), [...guarded.events, ...sent.events]);
+  });
+
+  it('holds a local tool the embedder requires approval for, and runs it with the approved arguments', async () => {
+    // A second server whose handler requires approval for `navigate` (the approval map has it auto).
+    const port = process.env.PORT;
+    const strict = await startTestServer({ agentHandler: createAgentHandler({ requireApproval: ['navigate'] }) as never });
+    process.env.PORT = port; // the MCP endpoint stays the main test server's
+    try {
+      const member = project.users.MEMBER;
+      script({ toolCalls: [{ name: 'navigate', args: { page: 'issues' } }] }, { text: ['Opened.'] });
+      const first = await postAgent(strict.url, project.id, member.cookie, userMessageBody('open the members page'));
+      const [interrupt] = interruptsOf(first);
+      expect(interrupt!.metadata).toMatchObject({ toolName: 'navigate', args: { page: 'issues' } });
+      expect(first.events.some((e) => e.type === 'CUSTOM' && e.name === 'in-app-agent.navigate')).toBe(false);
+      // Edited arguments are validated against the local tool's schema too.
+      const invalid = await postAgent(strict.url, project.id, member.cookie, resumeBody(threadOf(first), [{ id: interrupt!.id, approved: true, args: { page: 'admin' } }]));
+      expect([invalid.status, invalid.error?.code]).toEqual([400, 'INTERRUPT_INVALID_ARGS']);
+      const second = await postAgent(strict.url, project.id, member.cookie, resumeBody(threadOf(first), [{ id: interrupt!.id, approved: true, args: { page: 'members' } }]));
+      expect(second.status).toBe(200);
+      expect(second.events.find((e) => e.type === 'CUSTOM' && e.name === 'in-app-agent.navigate')).toMatchObject({ value: { href: `/projects/${project.id}/members` } });
+      const result = second.events.find((e) => e.type === 'TOOL_CALL_RESULT') as { content: string };
+      expect(JSON.parse(result.content)).toMatchObject({ href: `/projects/${project.id}/members` });
+      await expectReplayEqualsStream(member, threadOf(first), [...first.events, ...second.events]);
+    } finally {
+      await strict.close();
+    }
   });
 });

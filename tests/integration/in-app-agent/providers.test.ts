@@ -74,8 +74,15 @@ describe('Amazon Bedrock (ConverseStream)', () => {
   it('turns an in-stream exception into RUN_ERROR and keeps the text already streamed', async () => {
     script({ text: ['Partial answer'], streamError: 'throttling' });
     const res = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('hi'));
-    expect(res.events.at(-1)).toMatchObject({ type: 'RUN_ERROR' });
+    expect(res.events.at(-1)).toMatchObject({ type: 'RUN_ERROR', code: 'MODEL_RATE_LIMITED' });
     expect(textOf(res.events)).toBe('Partial answer');
+    const prisma = await getPrisma();
+    const run = await prisma.agentRun.findUniqueOrThrow({ where: { id: (res.events[0] as { runId: string }).runId } });
+    expect(run).toMatchObject({ status: 'FAILED', errorCode: 'MODEL_RATE_LIMITED' });
+
+    script({ text: ['Partial'], streamError: 'internal' });
+    const internal = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('hi'));
+    expect(internal.events.at(-1)).toMatchObject({ type: 'RUN_ERROR', code: 'MODEL_ERROR' });
   });
 });
 

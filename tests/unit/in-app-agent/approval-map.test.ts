@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LOCAL_TOOL_NAMES } from '@/features/in-app-agent/constants';
-import { ALWAYS_APPROVE, approvalFor, LOCAL_APPROVAL_MAP, MCP_APPROVAL_MAP, toolInfo } from '@/features/in-app-agent/server/tools';
+import { ALWAYS_APPROVE, approvalFor, effectiveToolInfo, LOCAL_APPROVAL_MAP, MCP_APPROVAL_MAP, toolInfo, type ToolInfo } from '@/features/in-app-agent/server/tools';
 import { MCP_TOOL_METADATA } from '@/features/mcp/registry';
 
 describe('approval map', () => {
@@ -19,19 +19,46 @@ describe('approval map', () => {
   it('always needs approval for deletion and outward messages', () => {
     expect([...ALWAYS_APPROVE].sort()).toEqual(['delete_issue', 'notify_webhook']);
     const clean = { privateData: false, untrustedContent: false };
-    expect(approvalFor('delete_issue', clean)).toMatchObject({ required: true, reason: 'destructive' });
-    expect(approvalFor('notify_webhook', clean)).toMatchObject({ required: true, reason: 'outward' });
-    expect(approvalFor('list_issues', clean)).toMatchObject({ required: false });
-    expect(approvalFor('create_issue', clean)).toMatchObject({ required: true, reason: 'mutating' });
+    expect(approvalFor(toolInfo('delete_issue'), clean)).toMatchObject({ required: true, reason: 'destructive' });
+    expect(approvalFor(toolInfo('notify_webhook'), clean)).toMatchObject({ required: true, reason: 'outward' });
+    expect(approvalFor(toolInfo('list_issues'), clean)).toMatchObject({ required: false });
+    expect(approvalFor(toolInfo('create_issue'), clean)).toMatchObject({ required: true, reason: 'mutating' });
   });
 
   it('switches outward calls to the data-flow reason once private data and untrusted content were read', () => {
     expect(toolInfo('get_issue')?.tags).toMatchObject({ readsPrivateData: true, readsUntrustedContent: true });
     expect(toolInfo('notify_webhook')?.tags.communicatesOutside).toBe(true);
     const tainted = { privateData: true, untrustedContent: true };
-    expect(approvalFor('notify_webhook', tainted)).toMatchObject({ required: true, reason: 'data_flow' });
-    expect(approvalFor('notify_webhook', { privateData: true, untrustedContent: false })).toMatchObject({ reason: 'outward' });
+    expect(approvalFor(toolInfo('notify_webhook'), tainted)).toMatchObject({ required: true, reason: 'data_flow' });
+    expect(approvalFor(toolInfo('notify_webhook'), { privateData: true, untrustedContent: false })).toMatchObject({ reason: 'outward' });
     // Unknown tools are never auto.
-    expect(approvalFor('made_up_tool', { privateData: false, untrustedContent: false })).toMatchObject({ required: true });
+    expect(approvalFor(toolInfo('made_up_tool'), { privateData: false, untrustedContent: false })).toMatchObject({ required: true });
+  });
+
+  it('holds an auto tool tagged "communicates outside" once the run read private data and untrusted content', () => {
+    // A synthetic tool: read-only, classified auto, but it sends data outside the product.
+    const outward: ToolInfo = {
+      name: 'share_link',
+      readOnly: true,
+      destructive: false,
+      policy: 'auto',
+      tags: { readsPrivateData: false, readsUntrustedContent: false, communicatesOutside: true },
+    };
+    const clean = { privateData: false, untrustedContent: false };
+    expect(approvalFor(outward, clean)).toMatchObject({ required: false });
+    expect(approvalFor(outward, { privateData: true, untrustedContent: false })).toMatchObject({ required: false });
+    expect(approvalFor(outward, { privateData: false, untrustedContent: true })).toMatchObject({ required: false });
+    const held = approvalFor(outward, { privateData: true, untrustedContent: true });
+    expect(held).toMatchObject({ required: true, reason: 'data_flow' });
+    expect(held.why).toMatch(/private project data/);
+    // The same tool without the tag stays auto whatever the run read.
+    expect(approvalFor({ ...outward, tags: { ...outward.tags, communicatesOutside: false } }, { privateData: true, untrustedContent: true })).toMatchObject({ required: false });
+  });
+
+  it('lets an embedder require approval for more tools, never fewer', () => {
+    expect(approvalFor(effectiveToolInfo('navigate'), { privateData: false, untrustedContent: false })).toMatchObject({ required: false });
+    expect(approvalFor(effectiveToolInfo('navigate', new Set(['navigate'])), { privateData: false, untrustedContent: false })).toMatchObject({ required: true });
+    expect(effectiveToolInfo('delete_issue', new Set(['delete_issue']))?.policy).toBe('approval');
+    expect(effectiveToolInfo('list_issues', new Set(['create_issue']))?.policy).toBe('auto');
   });
 });

@@ -30,6 +30,8 @@ describe('provider factory', () => {
   it('maps provider failures to stable codes', () => {
     expect(classifyModelError({ statusCode: 429, message: 'x' }).code).toBe('MODEL_RATE_LIMITED');
     expect(classifyModelError({ message: 'ThrottlingException: Too many tokens' }).code).toBe('MODEL_RATE_LIMITED');
+    // Bedrock's in-stream exception body, as the provider passes it on (no exception type).
+    expect(classifyModelError({ message: 'Too many tokens, please wait before trying again.' }).code).toBe('MODEL_RATE_LIMITED');
     expect(classifyModelError({ message: 'Cannot connect to API: connect ECONNREFUSED' }).code).toBe('MODEL_UNAVAILABLE');
     expect(classifyModelError({ statusCode: 400, message: 'bad request' }).code).toBe('MODEL_ERROR');
     expect(classifyModelError(undefined).code).toBe('MODEL_ERROR');

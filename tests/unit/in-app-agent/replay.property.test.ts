@@ -5,18 +5,29 @@ import { emptyView, foldEvents } from '@/features/in-app-agent/fold';
 import { AgentEventSchema, StoredEventSchema, type AgentEvent, type StoredEvent } from '@/features/in-app-agent/schema';
 
 // A generated live stream: several runs, each a random mix of text messages (split into random
-// deltas), tool calls (args split into deltas, with or without results) and custom events, ending
-// in success, interrupt, cancellation (abort) or failure, with time passing between events so long
-// messages get flushed partially.
+// deltas), tool calls (args split into deltas, with or without results), batches of parallel tool
+// calls whose starts, argument deltas, ends, approval decisions and results interleave, and custom
+// events, ending in success, interrupt, cancellation (abort) or failure, with time passing between
+// events so long messages get flushed partially.
 
+type Decision = { decision: 'approved' | 'rejected' | 'expired'; edited?: boolean; args?: Record<string, unknown>; feedback?: string };
+type ParallelCall = { name: string; argChunks: string[]; decision: Decision | null; result: string | null };
 type Step =
   | { kind: 'text'; chunks: string[] }
   | { kind: 'tool'; name: string; argChunks: string[]; result: string | null }
+  | { kind: 'parallel'; calls: ParallelCall[]; schedule: number[] }
   | { kind: 'custom'; name: string; value: unknown };
 type Ending = 'success' | 'interrupt' | 'cancelled' | 'error' | 'abort-midway' | 'still-running';
 type RunSpec = { user: string; steps: Step[]; ending: Ending; gaps: number[] };
 
 const text = fc.string({ minLength: 1, maxLength: 12 });
+const decision: fc.Arbitrary<Decision> = fc.oneof(
+  fc.record({ decision: fc.constant('approved' as const), edited: fc.boolean(), args: fc.dictionary(text, fc.oneof(text, fc.integer())) }, { requiredKeys: ['decision'] }),
+  fc.record({ decision: fc.constant('rejected' as const), feedback: text }, { requiredKeys: ['decision'] }),
+  fc.constant({ decision: 'expired' as const }),
+);
+const toolName = fc.constantFrom('list_issues', 'get_issue', 'create_issue', 'navigate');
+const toolResult = fc.option(fc.oneof(text, fc.constant('{"isError":true,"error":"x"}'), fc.constant('{"rejected":true}')), { nil: null });
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('text' as const), chunks: fc.array(text, { minLength: 0, maxLength: 6 }) }),
   fc.record({
@@ -24,6 +35,14 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     name: fc.constantFrom('list_issues', 'get_issue', 'create_issue'),
     argChunks: fc.array(text, { minLength: 0, maxLength: 4 }),
     result: fc.option(fc.oneof(text, fc.constant('{"isError":true,"error":"x"}')), { nil: null }),
+  }),
+  fc.record({
+    kind: fc.constant('parallel' as const),
+    calls: fc.array(
+      fc.record({ name: toolName, argChunks: fc.array(text, { maxLength: 4 }), decision: fc.option(decision, { nil: null }), result: toolResult }),
+      { minLength: 2, maxLength: 4 },
+    ),
+    schedule: fc.array(fc.nat(), { minLength: 30, maxLength: 30 }),
   }),
   fc.record({
     kind: fc.constant('custom' as const),
@@ -78,6 +97,25 @@ function build(runs: RunSpec[]): { events: AgentEvent[]; times: number[] } {
           push({ type: 'TOOL_CALL_END', toolCallId: tc });
           if (s.result !== null) push({ type: 'TOOL_CALL_RESULT', messageId: `r${++id}`, toolCallId: tc, content: s.result, role: 'tool' });
         }
+      } else if (s.kind === 'parallel') {
+        // One queue of events per call, merged in a generated order (each call's own order kept).
+        const queues = s.calls.map((c) => {
+          const tc = `tc${++id}`;
+          const q: AgentEvent[] = [{ type: 'TOOL_CALL_START', toolCallId: tc, toolCallName: c.name, ...(parent ? { parentMessageId: parent } : {}) }];
+          for (const a of c.argChunks) q.push({ type: 'TOOL_CALL_ARGS', toolCallId: tc, delta: a });
+          q.push({ type: 'TOOL_CALL_END', toolCallId: tc });
+          if (c.decision) q.push({ type: 'CUSTOM', name: 'in-app-agent.approval-decided', value: { toolCallId: tc, ...c.decision } });
+          if (c.result !== null) q.push({ type: 'TOOL_CALL_RESULT', messageId: `r${++id}`, toolCallId: tc, content: c.result, role: 'tool' });
+          return q;
+        });
+        const merged: AgentEvent[] = [];
+        let k = 0;
+        for (let live = queues.filter((q) => q.length); live.length; live = queues.filter((q) => q.length)) {
+          merged.push(live[s.schedule[k++ % s.schedule.length]! % live.length]!.shift()!);
+        }
+        // An abort inside the batch cuts it anywhere.
+        const keep = midway ? Math.floor(merged.length / 2) : merged.length;
+        for (const e of merged.slice(0, keep)) push(e);
       } else {
         push({ type: 'CUSTOM', name: s.name, value: s.value });
       }
@@ -149,7 +187,7 @@ describe('replay(compact(stream)) equals the live fold of the stream', () => {
         const replayed = foldEvents(expand(store(ops)), emptyView('thread'));
         expect(replayed).toEqual(live);
       }),
-      { numRuns: 300 },
+      { numRuns: 400 },
     );
   });
 

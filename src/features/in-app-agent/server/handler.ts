@@ -2,12 +2,12 @@
  * The authority boundary of the in-app agent: authenticate, authorize, validate, sanitize, own the
  * run (ids, single RUNNING run, per-run MCP key), stream AG-UI events and persist them.
  */
+import { setMaxListeners } from 'node:events';
 import { EventEncoder } from '@ag-ui/encoder';
-import type { Span } from '@opentelemetry/api';
 import { mintAgentKey, revokeKey } from '@/server/api-keys';
 import { getSessionUser, isSameOrigin, type SessionUser } from '@/server/auth';
 import { getDb, getPrisma, type PrismaClient } from '@/server/db';
-import { env } from '@/server/env';
+import { env, type Env } from '@/server/env';
 import { hasProjectAccess, type Role } from '@/server/rbac';
 import { CUSTOM_EVENTS, LIMITS, type AgentErrorCode } from '../constants';
 import { foldEvent } from '../fold';
@@ -21,16 +21,16 @@ import {
   type ModelInfo,
   type SanitizedRequest,
 } from '../schema';
-import { capResult, runAgent, type RunResult } from './agent';
+import { capResult, connectMcp, runAgent, type McpConnection, type RunResult } from './agent';
 import { closeAbandoned, consumeResume, executeApproved, markConsumed, persistPending, ResumeError, type Decision } from './human-in-the-loop';
-import { configureTracing, endSpan, traceIdOf, tracer } from './instrumentation';
+import { configureTracing, endSpan, RunTrace, traceIdOf, tracer } from './instrumentation';
 import { createModel, ModelConfigError, type ModelHandle } from './model';
 import {
   createConversation,
   createRun,
   findOwnConversation,
   recoverStaleRuns,
-  replayConversation,
+  replayWithSeq,
   RunConflictError,
   recoverAfterRestart,
   RunRecorder,
@@ -38,15 +38,38 @@ import {
   titleFrom,
   type RunEnd,
 } from './persistence';
+import { isLocalTool, runLocalTool } from './tools';
 
 export interface HandlerOptions {
   /** Builds the model for a run; defaults to the provider selected by the environment. */
   model?: () => ModelHandle;
-  /** URL of the product's MCP endpoint; defaults to AGENT_MCP_URL or this request's origin. */
-  mcpUrl?: (req: Request) => string;
+  /** URL of the product's MCP endpoint; defaults to `resolveMcpUrl(env)`. */
+  mcpUrl?: string;
+  /** Tools that need approval on top of the approval map (tightens only; e.g. `navigate`). */
+  requireApproval?: readonly string[];
   /** Persistence cadence (tests, bench). */
   flushIntervalMs?: number;
   heartbeatMs?: number;
+  /** Model idle timeout (default LIMITS.modelIdleTimeoutMs). */
+  modelIdleTimeoutMs?: number;
+  /** Lifetime of the per-run MCP key, extended by the heartbeat (default LIMITS.runKeyTtlSeconds). */
+  runKeyTtlSeconds?: number;
+  /** Period of the stale-run sweep (default: half the stale window, at least 5 s). */
+  staleSweepMs?: number;
+}
+
+/**
+ * The MCP endpoint the run's key is sent to. Never derived from the request: a crafted Host header
+ * must not be able to receive the key. AGENT_MCP_URL, else NEXTAUTH_URL's origin (the app's own
+ * public URL; `npm run dev` and `npm start` set it), else this server on the loopback interface.
+ */
+export function resolveMcpUrl(e: Pick<Env, 'AGENT_MCP_URL' | 'NEXTAUTH_URL'>): string {
+  if (e.AGENT_MCP_URL) return e.AGENT_MCP_URL;
+  if (e.NEXTAUTH_URL) return new URL('/api/public/mcp', new URL(e.NEXTAUTH_URL).origin).toString();
+  // Next.js writes the port it actually listens on to PORT when it starts listening (after the
+  // validated environment may already have been read), so it is read here, at request time.
+  const port = Number(process.env.PORT) || 3000;
+  return `http://127.0.0.1:${port}/api/public/mcp`;
 }
 
 type RouteContext = { params: Promise<{ projectId: string }> };
@@ -135,9 +158,13 @@ function rateLimited(userId: string, perMinute: number): number | null {
   return null;
 }
 
-async function projectRole(prisma: PrismaClient, user: SessionUser, projectId: string): Promise<Role | null> {
-  const m = await prisma.projectMembership.findUnique({ where: { projectId_userId: { projectId, userId: user.id } }, select: { role: true } });
-  return m?.role ?? null;
+/** The user's role in the project and the project's name (for the system prompt), in one query. */
+async function projectRole(prisma: PrismaClient, user: SessionUser, projectId: string): Promise<{ role: Role; projectName: string } | null> {
+  const m = await prisma.projectMembership.findUnique({
+    where: { projectId_userId: { projectId, userId: user.id } },
+    select: { role: true, project: { select: { name: true } } },
+  });
+  return m ? { role: m.role, projectName: m.project.name } : null;
 }
 
 export function createAgentHandler(opts: HandlerOptions = {}) {
@@ -180,8 +207,9 @@ async function handle(req: Request, routeCtx: RouteContext, opts: HandlerOptions
   }
 
   const prisma = await getPrisma();
-  const role = await projectRole(prisma, user, projectId);
-  if (!role) return errorResponse(404, 'PROJECT_NOT_FOUND', 'Project not found.');
+  const membership = await projectRole(prisma, user, projectId);
+  if (!membership) return errorResponse(404, 'PROJECT_NOT_FOUND', 'Project not found.');
+  const { role, projectName } = membership;
   const subject = { role, isAdmin: user.isAdmin };
   if (!hasProjectAccess(subject, 'agent:use')) return errorResponse(403, 'FORBIDDEN', 'Your role cannot use the assistant here.');
 
@@ -206,30 +234,38 @@ async function handle(req: Request, routeCtx: RouteContext, opts: HandlerOptions
     throw err;
   }
 
-  startStaleSweep(getPrisma, e.AGENT_RUN_STALE_SECONDS);
+  startStaleSweep(getPrisma, e.AGENT_RUN_STALE_SECONDS, opts.staleSweepMs);
   await recoverAfterRestart(prisma, (await getDb()).kind === 'pglite');
-  if (conversation) await recoverStaleRuns(prisma, e.AGENT_RUN_STALE_SECONDS, conversation.id);
-  else conversation = await createConversation(prisma, { projectId, userId: user.id, title: titleFrom(input.userMessage ?? '') });
+  if (!conversation) conversation = await createConversation(prisma, { projectId, userId: user.id, title: titleFrom(input.userMessage ?? '') });
 
   await configureTracing(e);
   const span = tracer().startSpan('in_app_agent.run', {
     attributes: { 'project.id': projectId, 'conversation.id': conversation.id, 'user.id': user.id, 'model.provider': model.info.provider, 'model.id': model.info.modelId },
   });
+  const runTrace = new RunTrace(span);
 
   let run;
+  const runInput = { conversationId: conversation.id, userId: user.id, modelId: model.info.modelId, traceId: traceIdOf(span) };
   try {
-    run = await createRun(prisma, { conversationId: conversation.id, userId: user.id, modelId: model.info.modelId, traceId: traceIdOf(span) });
+    run = await createRun(prisma, runInput);
   } catch (err) {
-    endSpan(span, { code: 'RUN_IN_PROGRESS', message: 'run in progress' });
-    if (err instanceof RunConflictError) return errorResponse(409, 'RUN_IN_PROGRESS', err.message);
-    throw err;
+    if (!(err instanceof RunConflictError)) throw err;
+    // Another run holds the conversation: if it stopped responding, close it and try once more.
+    try {
+      if ((await recoverStaleRuns(prisma, e.AGENT_RUN_STALE_SECONDS, conversation.id)) === 0) throw err;
+      run = await createRun(prisma, runInput);
+    } catch (again) {
+      endSpan(span, { code: 'RUN_IN_PROGRESS', message: 'run in progress' });
+      if (again instanceof RunConflictError) return errorResponse(409, 'RUN_IN_PROGRESS', again.message);
+      throw again;
+    }
   }
-  span.setAttribute('run.id', run.id);
+  runTrace.setRunId(run.id);
 
   let decisions: Decision[] = [];
   if (input.resume) {
     try {
-      decisions = await consumeResume(prisma, { conversationId: conversation.id, userId: user.id, subject, entries: input.resume });
+      decisions = await consumeResume(prisma, { conversationId: conversation.id, userId: user.id, subject, entries: input.resume, resumingRunId: run.id });
     } catch (err) {
       await prisma.agentRun.delete({ where: { id: run.id } }).catch(() => undefined);
       endSpan(span, { code: err instanceof ResumeError ? err.code : 'INTERNAL_ERROR', message: (err as Error).message });
@@ -238,8 +274,10 @@ async function handle(req: Request, routeCtx: RouteContext, opts: HandlerOptions
     }
   }
 
-  const mcpUrl = opts.mcpUrl?.(req) ?? e.AGENT_MCP_URL ?? new URL('/api/public/mcp', req.url).toString();
+  const mcpUrl = opts.mcpUrl ?? resolveMcpUrl(e);
   const abort = new AbortController();
+  // The run's signal is shared by the model call and every MCP request of the run.
+  setMaxListeners(0, abort.signal);
   req.signal?.addEventListener('abort', () => abort.abort(), { once: true });
   let wire: SseWriter | undefined;
 
@@ -249,19 +287,24 @@ async function handle(req: Request, routeCtx: RouteContext, opts: HandlerOptions
       void execute({
         prisma,
         wire,
-        span,
+        trace: runTrace,
         signal: abort.signal,
         runId: run.id,
+        parentRunId: decisions[0]?.runId,
         conversationId: conversation.id,
         userMessage: input.userMessage,
         decisions,
         model,
         mcpUrl,
         projectId,
+        projectName,
         user,
         role,
         pageContext: input.pageContext,
         recorderOptions: { flushIntervalMs: opts.flushIntervalMs, heartbeatMs: opts.heartbeatMs },
+        requireApproval: opts.requireApproval?.length ? new Set(opts.requireApproval) : undefined,
+        idleTimeoutMs: opts.modelIdleTimeoutMs,
+        keyTtlSeconds: opts.runKeyTtlSeconds ?? LIMITS.runKeyTtlSeconds,
       }).finally(() => wire?.close());
     },
     cancel() {
@@ -298,7 +341,10 @@ class SseWriter {
 
   write(ev: AgentEvent): void {
     if (this.closed) return;
-    this.buf += this.encoder.encodeSSE(ev as never);
+    // The per-token events (the hot path) never carry optional nulls, which is all the encoder
+    // would strip: they are framed directly, byte-identical to what the encoder writes.
+    this.buf +=
+      ev.type === 'TEXT_MESSAGE_CONTENT' || ev.type === 'TOOL_CALL_ARGS' ? `data: ${JSON.stringify(ev)}\n\n` : this.encoder.encodeSSE(ev as never);
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(() => this.flush());
@@ -335,19 +381,25 @@ class SseWriter {
 interface ExecuteInput {
   prisma: PrismaClient;
   wire: SseWriter;
-  span: Span;
+  trace: RunTrace;
   signal: AbortSignal;
   runId: string;
+  /** The interrupted run a resume continues. */
+  parentRunId?: string;
   conversationId: string;
   userMessage: string | null;
   decisions: Decision[];
   model: ModelHandle;
   mcpUrl: string;
   projectId: string;
+  projectName: string;
   user: SessionUser;
   role: Role;
   pageContext: SanitizedRequest['pageContext'];
   recorderOptions: { flushIntervalMs?: number; heartbeatMs?: number };
+  requireApproval?: ReadonlySet<string>;
+  idleTimeoutMs?: number;
+  keyTtlSeconds: number;
 }
 
 function modelEvent(info: ModelInfo): AgentEvent {
@@ -361,27 +413,35 @@ async function execute(x: ExecuteInput): Promise<void> {
   let result: RunResult | undefined;
   let recorder: RunRecorder | undefined;
   let keyId: string | undefined;
+  let mcp: Promise<McpConnection> | undefined;
   // RUN_STARTED goes out at once; the rest of the set-up happens behind it.
-  const started: AgentEvent = { type: 'RUN_STARTED', threadId: x.conversationId, runId: x.runId };
+  const started: AgentEvent = { type: 'RUN_STARTED', threadId: x.conversationId, runId: x.runId, ...(x.parentRunId ? { parentRunId: x.parentRunId } : {}) };
   x.wire.write(started);
   let history: ConversationView = { threadId: x.conversationId, messages: [], runs: [], decisions: {}, navigations: [] };
+  // `history` is the replayed conversation plus this run's events up to the agent's start; the
+  // agent reads it once, after which nothing needs it, so events stop being folded into it.
+  let folding = true;
   const pending: AgentEvent[] = [started];
   const send = (ev: AgentEvent) => {
     if (!recorder) {
       pending.push(ev);
     } else {
-      foldEvent(history, ev);
+      if (folding) foldEvent(history, ev);
       recorder.record(ev);
     }
     x.wire.write(ev);
   };
   try {
-    const key = await mintAgentKey(x.prisma, { projectId: x.projectId, userId: x.user.id, runId: x.runId, ttlSeconds: LIMITS.runKeyTtlSeconds });
+    const key = await mintAgentKey(x.prisma, { projectId: x.projectId, userId: x.user.id, runId: x.runId, ttlSeconds: x.keyTtlSeconds });
     keyId = key.key.id;
     const secret = key.secret;
-    history = await replayConversation(x.prisma, x.conversationId);
-    const project = await x.prisma.project.findUniqueOrThrow({ where: { id: x.projectId }, select: { name: true } });
-    recorder = await RunRecorder.open(x.prisma, x.conversationId, x.runId, x.recorderOptions);
+    // Listing the MCP tools is the longest step of the set-up: it overlaps the rest.
+    mcp = connectMcp({ url: x.mcpUrl, secret }, x.signal);
+    mcp.catch(() => undefined); // awaited (and reported) by the agent
+    const replayed = await replayWithSeq(x.prisma, x.conversationId);
+    history = replayed.view;
+    recorder = new RunRecorder(x.prisma, x.conversationId, x.runId, replayed.lastSeq, x.recorderOptions);
+    recorder.keepKeyAlive(key.key.id, x.keyTtlSeconds);
     recorder.start();
     for (const ev of pending) {
       foldEvent(history, ev);
@@ -404,11 +464,14 @@ async function execute(x: ExecuteInput): Promise<void> {
         });
         let content: unknown;
         if (d.approved) {
-          const toolSpan = tracer().startSpan('in_app_agent.tool', { attributes: { 'tool.name': d.toolName, 'tool.call_id': d.toolCallId, 'tool.approved': true } });
-          const res = await executeApproved({ mcpUrl: x.mcpUrl, secret, keyId: key.key.id, decision: d, signal: x.signal });
+          const endTool = x.trace.tool(d.toolName, d.toolCallId, { 'tool.approved': true });
+          const res =
+            d.local && isLocalTool(d.toolName)
+              ? await runLocalTool(d.toolName, d.args, { prisma: x.prisma, projectId: x.projectId, emit: send })
+              : await executeApproved({ mcpUrl: x.mcpUrl, secret, keyId: key.key.id, decision: d, signal: x.signal });
           await markConsumed(x.prisma, d.approvalId);
           content = d.edited && res && typeof res === 'object' ? { ...(res as object), executedWithEditedArgs: d.args } : res;
-          endSpan(toolSpan, (res as { isError?: boolean })?.isError ? { message: 'tool error' } : undefined);
+          endTool((res as { isError?: boolean })?.isError ? 'tool error' : undefined);
         } else {
           content = { rejected: true, message: 'The user rejected this call; it was not executed.', ...(d.feedback ? { feedback: d.feedback } : {}) };
         }
@@ -416,14 +479,8 @@ async function execute(x: ExecuteInput): Promise<void> {
       }
     } else {
       for (const a of await closeAbandoned(x.prisma, x.conversationId, history)) {
-        send({ type: 'CUSTOM', name: CUSTOM_EVENTS.approvalDecided, value: { toolCallId: a.toolCallId, decision: 'expired' } });
-        send({
-          type: 'TOOL_CALL_RESULT',
-          messageId: newId('msg_'),
-          toolCallId: a.toolCallId,
-          content: capResult({ rejected: true, expired: true, message: 'The user did not approve this call; it was not executed.' }),
-          role: 'tool',
-        });
+        if (a.decided) send({ type: 'CUSTOM', name: CUSTOM_EVENTS.approvalDecided, value: a.decided });
+        send({ type: 'TOOL_CALL_RESULT', messageId: newId('msg_'), toolCallId: a.toolCallId, content: capResult(a.result), role: 'tool' });
       }
       const messageId = newId('msg_');
       send({ type: 'TEXT_MESSAGE_START', messageId, role: 'user' });
@@ -431,30 +488,28 @@ async function execute(x: ExecuteInput): Promise<void> {
       send({ type: 'TEXT_MESSAGE_END', messageId });
     }
 
-    const modelSpan = tracer().startSpan('in_app_agent.model', { attributes: { 'model.provider': x.model.info.provider, 'model.id': x.model.info.modelId } });
+    folding = false;
     result = await runAgent({
       prisma: x.prisma,
       projectId: x.projectId,
-      projectName: project.name,
+      projectName: x.projectName,
       user: { id: x.user.id, name: x.user.name },
       role: x.role,
       isAdmin: x.user.isAdmin,
-      history: structuredClone(history),
+      history,
       pageContext: x.pageContext,
       model: x.model,
       mcp: { url: x.mcpUrl, secret },
+      mcpConnection: mcp,
       signal: x.signal,
       emit: send,
       maxSteps: e.AGENT_MAX_STEPS,
       maxRetries: e.AGENT_MODEL_MAX_RETRIES,
       contextTokens: e.AGENT_CONTEXT_TOKENS,
-      onToolStart: (name, toolCallId) => {
-        const s = tracer().startSpan('in_app_agent.tool', { attributes: { 'tool.name': name, 'tool.call_id': toolCallId } });
-        return (error) => endSpan(s, error ? { message: error } : undefined);
-      },
+      trace: x.trace,
+      requireApproval: x.requireApproval,
+      idleTimeoutMs: x.idleTimeoutMs,
     });
-    modelSpan.setAttributes({ 'gen_ai.usage.input_tokens': result.usage.inputTokens ?? 0, 'gen_ai.usage.output_tokens': result.usage.outputTokens ?? 0 });
-    endSpan(modelSpan, result.kind === 'error' ? { code: result.code, message: result.message } : undefined);
 
     const usage = [{ provider: x.model.info.provider, model: x.model.info.modelId, inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens }];
     switch (result.kind) {
@@ -494,6 +549,8 @@ async function execute(x: ExecuteInput): Promise<void> {
       end = { status: 'FAILED', code: 'INTERNAL_ERROR', message: (err as Error).message };
     }
   } finally {
+    // Closed by the agent when it ran; here too when the run stopped before (idempotent).
+    await mcp?.then((c) => c.close(), () => undefined);
     try {
       if (!recorder) {
         // Set-up failed before events could be recorded: record what was sent, then close.
@@ -505,8 +562,7 @@ async function execute(x: ExecuteInput): Promise<void> {
       console.error('[in-app-agent] could not close the run', err);
     }
     if (keyId) await revokeKey(x.prisma, keyId).catch((err: unknown) => console.error('[in-app-agent] could not revoke the run key', err));
-    x.span.setAttributes({ 'run.status': end.status, 'gen_ai.usage.input_tokens': result?.usage.inputTokens ?? 0, 'gen_ai.usage.output_tokens': result?.usage.outputTokens ?? 0 });
-    endSpan(x.span, end.status === 'FAILED' ? { code: end.code, message: end.message } : undefined);
+    x.trace.span.setAttributes({ 'run.status': end.status, 'gen_ai.usage.input_tokens': result?.usage.inputTokens ?? 0, 'gen_ai.usage.output_tokens': result?.usage.outputTokens ?? 0 });
+    endSpan(x.trace.span, end.status === 'FAILED' ? { code: end.code, message: end.message } : undefined);
   }
 }
-

@@ -8,16 +8,18 @@ import { MCP_TOOL_METADATA } from '@/features/mcp/registry';
 import { fingerprintArgs, mintOverride, OVERRIDE_META_KEY, TOOL_CALL_META_KEY } from '@/features/mcp/override';
 import { Prisma, type PrismaClient } from '@/generated/prisma/client';
 import { newId } from '@/server/ids';
-import { hasProjectAccess, type AccessSubject } from '@/server/rbac';
+import { hasProjectAccess, type AccessSubject, type Scope } from '@/server/rbac';
 import { INTERRUPT_REASON_TOOL_APPROVAL, type AgentErrorCode } from '../constants';
 import {
   APPROVAL_RESPONSE_JSON_SCHEMA,
   ApprovalResponseSchema,
+  type ApprovalDecidedValue,
   type ConversationView,
   type ResumeEntry,
   type ToolApprovalInterrupt,
 } from '../schema';
 import type { PendingCall } from './agent';
+import { isLocalTool, LOCAL_TOOL_INPUTS } from './tools';
 
 export class ResumeError extends Error {
   constructor(
@@ -86,13 +88,24 @@ export async function persistPending(
 
 export interface Decision {
   approvalId: string;
+  /** The interrupted run this call belongs to. */
+  runId: string;
   toolCallId: string;
   toolName: string;
   approved: boolean;
   args: Record<string, unknown>;
   argsFingerprint: string;
   edited: boolean;
+  /** A local tool (navigate, search_docs): runs in the server, not through the MCP endpoint. */
+  local: boolean;
   feedback?: string;
+}
+
+/** What a tool's approved arguments are validated against, and the scope it needs (null: none beyond agent:use). */
+function toolContract(name: string): { input: { safeParse(v: unknown): { success: boolean; data?: unknown } }; scope: Scope | null } | null {
+  if (isLocalTool(name)) return { input: LOCAL_TOOL_INPUTS[name], scope: null };
+  const tool = MCP_TOOL_METADATA.find((t) => t.name === name);
+  return tool ? { input: tool.inputSchema, scope: tool.scope } : null;
 }
 
 /**
@@ -100,20 +113,27 @@ export interface Decision {
  * conversation, PENDING, not expired, every pending call of the batch answered exactly once, edited
  * args valid for the tool, the tool still within the user's role. Two concurrent resumes cannot
  * both pass: the claim is a conditional update whose row count must match.
+ *
+ * Another user's interrupt, or one of another conversation, is answered exactly like an id that
+ * does not exist (INTERRUPT_UNKNOWN, 404), so a guessed id reveals nothing.
+ *
+ * `argsFingerprint` in an answer is optional: a stored row's args never change, and the server
+ * executes exactly those (or the validated edited ones), so the fingerprint adds nothing to the
+ * server's guarantee. A client that sends it (the panel does) gets a refusal when it does not
+ * match the row (INTERRUPT_FINGERPRINT_MISMATCH): the card it showed was not this request.
+ *
+ * `resumingRunId`: the new run, recorded as resumed from the interrupted one in the same
+ * transaction.
  */
 export async function consumeResume(
   prisma: PrismaClient,
-  input: { conversationId: string; userId: string; subject: AccessSubject; entries: ResumeEntry[] },
+  input: { conversationId: string; userId: string; subject: AccessSubject; entries: ResumeEntry[]; resumingRunId?: string },
 ): Promise<Decision[]> {
   const ids = input.entries.map((e) => e.interruptId);
   if (new Set(ids).size !== ids.length) throw new ResumeError('INTERRUPT_ANSWER_DUPLICATE', 400, 'Each approval can be answered only once.');
-  const rows = await prisma.agentPendingApproval.findMany({ where: { id: { in: ids } } });
+  const found = await prisma.agentPendingApproval.findMany({ where: { id: { in: ids } } });
+  const rows = found.filter((r) => r.userId === input.userId && r.conversationId === input.conversationId);
   if (rows.length !== ids.length) throw new ResumeError('INTERRUPT_UNKNOWN', 404, 'This approval request does not exist.');
-  for (const r of rows) {
-    if (r.userId !== input.userId || r.conversationId !== input.conversationId) {
-      throw new ResumeError('INTERRUPT_NOT_YOURS', 404, 'This approval request does not exist.');
-    }
-  }
   for (const r of rows) if (r.status !== 'PENDING') throw new ResumeError('INTERRUPT_ALREADY_DECIDED', 409, 'This request was already answered.');
   const now = Date.now();
   if (rows.some((r) => r.expiresAt.getTime() <= now)) {
@@ -145,8 +165,7 @@ export async function consumeResume(
         throw new ResumeError('INTERRUPT_FINGERPRINT_MISMATCH', 409, 'The request changed since you saw it. Reload and try again.');
       }
       if (approved && parsed.data.args) {
-        const tool = MCP_TOOL_METADATA.find((t) => t.name === row.toolName);
-        const check = tool?.inputSchema.safeParse(parsed.data.args);
+        const check = toolContract(row.toolName)?.input.safeParse(parsed.data.args);
         if (!check || !check.success) {
           throw new ResumeError('INTERRUPT_INVALID_ARGS', 400, `The edited arguments are not valid for ${row.toolName}.`);
         }
@@ -156,19 +175,21 @@ export async function consumeResume(
     }
     if (approved) {
       // Approval never widens permissions: the role must still grant the tool.
-      const tool = MCP_TOOL_METADATA.find((t) => t.name === row.toolName);
-      if (!tool || !hasProjectAccess(input.subject, tool.scope)) {
+      const contract = toolContract(row.toolName);
+      if (!contract || (contract.scope !== null && !hasProjectAccess(input.subject, contract.scope))) {
         throw new ResumeError('FORBIDDEN', 403, 'Your role does not allow this action.');
       }
     }
     decisions.push({
       approvalId: row.id,
+      runId: row.runId,
       toolCallId: row.toolCallId,
       toolName: row.toolName,
       approved,
       args,
       argsFingerprint: fingerprintArgs(args),
       edited,
+      local: isLocalTool(row.toolName),
       ...(feedback ? { feedback } : {}),
     });
   }
@@ -186,6 +207,9 @@ export async function consumeResume(
         },
       });
       if (res.count !== 1) throw new ResumeError('INTERRUPT_ALREADY_DECIDED', 409, 'This request was already answered.');
+    }
+    if (input.resumingRunId && decisions[0]) {
+      await tx.agentRun.update({ where: { id: input.resumingRunId }, data: { resumedFromId: decisions[0].runId } });
     }
   });
   return decisions;
@@ -233,26 +257,91 @@ function safeJson(s: string): unknown {
   }
 }
 
+/** A tool call whose approval never got its result, closed with a synthetic one. */
+export interface AbandonedCall {
+  toolCallId: string;
+  toolName: string;
+  /** The decision event to stream first, when replay does not already hold one. */
+  decided?: ApprovalDecidedValue;
+  /** The synthetic tool result. */
+  result: Record<string, unknown>;
+}
+
 /**
- * Approvals left unanswered (pending, or expired and never resolved) whose tool call has no
- * result yet: the user moved on. They are closed as expired so the history stays consistent.
+ * Every approval whose tool call is in the conversation but has no result yet gets one, so each
+ * tool call has exactly one result and the model sees a consistent history:
+ * - PENDING or EXPIRED (the user moved on without answering): closed as expired, not executed;
+ * - REJECTED (the process stopped after the decision): the rejection, with the user's feedback;
+ * - APPROVED or CONSUMED (the process stopped between the decision and the result): the audit log
+ *   says whether the call ran; without an audit row the outcome is reported as unknown. The run's
+ *   key is revoked and the override was single-use, so it can never run later.
+ * Rows whose call never streamed (nothing to attach a result to) are closed in the database when
+ * the conversation has a call to close anyway.
  */
-export async function closeAbandoned(
-  prisma: PrismaClient,
-  conversationId: string,
-  view: ConversationView,
-): Promise<Array<{ toolCallId: string; toolName: string }>> {
-  const resolved = new Set(view.messages.filter((m) => m.role === 'tool').map((m) => (m as { toolCallId: string }).toolCallId));
+export async function closeAbandoned(prisma: PrismaClient, conversationId: string, view: ConversationView): Promise<AbandonedCall[]> {
+  const resolved = new Set<string>();
+  const calls = new Set<string>();
+  for (const m of view.messages) {
+    if (m.role === 'tool') resolved.add(m.toolCallId);
+    else if (m.role === 'assistant') for (const tc of m.toolCalls) calls.add(tc.id);
+  }
+  // Only a call without a result can be closed; when there is none (the usual case) the rows are
+  // not read at all.
+  if ([...calls].every((id) => resolved.has(id))) return [];
   const rows = await prisma.agentPendingApproval.findMany({
-    where: { conversationId, status: { in: ['PENDING', 'EXPIRED'] } },
-    select: { id: true, toolCallId: true, toolName: true },
+    where: { conversationId },
+    orderBy: { createdAt: 'asc' },
+    select: { id: true, toolCallId: true, toolName: true, status: true, args: true, decidedArgs: true, feedback: true },
   });
   const open = rows.filter((r) => !resolved.has(r.toolCallId));
-  if (open.length) {
-    await prisma.agentPendingApproval.updateMany({
-      where: { id: { in: open.map((r) => r.id) }, status: 'PENDING' },
-      data: { status: 'EXPIRED', decidedAt: new Date() },
-    });
+  if (!open.length) return [];
+  const now = new Date();
+  const pendingIds = open.filter((r) => r.status === 'PENDING').map((r) => r.id);
+  const approvedIds = open.filter((r) => r.status === 'APPROVED').map((r) => r.id);
+  if (pendingIds.length) await prisma.agentPendingApproval.updateMany({ where: { id: { in: pendingIds }, status: 'PENDING' }, data: { status: 'EXPIRED', decidedAt: now } });
+  if (approvedIds.length) await prisma.agentPendingApproval.updateMany({ where: { id: { in: approvedIds }, status: 'APPROVED' }, data: { status: 'CONSUMED' } });
+
+  const out: AbandonedCall[] = [];
+  for (const r of open) {
+    if (!calls.has(r.toolCallId)) continue;
+    const known = view.decisions[r.toolCallId];
+    if (r.status === 'PENDING' || r.status === 'EXPIRED') {
+      out.push({
+        toolCallId: r.toolCallId,
+        toolName: r.toolName,
+        ...(known ? {} : { decided: { toolCallId: r.toolCallId, decision: 'expired' as const } }),
+        result: { rejected: true, expired: true, message: 'The user did not approve this call; it was not executed.' },
+      });
+    } else if (r.status === 'REJECTED') {
+      out.push({
+        toolCallId: r.toolCallId,
+        toolName: r.toolName,
+        ...(known ? {} : { decided: { toolCallId: r.toolCallId, decision: 'rejected' as const, ...(r.feedback ? { feedback: r.feedback } : {}) } }),
+        result: { rejected: true, message: 'The user rejected this call; it was not executed.', ...(r.feedback ? { feedback: r.feedback } : {}) },
+      });
+    } else {
+      const args = ((r.decidedArgs ?? r.args) ?? {}) as Record<string, unknown>;
+      const audit = await prisma.toolCallAudit.findFirst({
+        where: { toolCallId: r.toolCallId, tool: r.toolName },
+        orderBy: { startedAt: 'desc' },
+        select: { status: true, errorCode: true, resultPreview: true },
+      });
+      const result: Record<string, unknown> = !audit
+        ? {
+            isError: true,
+            outcomeUnknown: true,
+            message: 'The assistant stopped before this approved call was confirmed. It may or may not have run: check before trying again.',
+          }
+        : audit.status === 'OK'
+          ? { executed: true, message: 'This approved call ran, but its result was lost when the assistant stopped.', resultPreview: audit.resultPreview }
+          : { isError: true, executed: false, message: 'This approved call failed.', error: audit.errorCode ?? audit.status };
+      out.push({
+        toolCallId: r.toolCallId,
+        toolName: r.toolName,
+        ...(known ? {} : { decided: { toolCallId: r.toolCallId, decision: 'approved' as const, ...(r.decidedArgs ? { edited: true } : {}), args } }),
+        result,
+      });
+    }
   }
-  return open.map((r) => ({ toolCallId: r.toolCallId, toolName: r.toolName }));
+  return out;
 }

@@ -2,8 +2,12 @@
  * OpenTelemetry spans for runs, model calls and tool calls. Spans are exported over OTLP/HTTP only
  * when OTEL_EXPORTER_OTLP_ENDPOINT is set (Langfuse's OTLP endpoint works); otherwise the API's
  * no-op tracer is used and nothing leaves the process.
+ *
+ * One trace per run: the run span is the root; every model call (one per agent step) and every
+ * tool call is its child, carrying `run.id`. Parents are passed explicitly (no context manager is
+ * needed, so it works without async-hooks and across every await).
  */
-import { SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
+import { context, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import type { Env } from '@/server/env';
 
 interface Holder {
@@ -61,6 +65,78 @@ export function endSpan(span: Span, error?: { code?: string; message: string }):
     if (error.code) span.setAttribute('error.code', error.code);
   } else span.setStatus({ code: SpanStatusCode.OK });
   span.end();
+}
+
+/** The run's span and the context its children hang from. */
+export class RunTrace {
+  private readonly parent: Context;
+  private runId: string | undefined;
+
+  constructor(readonly span: Span) {
+    this.parent = trace.setSpan(context.active(), span);
+  }
+
+  setRunId(runId: string): void {
+    this.runId = runId;
+    this.span.setAttribute('run.id', runId);
+  }
+
+  /** A child span of the run, tagged with the run id. */
+  child(name: string, attributes: Attributes = {}): Span {
+    return tracer().startSpan(name, { attributes: { ...(this.runId ? { 'run.id': this.runId } : {}), ...attributes } }, this.parent);
+  }
+
+  /** Span hook for one tool execution; call the result when it ends. */
+  tool(name: string, toolCallId: string, attributes: Attributes = {}): (error?: string) => void {
+    const s = this.child('in_app_agent.tool', { 'tool.name': name, 'tool.call_id': toolCallId, ...attributes });
+    return (error) => endSpan(s, error ? { message: error } : undefined);
+  }
+}
+
+/**
+ * One `in_app_agent.model` span per model call (agent step). A step is the model's response
+ * followed by the execution of the tools it called; the span covers the response only: it ends
+ * when the first tool of the step starts, or at the step's end when no tool ran.
+ */
+export class ModelCallSpans {
+  private open: { span: Span; doneAt?: number } | undefined;
+  private step = 0;
+
+  constructor(
+    private readonly run: RunTrace | undefined,
+    private readonly attributes: Attributes,
+  ) {}
+
+  stepStart(): void {
+    if (!this.run) return;
+    this.end();
+    this.open = { span: this.run.child('in_app_agent.model', { ...this.attributes, 'gen_ai.step': this.step++ }) };
+  }
+
+  /** The model's response of the current step is complete (a tool of the step starts). */
+  responseDone(): void {
+    if (this.open && this.open.doneAt === undefined) this.open.doneAt = Date.now();
+  }
+
+  stepFinish(usage?: { inputTokens?: number; outputTokens?: number }): void {
+    if (!this.open) return;
+    if (usage) {
+      this.open.span.setAttributes({ 'gen_ai.usage.input_tokens': usage.inputTokens ?? 0, 'gen_ai.usage.output_tokens': usage.outputTokens ?? 0 });
+    }
+    this.end();
+  }
+
+  /** Ends the open span (the run stopped mid-step: error, abort, timeout). */
+  end(error?: { code?: string; message: string }): void {
+    const open = this.open;
+    if (!open) return;
+    this.open = undefined;
+    if (error) {
+      open.span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+      if (error.code) open.span.setAttribute('error.code', error.code);
+    } else open.span.setStatus({ code: SpanStatusCode.OK });
+    open.span.end(open.doneAt);
+  }
 }
 
 export { trace };

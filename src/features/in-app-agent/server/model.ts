@@ -68,7 +68,9 @@ export function classifyModelError(err: unknown): { code: 'MODEL_RATE_LIMITED' |
   const e = err as { statusCode?: number; status?: number; name?: string; message?: string; cause?: unknown; code?: string };
   const status = e?.statusCode ?? e?.status;
   const text = `${e?.name ?? ''} ${e?.message ?? ''}`;
-  if (status === 429 || /throttl|too many requests|rate.?limit/i.test(text)) {
+  // Bedrock's in-stream throttlingException arrives as its bare body ({message}), without the
+  // exception type: its wording ("Too many tokens/requests, please wait ...") is what is left.
+  if (status === 429 || /throttl|too many (requests|tokens)|rate.?limit|rate exceeded|please wait before trying again/i.test(text)) {
     return { code: 'MODEL_RATE_LIMITED', message: 'The model provider is throttling requests. Please try again in a moment.' };
   }
   if (status === 503 || status === 502 || status === 504 || /ECONNREFUSED|ENOTFOUND|ECONNRESET|EAI_AGAIN|cannot connect|fetch failed|socket hang up|timed? ?out|unavailable|overloaded/i.test(text)) {

@@ -5,9 +5,9 @@
 import { Prisma, type PrismaClient } from '@/generated/prisma/client';
 import { newId } from '@/server/ids';
 import { Compactor, coalesce, expand, type WriteOp } from '../compact';
-import { LIMITS, type AgentErrorCode } from '../constants';
+import { LIMITS, STORED_EVENT_VERSION, type AgentErrorCode } from '../constants';
 import { emptyView, foldEvents } from '../fold';
-import { StoredEventSchema, type AgentEvent, type ConversationView, type RunOutcome, type StoredEvent } from '../schema';
+import { upgradeStoredEvent, type AgentEvent, type ConversationView, type RunOutcome, type StoredEvent, type StoredEventUpgrade } from '../schema';
 
 export class RunConflictError extends Error {
   readonly code = 'RUN_IN_PROGRESS' as const;
@@ -61,9 +61,9 @@ export async function recoverStaleRuns(prisma: PrismaClient, staleSeconds: numbe
     const events: StoredEvent[] = [];
     // A run that died before its first write still shows up in replay, as started and failed.
     if ((await prisma.agentEvent.count({ where: { runId: run.id } })) === 0) {
-      events.push({ v: 1, type: 'RUN_STARTED', runId: run.id, threadId: run.conversationId });
+      events.push({ v: STORED_EVENT_VERSION, type: 'RUN_STARTED', runId: run.id, threadId: run.conversationId });
     }
-    events.push({ v: 1, type: 'RUN_ERROR', runId: run.id, code: 'RUN_STALE', message: 'The run stopped responding and was closed.' });
+    events.push({ v: STORED_EVENT_VERSION, type: 'RUN_ERROR', runId: run.id, code: 'RUN_STALE', message: 'The run stopped responding and was closed.' });
     await prisma.agentEvent.createMany({
       data: events.map((event) => ({
         id: newId('ev_'),
@@ -71,6 +71,7 @@ export async function recoverStaleRuns(prisma: PrismaClient, staleSeconds: numbe
         runId: run.id,
         seq: ++seq,
         type: event.type,
+        schemaVersion: event.v,
         payload: event as Prisma.InputJsonValue,
       })),
     });
@@ -90,15 +91,22 @@ export function recoverAfterRestart(prisma: PrismaClient, embedded: boolean): Pr
   return g.__inAppAgentRestartRecovery;
 }
 
-/** Starts the periodic stale-run sweep once per process. */
-export function startStaleSweep(getPrisma: () => Promise<PrismaClient>, staleSeconds: number): void {
+/**
+ * Starts the periodic stale-run sweep once per process (every half stale window, at least 5 s,
+ * unless `everyMs` says otherwise). Runs of conversations nobody posts to again are closed too.
+ */
+export function startStaleSweep(getPrisma: () => Promise<PrismaClient>, staleSeconds: number, everyMs?: number): void {
   const g = globalThis as { __inAppAgentSweep?: NodeJS.Timeout };
   if (g.__inAppAgentSweep) return;
+  let running = false;
   g.__inAppAgentSweep = setInterval(() => {
+    if (running) return;
+    running = true;
     getPrisma()
       .then((p) => recoverStaleRuns(p, staleSeconds))
-      .catch((err: unknown) => console.error('[in-app-agent] stale sweep failed', err));
-  }, Math.max(5_000, (staleSeconds * 1000) / 2));
+      .catch((err: unknown) => console.error('[in-app-agent] stale sweep failed', err))
+      .finally(() => (running = false));
+  }, everyMs ?? Math.max(5_000, (staleSeconds * 1000) / 2));
   g.__inAppAgentSweep.unref();
 }
 
@@ -141,6 +149,7 @@ export class RunRecorder {
   private pending: WriteOp[] = [];
   private timer: NodeJS.Timeout | undefined;
   private lastHeartbeat = Date.now();
+  private key: { id: string; ttlSeconds: number; extendAt: number } | undefined;
   private writeError: unknown;
   /** Statements issued, for the bench's O(messages) check. */
   statements = 0;
@@ -165,17 +174,38 @@ export class RunRecorder {
     this.timer.unref();
   }
 
+  /**
+   * Keeps the run's MCP key alive with the heartbeat: once half its lifetime has passed it is
+   * extended by another lifetime, so a long run never outlives its key (and a dead run's key
+   * still expires soon after its last heartbeat).
+   */
+  keepKeyAlive(keyId: string, ttlSeconds: number): void {
+    this.key = { id: keyId, ttlSeconds, extendAt: Date.now() + (ttlSeconds * 1000) / 2 };
+  }
+
   private tick(): void {
     const due = this.compactor.flushDue();
     if (due.length) this.enqueue(due, true);
-    if (Date.now() - this.lastHeartbeat >= (this.opts.heartbeatMs ?? LIMITS.heartbeatMs)) {
-      this.lastHeartbeat = Date.now();
-      this.chain = this.chain.then(async () => {
-        this.statements += 1;
-        await this.prisma.agentRun.update({ where: { id: this.runId }, data: { lastHeartbeatAt: new Date() } });
-      }).catch((err: unknown) => {
-        this.writeError ??= err;
-      });
+    const now = Date.now();
+    if (now - this.lastHeartbeat >= (this.opts.heartbeatMs ?? LIMITS.heartbeatMs)) {
+      this.lastHeartbeat = now;
+      const key = this.key && now >= this.key.extendAt ? this.key : undefined;
+      if (key) key.extendAt = now + (key.ttlSeconds * 1000) / 2;
+      this.chain = this.chain
+        .then(async () => {
+          this.statements += 1;
+          await this.prisma.agentRun.update({ where: { id: this.runId }, data: { lastHeartbeatAt: new Date() } });
+          if (key) {
+            this.statements += 1;
+            await this.prisma.apiKey.updateMany({
+              where: { id: key.id, revokedAt: null },
+              data: { expiresAt: new Date(Date.now() + key.ttlSeconds * 1000) },
+            });
+          }
+        })
+        .catch((err: unknown) => {
+          this.writeError ??= err;
+        });
     }
   }
 
@@ -263,18 +293,44 @@ export class RunRecorder {
   }
 }
 
-/** Reads stored rows in order; rows that no longer parse are skipped, never fatal. */
-export async function loadStoredEvents(prisma: PrismaClient, conversationId: string): Promise<StoredEvent[]> {
-  const rows = await prisma.agentEvent.findMany({ where: { conversationId }, orderBy: { seq: 'asc' }, select: { payload: true } });
+/** A simulated schema version and its upgrade steps (tests); defaults to the module's own. */
+export interface ReplayOptions {
+  upgrade?: { version: number; steps: Readonly<Record<number, StoredEventUpgrade>> };
+}
+
+/**
+ * Reads stored rows in order, upgrading older versions step by step. A row that cannot be read
+ * (no upgrade path, corrupt, written by a newer build) is left out of the replay and logged with
+ * its seq and reason; it never fails the replay.
+ */
+export async function loadStoredEvents(prisma: PrismaClient, conversationId: string, opts: ReplayOptions = {}): Promise<StoredEvent[]> {
+  return (await loadRows(prisma, conversationId, opts)).events;
+}
+
+async function loadRows(prisma: PrismaClient, conversationId: string, opts: ReplayOptions): Promise<{ events: StoredEvent[]; lastSeq: number }> {
+  const rows = await prisma.agentEvent.findMany({ where: { conversationId }, orderBy: { seq: 'asc' }, select: { seq: true, payload: true } });
   const out: StoredEvent[] = [];
+  const skipped: string[] = [];
   for (const r of rows) {
-    const parsed = StoredEventSchema.safeParse(r.payload);
-    if (parsed.success) out.push(parsed.data);
+    const res = upgradeStoredEvent(r.payload, opts.upgrade ?? {});
+    if (res.ok) out.push(res.event);
+    else skipped.push(`seq ${r.seq}: ${res.reason}`);
   }
-  return out;
+  if (skipped.length) {
+    console.warn(
+      `[in-app-agent] ${skipped.length} stored event(s) of conversation ${conversationId} could not be read and were left out of the replay: ${skipped.slice(0, 5).join('; ')}${skipped.length > 5 ? '; ...' : ''}`,
+    );
+  }
+  return { events: out, lastSeq: rows.at(-1)?.seq ?? 0 };
 }
 
 /** Replays a conversation into the view the panel renders. */
-export async function replayConversation(prisma: PrismaClient, conversationId: string): Promise<ConversationView> {
-  return foldEvents(expand(await loadStoredEvents(prisma, conversationId)), emptyView(conversationId));
+export async function replayConversation(prisma: PrismaClient, conversationId: string, opts: ReplayOptions = {}): Promise<ConversationView> {
+  return (await replayWithSeq(prisma, conversationId, opts)).view;
+}
+
+/** The replayed view and the highest stored seq (unreadable rows included), in one query. */
+export async function replayWithSeq(prisma: PrismaClient, conversationId: string, opts: ReplayOptions = {}): Promise<{ view: ConversationView; lastSeq: number }> {
+  const { events, lastSeq } = await loadRows(prisma, conversationId, opts);
+  return { view: foldEvents(expand(events), emptyView(conversationId)), lastSeq };
 }

@@ -127,7 +127,8 @@ export const agentRouter = router({
         const view = await replayConversation(ctx.prisma, c.id);
         const target = view.messages.find((m) => m.id === input.messageId);
         if (!target || target.role !== 'assistant') throw appError('NOT_FOUND', 'MESSAGE_NOT_FOUND', 'Message not found.');
-        const comment = input.value === -1 && input.comment ? input.comment : null;
+        // A comment is kept with either rating (what was good is worth as much as what was not).
+        const comment = input.comment ? input.comment : null;
         const row = await ctx.prisma.agentFeedback.upsert({
           where: { messageId_userId: { messageId: input.messageId, userId: ctx.user.id } },
           update: { value: input.value, comment },
@@ -153,10 +154,11 @@ export const agentRouter = router({
       .input(z.object({ filter: z.enum(['all', 'negative', 'failed', 'approvals']).optional(), cursor: z.string().max(200).optional() }))
       .query(async ({ ctx, input }) => {
         const filter = input.filter ?? 'all';
+        // Deleted conversations stay reviewable (flagged `deleted`): deleting hides a conversation
+        // from its owner's list, not from the project's review.
         const rows = await ctx.prisma.agentConversation.findMany({
           where: {
             projectId: input.projectId,
-            deletedAt: null,
             ...(filter === 'negative' ? { feedback: { some: { value: -1 } } } : {}),
             ...(filter === 'failed' ? { runs: { some: { status: 'FAILED' } } } : {}),
             ...(filter === 'approvals' ? { approvals: { some: {} } } : {}),
@@ -173,16 +175,12 @@ export const agentRouter = router({
         const page = rows.slice(0, PAGE);
         const ids = page.map((r) => r.id);
         const statuses = await lastRunStatuses(ctx.prisma, ids);
-        const runIds = ids.length ? await ctx.prisma.agentRun.findMany({ where: { conversationId: { in: ids } }, select: { id: true, conversationId: true } }) : [];
-        const toolCounts = runIds.length
-          ? await ctx.prisma.toolCallAudit.groupBy({ by: ['runId'], where: { runId: { in: runIds.map((r) => r.id) } }, _count: { _all: true } })
+        // Tool calls as replay shows them: one stored TOOL_CALL row per call (MCP and local tools,
+        // executed, rejected or interrupted alike), counted without replaying every conversation.
+        const toolCounts = ids.length
+          ? await ctx.prisma.agentEvent.groupBy({ by: ['conversationId'], where: { conversationId: { in: ids }, type: 'TOOL_CALL' }, _count: { _all: true } })
           : [];
-        const perConversation = new Map<string, number>();
-        const runToConv = new Map(runIds.map((r) => [r.id, r.conversationId]));
-        for (const t of toolCounts) {
-          const conv = runToConv.get(t.runId ?? '');
-          if (conv) perConversation.set(conv, (perConversation.get(conv) ?? 0) + t._count._all);
-        }
+        const perConversation = new Map(toolCounts.map((t) => [t.conversationId, t._count._all]));
         const last = page[page.length - 1];
         return {
           items: page.map((r) => ({
@@ -190,6 +188,7 @@ export const agentRouter = router({
             title: r.title,
             user: r.user,
             updatedAt: r.updatedAt,
+            deleted: r.deletedAt !== null,
             lastRunStatus: statuses.get(r.id) ?? null,
             negativeFeedback: r.feedback.filter((f) => f.value < 0).length,
             positiveFeedback: r.feedback.filter((f) => f.value > 0).length,

@@ -8,8 +8,8 @@ import { z } from 'zod';
 import { MCP_TOOL_METADATA, type McpToolName } from '@/features/mcp/registry';
 import type { PrismaClient } from '@/generated/prisma/client';
 import { hasProjectAccess, type AccessSubject } from '@/server/rbac';
-import type { LocalToolName } from '../constants';
-import type { ApprovalReason } from '../schema';
+import { CUSTOM_EVENTS, LOCAL_TOOL_NAMES, type LocalToolName } from '../constants';
+import type { AgentEvent, ApprovalReason } from '../schema';
 
 export type ApprovalPolicy = 'auto' | 'approval';
 
@@ -79,6 +79,20 @@ export function toolInfo(name: string): ToolInfo | undefined {
   return MCP_INFO.get(name) ?? LOCAL_INFO.get(name);
 }
 
+export function isLocalTool(name: string): name is LocalToolName {
+  return (LOCAL_TOOL_NAMES as readonly string[]).includes(name);
+}
+
+/**
+ * The tool's info with the embedder's extra approvals applied. `requireApproval` can only tighten
+ * (auto -> approval); nothing here can turn an approval off.
+ */
+export function effectiveToolInfo(name: string, requireApproval?: ReadonlySet<string>): ToolInfo | undefined {
+  const info = toolInfo(name);
+  if (info && info.policy === 'auto' && requireApproval?.has(name)) return { ...info, policy: 'approval' };
+  return info;
+}
+
 /** RBAC first: the MCP tools this user could use by hand in this project. */
 export function allowedMcpToolNames(subject: AccessSubject): Set<string> {
   return new Set(MCP_TOOL_METADATA.filter((t) => hasProjectAccess(subject, t.scope)).map((t) => t.name));
@@ -105,9 +119,13 @@ export interface ApprovalDecision {
   why: string;
 }
 
-/** Approval second: whether this call of an already-permitted tool needs a human decision. */
-export function approvalFor(toolName: string, taint: Taint): ApprovalDecision {
-  const info = toolInfo(toolName);
+/**
+ * Approval second: whether this call of an already-permitted tool needs a human decision. Decided
+ * from the tool's info (policy and data-flow tags), so any tool tagged "communicates outside",
+ * even one classified auto, is held once the run has read private data and untrusted content.
+ * Unknown tools (no info) always need approval.
+ */
+export function approvalFor(info: ToolInfo | undefined, taint: Taint): ApprovalDecision {
   if (!info) return { required: true, reason: 'mutating', why: 'Unknown tool.' };
   const guard = info.tags.communicatesOutside && taint.privateData && taint.untrustedContent;
   if (info.policy === 'auto' && !guard) return { required: false, reason: 'mutating', why: '' };
@@ -143,6 +161,28 @@ export const NavigateInput = z
   .strict();
 
 export const SearchDocsInput = z.object({ query: z.string().min(1).max(200) }).strict();
+
+/** Input schemas of the local tools (the model's tool definitions and approved-args validation). */
+export const LOCAL_TOOL_INPUTS = { navigate: NavigateInput, search_docs: SearchDocsInput } as const satisfies Record<LocalToolName, z.ZodObject>;
+
+/**
+ * Runs a local tool. `navigate` also asks the browser to open the page (a CUSTOM event) when the
+ * target exists. The same path serves calls the model makes directly and calls approved at resume.
+ */
+export async function runLocalTool(
+  name: LocalToolName,
+  input: unknown,
+  ctx: { prisma: PrismaClient; projectId: string; emit: (e: AgentEvent) => void },
+): Promise<unknown> {
+  const parsed = LOCAL_TOOL_INPUTS[name].safeParse(input);
+  if (!parsed.success) return { isError: true, error: `Invalid input for ${name}: ${parsed.error.issues[0]?.message ?? 'invalid'}` };
+  if (name === 'navigate') {
+    const res = await resolveNavigation(ctx.prisma, ctx.projectId, parsed.data as z.infer<typeof NavigateInput>);
+    if ('href' in res) ctx.emit({ type: 'CUSTOM', name: CUSTOM_EVENTS.navigate, value: { href: res.href } });
+    return res;
+  }
+  return searchDocs((parsed.data as z.infer<typeof SearchDocsInput>).query);
+}
 
 /** Only known routes of this project; an issue must exist. */
 export async function resolveNavigation(
