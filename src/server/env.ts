@@ -93,6 +93,8 @@ const EnvSchema = z.object({
   AGENT_RUN_STALE_SECONDS: intIn(5, 3600, 60),
   AGENT_APPROVAL_TTL_SECONDS: intIn(10, 86_400, 600),
   AGENT_RATE_LIMIT_PER_MINUTE: intIn(1, 10_000, 20),
+  /** A model stream silent this long while no tool runs ends the run with MODEL_TIMEOUT. */
+  AGENT_MODEL_IDLE_TIMEOUT_SECONDS: intIn(5, 3600, 120),
   AGENT_MCP_URL: optionalString.pipe(z.url().optional()),
 
   /** OpenTelemetry: spans are exported only when an endpoint is set. */
@@ -101,6 +103,9 @@ const EnvSchema = z.object({
 });
 
 export type Env = z.infer<typeof EnvSchema>;
+
+/** Every variable the app reads, in the order the schema declares them (documentation checks). */
+export const ENV_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
 
 // Set for the duration of one parse: whether the source being parsed is a production environment.
 let productionParse = false;

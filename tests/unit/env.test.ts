@@ -4,7 +4,8 @@
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { parseEnv } from '@/server/env';
+import { readFileSync } from 'node:fs';
+import { ENV_VARIABLES, parseEnv } from '@/server/env';
 
 function errorOf(fn: () => unknown): string {
   try {
@@ -239,5 +240,15 @@ describe('validation at server start (src/instrumentation.ts)', () => {
     const bad = { NODE_ENV: 'production', NEXTAUTH_SECRET: '', MCP_OVERRIDE_SECRET: '' };
     await expect(register({ ...bad, NEXT_RUNTIME: 'nodejs', NEXT_PHASE: 'phase-production-build' })).resolves.toBeUndefined();
     await expect(register({ ...bad, NEXT_RUNTIME: 'edge', NEXT_PHASE: undefined })).resolves.toBeUndefined();
+  });
+});
+
+describe('the README', () => {
+  it('documents every variable the app reads (configuration table, or the model providers table)', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const tables = ['configuration', 'agent-server'].map((name) => readme.slice(readme.indexOf(`<!-- section:${name} -->`), readme.indexOf(`<!-- /section:${name} -->`)));
+    for (const t of tables) expect(t.length).toBeGreaterThan(100);
+    const undocumented = ENV_VARIABLES.filter((name) => name !== 'NODE_ENV' && !tables.some((t) => t.includes(`\`${name}\``)));
+    expect(undocumented).toEqual([]);
   });
 });

@@ -303,7 +303,7 @@ async function handle(req: Request, routeCtx: RouteContext, opts: HandlerOptions
         pageContext: input.pageContext,
         recorderOptions: { flushIntervalMs: opts.flushIntervalMs, heartbeatMs: opts.heartbeatMs },
         requireApproval: opts.requireApproval?.length ? new Set(opts.requireApproval) : undefined,
-        idleTimeoutMs: opts.modelIdleTimeoutMs,
+        idleTimeoutMs: opts.modelIdleTimeoutMs ?? e.AGENT_MODEL_IDLE_TIMEOUT_SECONDS * 1000,
         keyTtlSeconds: opts.runKeyTtlSeconds ?? LIMITS.runKeyTtlSeconds,
       }).finally(() => wire?.close());
     },
