@@ -264,7 +264,23 @@ export const MCP_TOOL_METADATA: readonly McpToolMetadata[] = TOOL_NAMES.map((nam
 
 /** JSON Schema of a tool's input as MCP `tools/list` announces it. */
 export function toolInputJsonSchema(name: McpToolName): { type: 'object'; [k: string]: unknown } {
-  const schema = z.toJSONSchema(MCP_TOOLS[name].inputSchema, { io: 'input' }) as Record<string, unknown>;
-  delete schema.$schema;
-  return { ...schema, type: 'object' };
+  let cached = jsonSchemaCache.get(name);
+  if (!cached) {
+    const schema = z.toJSONSchema(MCP_TOOLS[name].inputSchema, { io: 'input' }) as Record<string, unknown>;
+    delete schema.$schema;
+    // The registry is static: convert once per process, and hand out a frozen copy nobody can edit.
+    cached = deepFreeze({ ...schema, type: 'object' as const });
+    jsonSchemaCache.set(name, cached);
+  }
+  return cached;
+}
+
+const jsonSchemaCache = new Map<McpToolName, { type: 'object'; [k: string]: unknown }>();
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }
