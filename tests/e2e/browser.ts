@@ -70,10 +70,14 @@ export async function login(page: Page, email: string, password = 'demo-password
   }
 }
 
-/** Saves a full-page PNG to test-artifacts/screenshots/<name>.png and returns its path. */
-export async function shot(page: Page, name: string): Promise<string> {
+/**
+ * Saves a PNG to test-artifacts/screenshots/<name>.png and returns its path: the full page by
+ * default, or what the viewport shows (`fullPage: false`, right for fixed elements such as the
+ * assistant panel).
+ */
+export async function shot(page: Page, name: string, opts: { fullPage?: boolean } = {}): Promise<string> {
   mkdirSync(screenshotsDir, { recursive: true });
   const file = path.join(screenshotsDir, `${name.replace(/[^\w.@-]+/g, '-')}.png`);
-  await page.screenshot({ path: file, fullPage: true });
+  await page.screenshot({ path: file, fullPage: opts.fullPage ?? true });
   return file;
 }

@@ -1,7 +1,9 @@
 /**
  * Browser tests run against the real production server (`next start`) with the seeded demo data
- * and the offline demo model. This global setup builds the app when there is no build yet, starts
- * the server on a free port of 127.0.0.1 with a fresh database, and stops it afterwards.
+ * and the offline demo model. This global setup builds the app when there is no build yet or when
+ * a source file is newer than the build (it says which), starts the server on a free port of
+ * 127.0.0.1 with a fresh database, and stops it afterwards. E2E_SKIP_BUILD=1 uses the existing
+ * build as it is.
  *
  * Database: a fresh embedded PGlite in a temp dir; with E2E_DATABASE_URL (a PostgreSQL server URL
  * whose user may create databases) a fresh database on that server, dropped afterwards.
@@ -10,7 +12,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
@@ -95,6 +97,42 @@ function stopServer(server: ChildProcess): Promise<void> {
   });
 }
 
+/** What the production build is made from (relative to the root): folders walked, and single files. */
+const BUILD_INPUTS = ['src', 'public', 'next.config.ts', 'package.json', 'package-lock.json', 'postcss.config.mjs', 'tsconfig.json', 'prisma/schema.prisma'];
+
+/** The most recently modified build input, or null when none exists. */
+export function newestSource(dir: string, inputs = BUILD_INPUTS): { file: string; mtimeMs: number } | null {
+  let best: { file: string; mtimeMs: number } | null = null;
+  const visit = (p: string) => {
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      return;
+    }
+    if (st.isDirectory()) {
+      for (const name of readdirSync(p)) if (!name.startsWith('.') && name !== 'node_modules') visit(path.join(p, name));
+    } else if (st.isFile() && (!best || st.mtimeMs > best.mtimeMs)) {
+      best = { file: path.relative(dir, p), mtimeMs: st.mtimeMs };
+    }
+  };
+  for (const input of inputs) visit(path.join(dir, input));
+  return best;
+}
+
+/** Why the build must be (re)made, or null when the existing build is current. */
+export function buildReason(dir: string): string | null {
+  const id = path.join(dir, '.next', 'BUILD_ID');
+  if (!existsSync(id)) return 'no production build found';
+  const built = statSync(id).mtimeMs;
+  const newest = newestSource(dir);
+  if (newest && newest.mtimeMs > built) {
+    const ahead = Math.round((newest.mtimeMs - built) / 1000);
+    return `the build is older than its sources (${newest.file} changed ${ahead} s after .next/BUILD_ID was written)`;
+  }
+  return null;
+}
+
 async function withAdmin<T>(adminUrl: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client({ connectionString: adminUrl });
   await c.connect();
@@ -114,8 +152,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
 
   mkdirSync(artifacts, { recursive: true });
-  if (!existsSync(path.join(root, '.next', 'BUILD_ID'))) {
-    log('no production build found: running `next build` (about a minute)…');
+  const reason = buildReason(root);
+  if (reason && process.env.E2E_SKIP_BUILD === '1') {
+    log(`${reason}; E2E_SKIP_BUILD=1, so testing the existing build anyway`);
+  } else if (reason) {
+    log(`${reason}: running \`next build\` (about a minute)…`);
     const started = Date.now();
     const res = spawnSync(process.execPath, [require.resolve('next/dist/bin/next'), 'build'], {
       cwd: root,
@@ -124,6 +165,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     });
     if (res.status !== 0) throw new Error(`next build failed (exit ${res.status ?? res.signal})`);
     log(`built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  } else {
+    const newest = newestSource(root);
+    log(`using the existing build (newer than every source${newest ? `; newest: ${newest.file}` : ''})`);
   }
 
   const port = await freePort();

@@ -3,26 +3,61 @@ import { useId } from 'react';
 import type { ApprovalDecidedValue } from '../schema';
 import {
   REASON_TEXT,
+  checkArgsText,
   describeCall,
   diffArgs,
   formatArgs,
   formatCountdown,
   humanizeToolName,
   initialDraft,
-  missingRequired,
-  parseArgsText,
+  type ArgChange,
   type ApprovalRequest,
   type CardState,
   type DraftAnswer,
+  type JsonObject,
 } from './approval';
 import { ClockIcon, HourglassIcon, ShieldIcon } from './icons';
+import { formatFieldError } from './json-schema';
 
 function short(v: unknown): string {
   const s = typeof v === 'string' ? `“${v}”` : (JSON.stringify(v) ?? 'undefined');
   return s.length > 80 ? `${s.slice(0, 79)}…` : s;
 }
 
-function Outcome({ decision }: { decision: ApprovalDecidedValue }) {
+/** The changes between the proposed and the edited (or executed) arguments. */
+export function ArgsDiff({ changes, id, title, testId }: { changes: ArgChange[]; id?: string; title: string; testId: string }) {
+  return (
+    <div id={id} className="mt-1 text-xs" data-testid={testId}>
+      <p className="font-medium">{title}</p>
+      <ul className="ml-4 list-disc">
+        {changes.map((c) => (
+          <li key={c.key}>
+            <code>{c.key}</code>:{' '}
+            {c.kind === 'added' ? (
+              <>added {short(c.after)}</>
+            ) : c.kind === 'removed' ? (
+              <>removed (was {short(c.before)})</>
+            ) : (
+              <>
+                <del className="text-slate-500 dark:text-slate-400">
+                  <span className="sr-only">was </span>
+                  {short(c.before)}
+                </del>{' '}
+                <span aria-hidden="true">→</span>{' '}
+                <ins className="font-medium no-underline">
+                  <span className="sr-only">now </span>
+                  {short(c.after)}
+                </ins>
+              </>
+            )}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+function Outcome({ decision, proposed }: { decision: ApprovalDecidedValue; proposed: JsonObject }) {
   const text =
     decision.decision === 'approved'
       ? decision.edited
@@ -32,12 +67,23 @@ function Outcome({ decision }: { decision: ApprovalDecidedValue }) {
         ? 'Rejected'
         : 'Expired before an answer';
   const icon = decision.decision === 'approved' ? '✓' : decision.decision === 'rejected' ? '⊘' : <HourglassIcon />;
+  const ran = decision.decision === 'approved' ? decision.args : undefined;
+  const changes = ran ? diffArgs(proposed, ran) : [];
   return (
-    <p className="mt-2 text-sm font-medium" data-testid="approval-outcome" data-decision={decision.decision}>
-      <span aria-hidden="true">{icon} </span>
-      {text}
-      {decision.feedback ? <span className="block font-normal text-slate-600 dark:text-slate-300">Your note: {decision.feedback}</span> : null}
-    </p>
+    <div className="mt-2 text-sm">
+      <p className="font-medium" data-testid="approval-outcome" data-decision={decision.decision}>
+        <span aria-hidden="true">{icon} </span>
+        {text}
+      </p>
+      {decision.feedback ? <p className="whitespace-pre-wrap break-words text-slate-600 dark:text-slate-300">Your note: {decision.feedback}</p> : null}
+      {ran ? (
+        <div className="mt-1 text-xs" data-testid="approval-ran-with">
+          <p className="font-medium">Ran with:</p>
+          <pre className="mt-0.5 overflow-auto whitespace-pre-wrap break-words rounded bg-slate-50 p-1.5 font-mono dark:bg-slate-800">{formatArgs(ran)}</pre>
+          {changes.length ? <ArgsDiff changes={changes} title="Changed from the proposal:" testId="approval-ran-diff" /> : null}
+        </div>
+      ) : null}
+    </div>
   );
 }
 
@@ -55,10 +101,10 @@ export function ApprovalCard({ request, state, draft, onDraftChange, now, disabl
   const id = useId();
   const reason = REASON_TEXT[request.reason];
   const open = state.kind === 'open' && draft && onDraftChange;
-  const parsed = draft ? parseArgsText(draft.argsText) : null;
-  const changes = parsed?.ok ? diffArgs(request.args, parsed.value) : [];
-  const missing = parsed?.ok ? missingRequired(request.inputSchema, parsed.value) : [];
-  const argsError = parsed && !parsed.ok ? parsed.error : missing.length ? `Missing required: ${missing.join(', ')}` : null;
+  const checked = draft ? checkArgsText(draft.argsText, request.inputSchema) : null;
+  const changes = checked?.value ? diffArgs(request.args, checked.value) : [];
+  const argsErrors = checked && !checked.ok ? checked.errors : [];
+  const argsError = argsErrors.length > 0;
   const expiresMs = request.expiresAt ? Date.parse(request.expiresAt) - now : NaN;
   const title = humanizeToolName(request.toolName);
 
@@ -69,9 +115,13 @@ export function ApprovalCard({ request, state, draft, onDraftChange, now, disabl
         ? 'expired'
         : state.kind === 'unanswered'
           ? 'unanswered'
-          : draft?.decision
-            ? `chosen-${draft.decision}`
-            : 'open';
+          : state.kind === 'waiting'
+            ? 'waiting'
+            : draft?.decision
+              ? `chosen-${draft.decision}`
+              : 'open';
+  // Once a call ran, "Ran with" (and its diff against the proposal) replaces the proposal.
+  const showProposal = state.kind !== 'open' && !(state.kind === 'decided' && state.decision.args);
 
   return (
     <section
@@ -109,7 +159,7 @@ export function ApprovalCard({ request, state, draft, onDraftChange, now, disabl
         <p className="mt-0.5">{request.why || reason.description}</p>
       </div>
 
-      {state.kind === 'decided' ? <Outcome decision={state.decision} /> : null}
+      {state.kind === 'decided' ? <Outcome decision={state.decision} proposed={request.args} /> : null}
       {state.kind === 'expired' ? (
         <p className="mt-2 text-sm font-medium" data-testid="approval-outcome" data-decision="expired">
           <HourglassIcon /> Expired: this request can no longer be approved. Ask again if you still want it.
@@ -117,11 +167,22 @@ export function ApprovalCard({ request, state, draft, onDraftChange, now, disabl
       ) : null}
       {state.kind === 'unanswered' ? (
         <p className="mt-2 text-sm text-slate-600 dark:text-slate-300" data-testid="approval-outcome" data-decision="unanswered">
-          Not answered.
+          Not answered: a new message was sent instead.
+        </p>
+      ) : null}
+      {state.kind === 'waiting' ? (
+        <p className="mt-2 text-sm font-medium" data-testid="approval-outcome" data-decision="waiting">
+          <ClockIcon /> Open (waiting for the user)
+          {Number.isFinite(expiresMs) ? (
+            <span className="font-normal text-slate-600 dark:text-slate-300">
+              {' '}
+              · expires in <time dateTime={request.expiresAt}>{formatCountdown(expiresMs)}</time>
+            </span>
+          ) : null}
         </p>
       ) : null}
 
-      {state.kind !== 'open' ? (
+      {showProposal ? (
         <details className="mt-2 text-xs">
           <summary className="cursor-pointer select-none text-slate-600 dark:text-slate-300">Proposed arguments</summary>
           <pre className="mt-1 overflow-auto whitespace-pre-wrap break-words font-mono">{formatArgs(request.args)}</pre>
@@ -160,37 +221,32 @@ export function ApprovalCard({ request, state, draft, onDraftChange, now, disabl
               spellCheck={false}
               rows={Math.min(10, Math.max(3, draft.argsText.split('\n').length))}
               aria-invalid={argsError ? true : undefined}
-              aria-describedby={argsError ? `${id}-args-err` : changes.length ? `${id}-diff` : undefined}
+              aria-describedby={[argsError ? `${id}-args-err` : '', changes.length ? `${id}-diff` : ''].filter(Boolean).join(' ') || undefined}
               disabled={disabled}
               className="mt-1 w-full rounded border border-slate-300 bg-white p-2 font-mono text-xs dark:border-slate-600 dark:bg-slate-950"
             />
             {argsError ? (
-              <p id={`${id}-args-err`} role="alert" className="text-xs text-red-800 dark:text-red-300" data-testid="approval-args-error">
-                <span aria-hidden="true">✕ </span>
-                {argsError}
-              </p>
-            ) : null}
-            {changes.length ? (
-              <div id={`${id}-diff`} className="mt-1 text-xs" data-testid="approval-diff">
-                <p className="font-medium">You changed:</p>
+              <div id={`${id}-args-err`} aria-live="polite" className="mt-1 text-xs text-red-800 dark:text-red-300" data-testid="approval-args-error">
+                <p className="font-medium">
+                  <span aria-hidden="true">✕ </span>
+                  {argsErrors.length === 1 ? 'Fix this before approving:' : `Fix these ${argsErrors.length} problems before approving:`}
+                </p>
                 <ul className="ml-4 list-disc">
-                  {changes.map((c) => (
-                    <li key={c.key}>
-                      <code>{c.key}</code>:{' '}
-                      {c.kind === 'added' ? (
-                        <>added {short(c.after)}</>
-                      ) : c.kind === 'removed' ? (
-                        <>removed (was {short(c.before)})</>
-                      ) : (
+                  {argsErrors.map((e, i) => (
+                    <li key={`${e.path}-${i}`} data-testid="approval-field-error" data-field={e.path}>
+                      {e.path ? (
                         <>
-                          <del>{short(c.before)}</del> → <ins>{short(c.after)}</ins>
+                          <code>{e.path}</code>: {e.message}
                         </>
+                      ) : (
+                        formatFieldError(e)
                       )}
                     </li>
                   ))}
                 </ul>
               </div>
             ) : null}
+            {changes.length ? <ArgsDiff id={`${id}-diff`} changes={changes} title="You changed:" testId="approval-diff" /> : null}
           </div>
           <div>
             <label htmlFor={`${id}-fb`} className="text-xs font-medium">
@@ -212,7 +268,7 @@ export function ApprovalCard({ request, state, draft, onDraftChange, now, disabl
               type="button"
               data-testid="approval-approve"
               aria-pressed={draft.decision === 'approve'}
-              disabled={disabled || Boolean(argsError)}
+              disabled={disabled || argsError}
               onClick={() => onDraftChange({ ...draft, decision: 'approve' })}
               className={`rounded border px-3 py-1 font-medium disabled:opacity-50 ${
                 draft.decision === 'approve'

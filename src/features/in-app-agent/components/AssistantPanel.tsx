@@ -4,13 +4,13 @@
  * Connected to the controller (InAppAgentProvider); renders the prop-driven components.
  */
 import { usePathname } from 'next/navigation';
-import { useCallback, useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent, type RefObject } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent, type RefObject } from 'react';
 import { LIMITS } from '../constants';
-import { trpcErrorMessage } from './agent-api';
-import { ConversationList, type ConversationListEntry } from './ConversationList';
+import { ConversationList } from './ConversationList';
 import { ConversationMessages } from './ConversationMessages';
 import { EmptyState } from './EmptyState';
-import { useInAppAgent } from './InAppAgentProvider';
+import { isTextField, useInAppAgent, type Announcement } from './InAppAgentProvider';
+import { UndoToast } from './UndoToast';
 import { ModelNotice } from './ModelNotice';
 import { suggestionsFor, type Suggestion } from './page-context';
 import { PANEL_WIDTH } from './storage';
@@ -59,6 +59,26 @@ function useDockTop(anchor: RefObject<HTMLElement | null>, active: boolean): num
   return top;
 }
 
+/** A text field the user has typed into: Escape there leaves the field instead of closing the panel. */
+function fieldWithContent(el: EventTarget | null): HTMLElement | null {
+  if (!(el instanceof Element) || !isTextField(el)) return null;
+  const text = el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement ? el.value : (el.textContent ?? '');
+  return text.trim() ? el : null;
+}
+
+/** Polite live region: each new entry (answer, approval request, failure) is read once. */
+function Announcer({ items }: { items: Announcement[] }) {
+  return (
+    <div aria-live="polite" aria-atomic="false" aria-relevant="additions" className="sr-only" data-testid="assistant-announcer">
+      {items.map((a) => (
+        <p key={a.id} data-testid="assistant-announcement">
+          {a.text}
+        </p>
+      ))}
+    </div>
+  );
+}
+
 function ResizeHandle({ width, setWidth }: { width: number; setWidth: (w: number) => void }) {
   const drag = useRef<{ x: number; w: number } | null>(null);
   return (
@@ -99,112 +119,6 @@ function ResizeHandle({ width, setWidth }: { width: number; setWidth: (w: number
   );
 }
 
-function HistoryContainer({ onPicked }: { onPicked: () => void }) {
-  const { api, projectId, conversationId, selectConversation, newConversation, forgetConversation, busy, historyVersion } = useInAppAgent();
-  const [search, setSearch] = useState('');
-  const [items, setItems] = useState<ConversationListEntry[]>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [loading, setLoading] = useState(true);
-  const [error, setError] = useState<string | null>(null);
-  const [deleted, setDeleted] = useState<{ id: string; title: string } | null>(null);
-  const [reload, setReload] = useState(0);
-  const token = useRef(0);
-
-  const load = useCallback(
-    async (append: string | null) => {
-      const t = ++token.current;
-      setLoading(true);
-      setError(null);
-      try {
-        const q = search.trim();
-        const res = await api.listConversations({ projectId, limit: 30, ...(q ? { search: q } : {}), ...(append ? { cursor: append } : {}) });
-        if (t !== token.current) return;
-        setItems((prev) => (append ? [...prev, ...res.items] : res.items));
-        setCursor(res.nextCursor ?? null);
-      } catch (err) {
-        if (t === token.current) setError(trpcErrorMessage(err, 'Could not load conversations.'));
-      } finally {
-        if (t === token.current) setLoading(false);
-      }
-    },
-    [api, projectId, search],
-  );
-
-  useEffect(() => {
-    const h = window.setTimeout(() => void load(null), search ? 250 : 0);
-    return () => window.clearTimeout(h);
-  }, [load, search, historyVersion, reload]);
-
-  useEffect(() => {
-    if (!deleted) return;
-    const h = window.setTimeout(() => setDeleted(null), 10_000);
-    return () => window.clearTimeout(h);
-  }, [deleted]);
-
-  return (
-    <div className="flex min-h-0 flex-1 flex-col">
-      <ConversationList
-        items={items}
-        currentId={conversationId}
-        loading={loading}
-        error={error}
-        search={search}
-        onSearch={setSearch}
-        onSelect={(id) => {
-          if (id !== conversationId) selectConversation(id);
-          onPicked();
-        }}
-        onRename={async (id, title) => {
-          try {
-            await api.renameConversation({ projectId, conversationId: id, title: title.slice(0, LIMITS.maxTitleChars) });
-          } catch (err) {
-            throw new Error(trpcErrorMessage(err, 'Could not rename.'));
-          }
-          setItems((prev) => prev.map((i) => (i.id === id ? { ...i, title } : i)));
-        }}
-        onDelete={async (id, title) => {
-          try {
-            await api.deleteConversation({ projectId, conversationId: id });
-            setItems((prev) => prev.filter((i) => i.id !== id));
-            setDeleted({ id, title });
-            forgetConversation(id);
-          } catch (err) {
-            setError(trpcErrorMessage(err, 'Could not delete.'));
-          }
-        }}
-        onNew={() => {
-          newConversation();
-          onPicked();
-        }}
-        hasMore={Boolean(cursor)}
-        onLoadMore={() => void load(cursor)}
-        disabled={busy}
-      />
-      {deleted ? (
-        <div role="status" data-testid="conversation-undo" className="flex items-center gap-2 border-t border-slate-200 p-2 text-sm dark:border-slate-800">
-          <span className="min-w-0 flex-1 truncate">Deleted “{deleted.title}”.</span>
-          <button
-            type="button"
-            className="rounded border border-slate-400 px-2 py-0.5 font-medium"
-            onClick={async () => {
-              const d = deleted;
-              setDeleted(null);
-              try {
-                await api.restoreConversation({ projectId, conversationId: d.id });
-                setReload((n) => n + 1);
-              } catch (err) {
-                setError(trpcErrorMessage(err, 'Could not restore.'));
-              }
-            }}
-          >
-            Undo
-          </button>
-        </div>
-      ) : null}
-    </div>
-  );
-}
-
 export function AssistantPanel() {
   const a = useInAppAgent();
   const pathname = usePathname();
@@ -213,14 +127,14 @@ export function AssistantPanel() {
   const top = useDockTop(placeholder, a.open && desktop);
   const inputRef = useRef<HTMLTextAreaElement>(null);
   const scrollRef = useRef<HTMLDivElement>(null);
+  const panelRef = useRef<HTMLElement>(null);
   const stick = useRef(true);
   const [showJump, setShowJump] = useState(false);
-  const [mode, setMode] = useState<'chat' | 'history'>('chat');
+  const mode = a.panelView;
 
   // Focus the input when the user opens the panel (or starts a new conversation).
   useEffect(() => {
     if (!a.focusRequest) return;
-    setMode('chat');
     window.requestAnimationFrame(() => inputRef.current?.focus());
   }, [a.focusRequest]);
 
@@ -293,8 +207,16 @@ export function AssistantPanel() {
   };
 
   const onKeyDown = (e: ReactKeyboardEvent<HTMLElement>) => {
-    if (e.key === 'Escape' && !e.defaultPrevented) {
+    if (e.key === 'Escape' && !e.defaultPrevented && !e.nativeEvent.isComposing) {
       e.preventDefault();
+      // Escape in a field with text first leaves the field (what was typed stays); a second
+      // Escape, or one elsewhere in the panel, closes the panel.
+      const field = fieldWithContent(e.target);
+      if (field) {
+        field.blur();
+        panelRef.current?.focus();
+        return;
+      }
       a.setOpen(false);
       return;
     }
@@ -322,13 +244,16 @@ export function AssistantPanel() {
       <div ref={placeholder} aria-hidden="true" className="hidden shrink-0 md:block" style={{ width: a.width }} />
       <aside
         id="assistant-panel"
+        ref={panelRef}
+        tabIndex={-1}
         data-testid="assistant-panel"
+        data-layout={desktop ? 'docked' : 'fullscreen'}
         aria-label="Assistant"
         role={desktop ? undefined : 'dialog'}
         aria-modal={desktop ? undefined : true}
         onKeyDown={onKeyDown}
         style={desktop ? { width: a.width, top } : undefined}
-        className="fixed inset-0 z-50 flex flex-col border-slate-200 bg-white text-slate-900 md:inset-auto md:bottom-0 md:right-0 md:z-30 md:border-l dark:border-slate-800 dark:bg-slate-950 dark:text-slate-100"
+        className="fixed inset-0 z-50 flex flex-col outline-none border-slate-200 bg-white text-slate-900 md:inset-auto md:bottom-0 md:right-0 md:z-30 md:border-l dark:border-slate-800 dark:bg-slate-950 dark:text-slate-100"
       >
         {desktop ? <ResizeHandle width={a.width} setWidth={a.setWidth} /> : null}
         <header className="flex items-center gap-1 border-b border-slate-200 px-3 py-2 dark:border-slate-800">
@@ -339,7 +264,7 @@ export function AssistantPanel() {
             type="button"
             data-testid="assistant-history"
             aria-pressed={mode === 'history'}
-            onClick={() => setMode(mode === 'history' ? 'chat' : 'history')}
+            onClick={() => a.setPanelView(mode === 'history' ? 'chat' : 'history')}
             className="rounded px-2 py-1 text-sm hover:bg-slate-100 dark:hover:bg-slate-800"
           >
             History
@@ -348,10 +273,7 @@ export function AssistantPanel() {
             type="button"
             data-testid="assistant-new"
             disabled={a.busy}
-            onClick={() => {
-              a.newConversation();
-              setMode('chat');
-            }}
+            onClick={() => a.newConversation()}
             className="rounded px-2 py-1 text-sm hover:bg-slate-100 disabled:opacity-50 dark:hover:bg-slate-800"
           >
             New
@@ -368,12 +290,30 @@ export function AssistantPanel() {
           </button>
         </header>
         <ModelNotice model={a.model} />
-        <div aria-live="polite" aria-atomic="true" className="sr-only" data-testid="assistant-announcer">
-          {a.announcement}
-        </div>
+        <Announcer items={a.announcements} />
 
         {mode === 'history' ? (
-          <HistoryContainer onPicked={() => setMode('chat')} />
+          <>
+            <ConversationList
+              items={a.history.items}
+              currentId={a.conversationId}
+              loading={a.history.loading}
+              error={a.history.error}
+              search={a.history.search}
+              onSearch={a.history.setSearch}
+              onSelect={(id) => {
+                if (id !== a.conversationId) a.selectConversation(id);
+                else a.setPanelView('chat');
+              }}
+              onRename={a.history.rename}
+              onDelete={(id, title) => void a.history.remove(id, title)}
+              onNew={() => a.newConversation()}
+              hasMore={a.history.hasMore}
+              onLoadMore={a.history.loadMore}
+              disabled={a.busy}
+            />
+            <UndoToast undo={a.history.pendingUndo} error={a.history.undoError} onUndo={() => void a.history.undo()} onDismiss={a.history.dismissUndo} />
+          </>
         ) : (
           <>
             <div className="relative min-h-0 flex-1">
@@ -391,6 +331,8 @@ export function AssistantPanel() {
                     view={a.view}
                     feedback={a.feedback}
                     onFeedback={a.submitFeedback}
+                    feedbackDrafts={a.feedbackDrafts}
+                    onFeedbackDraft={a.setFeedbackDraft}
                     approvals={{
                       drafts: a.approvalDrafts,
                       onDraftChange: a.setApprovalDraft,
@@ -417,6 +359,7 @@ export function AssistantPanel() {
                 </button>
               ) : null}
             </div>
+            <UndoToast undo={a.history.pendingUndo} error={a.history.undoError} onUndo={() => void a.history.undo()} onDismiss={a.history.dismissUndo} />
             <form
               className="border-t border-slate-200 p-2 dark:border-slate-800"
               onSubmit={(e) => {

@@ -28,6 +28,9 @@ export interface ConversationMessagesProps {
   feedback?: Record<string, FeedbackValue | undefined>;
   /** Omit for read-only rendering (review page). */
   onFeedback?: (messageId: string, value: 1 | -1, comment?: string) => Promise<void>;
+  /** Unsaved thumbs-down comments per message (null/absent: the comment form is closed). */
+  feedbackDrafts?: Record<string, string | undefined>;
+  onFeedbackDraft?: (messageId: string, text: string | null) => void;
   /** Omit for read-only rendering: open approvals then show as not answered. */
   approvals?: ApprovalControls;
   now: number;
@@ -70,12 +73,15 @@ function toolStatus(call: ViewToolCall, ctx: ToolStatusContext): ToolCardStatus 
   return call.status;
 }
 
-/** A batch is answered as a unit: once one of its requests expired, none can be answered. */
-function batchStates(reqs: ApprovalRequest[], view: ConversationView, now: number, answerable: boolean): CardState[] {
+/**
+ * A batch is answered as a unit: once one of its requests expired, none can be answered.
+ * `pending`: the batch belongs to the last, interrupted run (read-only, it shows as waiting).
+ */
+function batchStates(reqs: ApprovalRequest[], view: ConversationView, now: number, answerable: boolean, pending = answerable): CardState[] {
   const expired = reqs.some((r) => !view.decisions[r.toolCallId] && isExpired(r.expiresAt, now));
   return reqs.map((r) => {
-    const s = cardState(r, view.decisions, now, answerable);
-    return expired && s.kind === 'open' ? { kind: 'expired' } : s;
+    const s = cardState(r, view.decisions, now, answerable, pending);
+    return expired && (s.kind === 'open' || s.kind === 'waiting') ? { kind: 'expired' } : s;
   });
 }
 
@@ -90,7 +96,10 @@ const AssistantBubble = memo(function AssistantBubble({
   message,
   statuses,
   edited,
+  ranWith,
   feedback,
+  feedbackDraft,
+  onFeedbackDraft,
   onFeedback,
   canRate,
 }: {
@@ -98,6 +107,10 @@ const AssistantBubble = memo(function AssistantBubble({
   statuses: ToolCardStatus[];
   /** Per tool call: approved with arguments the user edited. */
   edited?: boolean[];
+  /** Per tool call: the arguments it ran with, when an approval recorded them. */
+  ranWith?: Array<Record<string, unknown> | undefined>;
+  feedbackDraft?: string | null;
+  onFeedbackDraft?: (messageId: string, text: string | null) => void;
   feedback?: FeedbackValue;
   onFeedback?: (messageId: string, value: 1 | -1, comment?: string) => Promise<void>;
   canRate: boolean;
@@ -123,12 +136,14 @@ const AssistantBubble = memo(function AssistantBubble({
         </span>
       ) : null}
       {message.toolCalls.map((tc, i) => (
-        <ToolCallCard key={tc.id} call={tc} status={statuses[i]} editedOnApproval={edited?.[i]} />
+        <ToolCallCard key={tc.id} call={tc} status={statuses[i]} editedOnApproval={edited?.[i]} ranWith={ranWith?.[i]} />
       ))}
       {canRate && hasText ? (
         <FeedbackButtons
           current={feedback}
           onSubmit={onFeedback ? (value, comment) => onFeedback(message.id, value, comment) : undefined}
+          draft={feedbackDraft}
+          onDraftChange={onFeedbackDraft ? (text) => onFeedbackDraft(message.id, text) : undefined}
         />
       ) : null}
     </div>
@@ -150,7 +165,6 @@ function RunFooter({
     const err = describeError(run.error?.code, run.error?.message);
     return (
       <div
-        role={isLast ? 'alert' : undefined}
         data-testid="assistant-error"
         data-code={run.error?.code ?? ''}
         className="flex flex-wrap items-center gap-2 rounded-md border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-200"
@@ -179,6 +193,8 @@ export function ConversationMessages({
   view,
   feedback,
   onFeedback,
+  feedbackDrafts,
+  onFeedbackDraft,
   approvals,
   now,
   pendingUserMessage,
@@ -224,7 +240,8 @@ export function ConversationMessages({
         const run = g.run;
         const isLast = run !== undefined && run === lastRun;
         const reqs = run ? batches.get(run.runId) : undefined;
-        const answerable = run !== undefined && run.runId === answerableRun && Boolean(approvals);
+        const pending = run !== undefined && run.runId === answerableRun;
+        const answerable = pending && Boolean(approvals);
         const runDone = !run || run.status !== 'running';
         return (
           <div key={run?.runId ?? `orphans-${gi}`} className="flex flex-col gap-3" data-run-id={run?.runId} data-run-status={run?.status}>
@@ -246,7 +263,13 @@ export function ConversationMessages({
                     const d = view.decisions[tc.id];
                     return d?.decision === 'approved' && d.edited === true;
                   })}
+                  ranWith={m.toolCalls.map((tc) => {
+                    const d = view.decisions[tc.id];
+                    return d?.decision === 'approved' ? d.args : undefined;
+                  })}
                   feedback={feedback?.[m.id]}
+                  feedbackDraft={feedbackDrafts?.[m.id]}
+                  onFeedbackDraft={onFeedbackDraft}
                   onFeedback={onFeedback}
                   canRate={runDone && !m.streaming && (Boolean(onFeedback) || Boolean(feedback?.[m.id]))}
                 />
@@ -255,7 +278,7 @@ export function ConversationMessages({
             {reqs && run ? (
               <ApprovalBatch
                 requests={reqs}
-                states={batchStates(reqs, view, now, answerable)}
+                states={batchStates(reqs, view, now, answerable, pending)}
                 drafts={answerable && approvals ? approvals.drafts : {}}
                 onDraftChange={answerable ? approvals?.onDraftChange : undefined}
                 onSubmit={answerable ? approvals?.onSubmit : undefined}
@@ -276,7 +299,6 @@ export function ConversationMessages({
       ) : null}
       {requestError ? (
         <div
-          role="alert"
           data-testid="assistant-error"
           data-code={requestError.code ?? ''}
           className="flex flex-wrap items-center gap-2 rounded-md border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-200"

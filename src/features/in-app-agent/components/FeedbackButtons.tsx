@@ -12,33 +12,49 @@ export interface FeedbackButtonsProps {
   current?: FeedbackValue;
   /** Persists the rating; rejects with a message on failure. */
   onSubmit?: (value: 1 | -1, comment?: string) => Promise<void>;
+  /**
+   * The unsaved comment, kept by the controller so closing the panel or a reload does not lose
+   * it; `null`/absent means the comment form is closed. Without `onDraftChange` the form keeps its
+   * own state.
+   */
+  draft?: string | null;
+  onDraftChange?: (text: string | null) => void;
 }
 
 /** Thumbs up/down on a completed assistant message, with an optional comment on a thumbs down. */
-export function FeedbackButtons({ current, onSubmit }: FeedbackButtonsProps) {
+export function FeedbackButtons({ current, onSubmit, draft, onDraftChange }: FeedbackButtonsProps) {
   const id = useId();
-  const [commentOpen, setCommentOpen] = useState(false);
-  const [comment, setComment] = useState(current?.comment ?? '');
+  const controlled = onDraftChange !== undefined;
+  const [localOpen, setLocalOpen] = useState(false);
+  const [localComment, setLocalComment] = useState(current?.comment ?? '');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState(false);
 
   useEffect(() => {
-    setComment(current?.comment ?? '');
-  }, [current?.comment]);
+    if (!controlled) setLocalComment(current?.comment ?? '');
+  }, [controlled, current?.comment]);
+
+  const commentOpen = controlled ? draft !== null && draft !== undefined : localOpen;
+  const comment = controlled ? (draft ?? '') : localComment;
+  const setComment = (text: string) => (controlled ? onDraftChange(text) : setLocalComment(text));
+  const openComment = () => (controlled ? onDraftChange(draft ?? current?.comment ?? '') : setLocalOpen(true));
+  const closeComment = () => (controlled ? onDraftChange(null) : setLocalOpen(false));
 
   const readOnly = !onSubmit;
 
-  async function submit(value: 1 | -1, withComment?: string) {
-    if (!onSubmit) return;
+  async function submit(value: 1 | -1, withComment?: string): Promise<boolean> {
+    if (!onSubmit) return false;
     setBusy(true);
     setError(null);
     setSaved(false);
     try {
       await onSubmit(value, withComment);
       setSaved(true);
+      return true;
     } catch (e) {
       setError(e instanceof Error ? e.message : 'Could not save your feedback.');
+      return false;
     } finally {
       setBusy(false);
     }
@@ -64,7 +80,7 @@ export function FeedbackButtons({ current, onSubmit }: FeedbackButtonsProps) {
           title="Good answer"
           disabled={busy || readOnly}
           onClick={() => {
-            setCommentOpen(false);
+            if (commentOpen) closeComment();
             void submit(1);
           }}
           className={btn(current?.value === 1)}
@@ -81,8 +97,8 @@ export function FeedbackButtons({ current, onSubmit }: FeedbackButtonsProps) {
           aria-controls={readOnly ? undefined : `${id}-comment`}
           disabled={busy || readOnly}
           onClick={() => {
-            setCommentOpen(true);
-            if (current?.value !== -1) void submit(-1, comment.trim() || undefined);
+            if (!commentOpen) openComment();
+            if (current?.value !== -1) void submit(-1, (commentOpen ? comment : (current?.comment ?? '')).trim() || undefined);
           }}
           className={btn(current?.value === -1)}
         >
@@ -98,7 +114,7 @@ export function FeedbackButtons({ current, onSubmit }: FeedbackButtonsProps) {
         ) : null}
       </div>
       {readOnly && current?.comment ? (
-        <p className="mt-1 text-slate-600 dark:text-slate-300" data-testid="feedback-comment-text">
+        <p className="mt-1 whitespace-pre-wrap break-words text-slate-600 dark:text-slate-300" data-testid="feedback-comment-text">
           Comment: {current.comment}
         </p>
       ) : null}
@@ -108,7 +124,10 @@ export function FeedbackButtons({ current, onSubmit }: FeedbackButtonsProps) {
           className="mt-1 flex flex-col gap-1"
           onSubmit={(e) => {
             e.preventDefault();
-            void submit(-1, comment.trim() || undefined).then(() => setCommentOpen(false));
+            const text = comment.trim() || undefined;
+            void submit(-1, text).then((ok) => {
+              if (ok) closeComment();
+            });
           }}
         >
           <label htmlFor={`${id}-text`}>What was wrong? (optional)</label>
@@ -130,15 +149,15 @@ export function FeedbackButtons({ current, onSubmit }: FeedbackButtonsProps) {
             >
               Save comment
             </button>
-            <button type="button" onClick={() => setCommentOpen(false)} className="underline">
+            <button type="button" onClick={closeComment} className="underline">
               Close
             </button>
           </div>
         </form>
       ) : !readOnly && current?.value === -1 && current.comment ? (
-        <p className="mt-1 text-slate-600 dark:text-slate-300">
+        <p className="mt-1 whitespace-pre-wrap break-words text-slate-600 dark:text-slate-300">
           Your comment: {current.comment}{' '}
-          <button type="button" className="underline" onClick={() => setCommentOpen(true)}>
+          <button type="button" className="underline" onClick={openComment}>
             Edit
           </button>
         </p>

@@ -1,10 +1,15 @@
 'use client';
 /**
- * The panel's controller. Owns open/closed, width, the current conversation, the per-conversation
- * draft, the live stream (@ag-ui/client HttpAgent against the module's route), pending approvals
- * and feedback. Every AG-UI event is folded with the same reducer the server uses for replay, so
- * what streams live and what a reload shows come from one `ConversationView`. Render components
- * receive everything as props; this is the only place that talks to the network.
+ * The panel's controller. Owns open/closed, width, what the panel shows (chat or history), the
+ * current conversation, the live stream (@ag-ui/client HttpAgent against the module's route),
+ * pending approvals, feedback, the history list (use-conversation-history.ts) and the live-region
+ * announcements, plus the user's unsent work, kept in localStorage so a reload, a closed panel or a
+ * refused request never loses it: the message draft per conversation, the approval answers being
+ * prepared per interrupt, and unsaved thumbs-down comments per message. Every AG-UI event is folded
+ * with the same reducer the server uses for replay, so what streams live and what a reload shows
+ * come from one `ConversationView`; after a stop or a broken stream the server's copy is loaded
+ * quietly so the two agree. Render components receive everything as props; this (with the review
+ * page's export controller) is the only place that talks to the network.
  */
 import { HttpAgent, type BaseEvent } from '@ag-ui/client';
 import { usePathname, useRouter } from 'next/navigation';
@@ -19,7 +24,8 @@ import {
   type ReactNode,
   type RefObject,
 } from 'react';
-import { CUSTOM_EVENTS, LIMITS } from '../constants';
+import { z } from 'zod';
+import { CUSTOM_EVENTS, INTERRUPT_REASON_TOOL_APPROVAL, LIMITS } from '../constants';
 import { emptyView, foldEvent, openInterrupts } from '../fold';
 import {
   AgentEventSchema,
@@ -31,17 +37,51 @@ import {
   type ResumeEntry,
   type ViewMessage,
 } from '../schema';
-import { trpcErrorCode, trpcErrorMessage, useAgentApi, type AgentApi } from './agent-api';
-import { buildResume, initialDraft, isExpired, readApprovalInterrupt, type ApprovalRequest, type DraftAnswer } from './approval';
+import { trpcErrorCode, trpcErrorMessage, useAgentApi } from './agent-api';
+import {
+  DraftAnswerSchema,
+  buildResume,
+  initialDraft,
+  isExpired,
+  readApprovalInterrupt,
+  stableStringify,
+  type ApprovalRequest,
+  type DraftAnswer,
+} from './approval';
 import { describeError, errorFromHttp, type PanelError } from './errors';
 import type { FeedbackValue } from './FeedbackButtons';
 import { buildPageContext } from './page-context';
 import { internalPath } from './safe-url';
-import { PANEL_WIDTH, clampWidth, readStorage, storageKeys, writeStorage } from './storage';
+import { PANEL_WIDTH, clampWidth, readRecord, readStorage, storageKeys, writeRecord, writeStorage } from './storage';
+import { useConversationHistory, type ConversationHistory } from './use-conversation-history';
+
+/** One message for screen readers (the live region lists the last few). */
+export interface Announcement {
+  id: number;
+  text: string;
+}
+
+export type PanelView = 'chat' | 'history';
+
+/** How long a collapsed page selection waits before it stops being context (ms). */
+const SELECTION_CLEAR_MS = 400;
+const FeedbackDraftSchema = z.string().max(LIMITS.maxFeedbackChars * 2);
+
+/** Views equal as JSON (undefined fields ignored, key order ignored). */
+function sameView(a: ConversationView, b: ConversationView): boolean {
+  return stableStringify(JSON.parse(JSON.stringify(a))) === stableStringify(JSON.parse(JSON.stringify(b)));
+}
+
+/** Inputs that take text (where Escape should first leave the field). */
+export function isTextField(el: Element | null): el is HTMLElement {
+  if (!el) return false;
+  if (el instanceof HTMLTextAreaElement) return true;
+  if (el instanceof HTMLInputElement) return !['button', 'checkbox', 'radio', 'submit', 'reset', 'range', 'color', 'file', 'image'].includes(el.type);
+  return el instanceof HTMLElement && el.isContentEditable;
+}
 
 export interface InAppAgentContextValue {
   projectId: string;
-  api: AgentApi;
   // panel
   open: boolean;
   setOpen: (open: boolean) => void;
@@ -51,6 +91,9 @@ export interface InAppAgentContextValue {
   toggleRef: RefObject<HTMLButtonElement | null>;
   /** Increments when the user opens the panel; the panel then focuses its input. */
   focusRequest: number;
+  /** What the panel shows: the conversation or the history list. */
+  panelView: PanelView;
+  setPanelView: (view: PanelView) => void;
   // conversation
   conversationId: string | null;
   view: ConversationView;
@@ -61,7 +104,8 @@ export interface InAppAgentContextValue {
   pendingUserMessage: string | null;
   requestError: PanelError | null;
   model: ModelInfo | null;
-  announcement: string;
+  /** The last few live-region messages (new answers, approval requests, failures), oldest first. */
+  announcements: Announcement[];
   // input
   draft: string;
   setDraft: (text: string) => void;
@@ -78,10 +122,8 @@ export interface InAppAgentContextValue {
   /** Starts a new conversation; `focus: false` keeps the current view (e.g. the history list). */
   newConversation: (opts?: { focus?: boolean }) => void;
   selectConversation: (id: string) => void;
-  /** Called after a conversation was deleted elsewhere (history list). */
-  forgetConversation: (id: string) => void;
-  /** Bumps after each run so the history list refetches. */
-  historyVersion: number;
+  /** The history list's data and actions (loaded while the list is shown), and the pending undo. */
+  history: ConversationHistory;
   // approvals
   openApprovals: ApprovalRequest[];
   approvalDrafts: Record<string, DraftAnswer | undefined>;
@@ -90,6 +132,9 @@ export interface InAppAgentContextValue {
   approvalError: string | null;
   // feedback
   submitFeedback: (messageId: string, value: 1 | -1, comment?: string) => Promise<void>;
+  /** Unsaved thumbs-down comments of the current conversation, per message. */
+  feedbackDrafts: Record<string, string | undefined>;
+  setFeedbackDraft: (messageId: string, text: string | null) => void;
   now: number;
 }
 
@@ -164,6 +209,7 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
   const [open, setOpenState] = useState(false);
   const [width, setWidthState] = useState<number>(PANEL_WIDTH.default);
   const [focusRequest, setFocusRequest] = useState(0);
+  const [panelView, setPanelView] = useState<PanelView>('chat');
   const toggleRef = useRef<HTMLButtonElement | null>(null);
   const [restored, setRestored] = useState(false);
 
@@ -175,6 +221,7 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
   const dirtyRef = useRef<Set<string> | 'all'>(new Set());
   const frameRef = useRef<number | null>(null);
   const [feedback, setFeedback] = useState<Record<string, FeedbackValue | undefined>>({});
+  const [feedbackDrafts, setFeedbackDrafts] = useState<Record<string, string | undefined>>({});
   const [hydrating, setHydrating] = useState(false);
   const [hydrateError, setHydrateError] = useState<string | null>(null);
   const loadedRef = useRef<string | null | undefined>(undefined);
@@ -187,7 +234,8 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
   const [requestError, setRequestError] = useState<PanelError | null>(null);
   const lastSentRef = useRef<string | null>(null);
   const [model, setModel] = useState<ModelInfo | null>(null);
-  const [announcement, setAnnouncement] = useState('');
+  const [announcements, setAnnouncements] = useState<Announcement[]>([]);
+  const announceId = useRef(0);
   const [historyVersion, setHistoryVersion] = useState(0);
 
   const [draft, setDraftState] = useState('');
@@ -202,6 +250,14 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
   const conversationIdRef = useRef<string | null>(null);
   conversationIdRef.current = conversationId;
 
+  const announce = useCallback((text: string) => {
+    const t = text.trim();
+    if (!t) return;
+    announceId.current += 1;
+    const id = announceId.current;
+    setAnnouncements((prev) => [...prev.slice(-2), { id, text: t }]);
+  }, []);
+
   // Restore persisted UI state after mount (localStorage is not available during SSR).
   useEffect(() => {
     const w = Number(readStorage(storageKeys.width()));
@@ -213,12 +269,20 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
     setRestored(true);
   }, [projectId]);
 
-  const setOpen = useCallback((next: boolean) => {
-    setOpenState(next);
-    writeStorage(storageKeys.open(), next ? '1' : null);
-    if (next) setFocusRequest((n) => n + 1);
-    else window.requestAnimationFrame(() => toggleRef.current?.focus());
+  const requestFocus = useCallback(() => {
+    setPanelView('chat');
+    setFocusRequest((n) => n + 1);
   }, []);
+
+  const setOpen = useCallback(
+    (next: boolean) => {
+      setOpenState(next);
+      writeStorage(storageKeys.open(), next ? '1' : null);
+      if (next) requestFocus();
+      else window.requestAnimationFrame(() => toggleRef.current?.focus());
+    },
+    [requestFocus],
+  );
   const openRef = useRef(open);
   openRef.current = open;
   const toggle = useCallback(() => setOpen(!openRef.current), [setOpen]);
@@ -231,35 +295,60 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
 
   // Ctrl/⌘+I toggles the panel anywhere in the project. With the panel already open but the
   // focus on the page, it brings the focus back to the panel's input instead of closing it.
+  // Rich-text editors (contenteditable) keep the key for italics, and a key the page already
+  // handled (defaultPrevented) is left alone; plain inputs and textareas have no italics, so the
+  // shortcut works there.
   useEffect(() => {
     function onKey(e: KeyboardEvent) {
-      if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === 'i') {
-        e.preventDefault();
-        const panel = document.getElementById('assistant-panel');
-        if (openRef.current && panel && !panel.contains(document.activeElement)) {
-          setFocusRequest((n) => n + 1);
-          return;
-        }
-        toggle();
+      if (!(e.ctrlKey || e.metaKey) || e.altKey || e.shiftKey || e.key.toLowerCase() !== 'i') return;
+      if (e.defaultPrevented || e.isComposing) return;
+      const target = e.target instanceof Element ? e.target : null;
+      if (target instanceof HTMLElement && target.isContentEditable) return;
+      e.preventDefault();
+      const panel = document.getElementById('assistant-panel');
+      if (openRef.current && panel && !panel.contains(document.activeElement)) {
+        requestFocus();
+        return;
       }
+      toggle();
     }
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [toggle]);
+  }, [toggle, requestFocus]);
 
-  // The user's text selection on the page (outside the panel) becomes page context.
+  // The user's text selection on the page (outside the panel) becomes page context. When it
+  // collapses (the user clicked elsewhere on the page), it stops being context after a short
+  // pause; moving into the panel (to type the question) keeps it.
   useEffect(() => {
+    let timer: number | null = null;
+    const inPanel = (node: Node | null | undefined) => {
+      const el = node instanceof Element ? node : node?.parentElement;
+      return Boolean(el?.closest('[data-testid="assistant-panel"]'));
+    };
     function onSelection() {
       const sel = window.getSelection();
       const text = sel?.toString().trim() ?? '';
-      if (!text) return;
-      const anchor = sel?.anchorNode;
-      const el = anchor instanceof Element ? anchor : anchor?.parentElement;
-      if (el?.closest('[data-testid="assistant-panel"]')) return;
-      setSelection(text.slice(0, LIMITS.maxSelectionChars));
+      if (text) {
+        if (inPanel(sel?.anchorNode)) return;
+        if (timer !== null) window.clearTimeout(timer);
+        timer = null;
+        setSelection(text.slice(0, LIMITS.maxSelectionChars));
+        return;
+      }
+      if (timer !== null) window.clearTimeout(timer);
+      timer = window.setTimeout(() => {
+        timer = null;
+        const current = window.getSelection();
+        if (current?.toString().trim()) return;
+        if (inPanel(document.activeElement) || inPanel(current?.anchorNode)) return;
+        setSelection(null);
+      }, SELECTION_CLEAR_MS);
     }
     document.addEventListener('selectionchange', onSelection);
-    return () => document.removeEventListener('selectionchange', onSelection);
+    return () => {
+      document.removeEventListener('selectionchange', onSelection);
+      if (timer !== null) window.clearTimeout(timer);
+    };
   }, []);
   useEffect(() => setSelection(null), [pathname]);
 
@@ -310,32 +399,84 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
     [projectId],
   );
 
+  // ---------------------------------------------------------------- unsent work (approvals, comments)
+  /**
+   * Restores the approval answers and thumbs-down comments kept for a conversation: those of
+   * requests still open (not decided, not expired) and of messages still there; the rest is
+   * dropped from storage.
+   */
+  const restoreDrafts = useCallback(
+    (id: string, v: ConversationView) => {
+      const openIds = new Set(
+        openInterrupts(v)
+          .filter((i) => i.reason === INTERRUPT_REASON_TOOL_APPROVAL && !isExpired(i.expiresAt, Date.now()))
+          .map((i) => i.id),
+      );
+      const storedApprovals = readRecord(storageKeys.approvals(projectId, id), DraftAnswerSchema);
+      const keptApprovals: Record<string, DraftAnswer> = {};
+      for (const [k, d] of Object.entries(storedApprovals)) if (openIds.has(k)) keptApprovals[k] = d;
+      writeRecord(storageKeys.approvals(projectId, id), keptApprovals);
+      setApprovalDrafts(keptApprovals);
+
+      const messageIds = new Set(v.messages.filter((m) => m.role === 'assistant').map((m) => m.id));
+      const storedComments = readRecord(storageKeys.feedbackDrafts(projectId, id), FeedbackDraftSchema);
+      const keptComments: Record<string, string> = {};
+      for (const [k, t] of Object.entries(storedComments)) if (messageIds.has(k)) keptComments[k] = t;
+      writeRecord(storageKeys.feedbackDrafts(projectId, id), keptComments);
+      setFeedbackDrafts(keptComments);
+    },
+    [projectId],
+  );
+
   // ---------------------------------------------------------------- hydrate from the server
+  /**
+   * Loads a conversation from the server. `quiet` (after a stop or a refused request): no loading
+   * state, the live view stays until the server has closed the run, and it is replaced only when
+   * the server's copy differs, so nothing flickers and the scroll position stays.
+   */
   const hydrate = useCallback(
-    async (id: string, attempt = 0) => {
+    async (id: string, opts: { attempt?: number; quiet?: boolean } = {}) => {
+      const attempt = opts.attempt ?? 0;
+      const quiet = opts.quiet === true;
       const token = ++hydrateToken.current;
-      setHydrating(true);
-      setHydrateError(null);
+      if (quiet) setHydrating(false);
+      else {
+        setHydrating(true);
+        setHydrateError(null);
+      }
       try {
         const res = await api.getConversation({ projectId, conversationId: id });
-        if (token !== hydrateToken.current || busyRef.current) return;
+        if (token !== hydrateToken.current || busyRef.current || conversationIdRef.current !== id) return;
+        const last = res.view.runs[res.view.runs.length - 1];
+        const running = last?.status === 'running';
+        if (quiet && running) {
+          // The server is still closing the run (it keeps what streamed): look again shortly.
+          if (attempt < 8) {
+            window.setTimeout(() => {
+              if (conversationIdRef.current === id && !busyRef.current && hydrateToken.current === token) {
+                void hydrate(id, { quiet: true, attempt: attempt + 1 });
+              }
+            }, 250 * (attempt + 1));
+          }
+          return;
+        }
         loadedRef.current = id;
-        replaceView(structuredClone(res.view));
+        const next = structuredClone(res.view);
+        if (!quiet || !sameView(next, viewRef.current)) replaceView(next);
         const fb: Record<string, FeedbackValue> = {};
         for (const [k, v] of Object.entries(res.feedback ?? {})) fb[k] = { value: v.value === 1 ? 1 : -1, comment: v.comment ?? null };
-        setFeedback(fb);
+        if (!quiet) setFeedback(fb);
         const lastModel = [...res.view.runs].reverse().find((r) => r.model)?.model;
         if (lastModel) setModel(lastModel);
-        setApprovalDrafts({});
+        restoreDrafts(id, next);
         // A run still marked running (the page was reloaded mid-answer): look again shortly.
-        const last = res.view.runs[res.view.runs.length - 1];
-        if (last?.status === 'running' && attempt < 5) {
+        if (!quiet && running && attempt < 5) {
           window.setTimeout(() => {
-            if (conversationIdRef.current === id && !busyRef.current) void hydrate(id, attempt + 1);
+            if (conversationIdRef.current === id && !busyRef.current) void hydrate(id, { attempt: attempt + 1 });
           }, 1500);
         }
       } catch (err) {
-        if (token !== hydrateToken.current) return;
+        if (token !== hydrateToken.current || quiet) return;
         const code = trpcErrorCode(err);
         if (code === 'NOT_FOUND' || code === 'CONVERSATION_NOT_FOUND') {
           // Deleted or not ours: start fresh instead of showing an error.
@@ -343,14 +484,16 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
           loadedRef.current = null;
           replaceView(emptyView());
           setFeedback({});
+          setFeedbackDrafts({});
+          setApprovalDrafts({});
         } else {
           setHydrateError(trpcErrorMessage(err, 'Could not load the conversation.'));
         }
       } finally {
-        if (token === hydrateToken.current) setHydrating(false);
+        if (!quiet && token === hydrateToken.current) setHydrating(false);
       }
     },
-    [api, projectId, replaceView, setConversationId],
+    [api, projectId, replaceView, restoreDrafts, setConversationId],
   );
 
   // Load the current conversation when the panel is open and it is not loaded yet.
@@ -427,7 +570,7 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
           const m = v.messages.findLast((x) => x.id === ev.messageId);
           if (m?.role === 'assistant' && m.content.trim()) {
             const text = m.content.length > 600 ? `${m.content.slice(0, 600)}…` : m.content;
-            setAnnouncement(`Assistant: ${text}`);
+            announce(`Assistant: ${text}`);
           }
           break;
         }
@@ -460,14 +603,20 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
             if (nav.success) navigate(nav.data.href);
           }
           break;
-        case 'RUN_FINISHED':
+        case 'RUN_FINISHED': {
+          dirtyRef.current = 'all';
+          const approvals = ev.outcome?.type === 'interrupt' ? ev.outcome.interrupts.filter((i) => i.reason === INTERRUPT_REASON_TOOL_APPROVAL).length : 0;
+          if (approvals > 0) announce(`The assistant needs your approval for ${approvals} action${approvals === 1 ? '' : 's'}.`);
+          break;
+        }
         case 'RUN_ERROR':
           dirtyRef.current = 'all';
+          announce(`The answer failed: ${describeError(ev.code, ev.message).message}`);
           break;
       }
       scheduleFlush();
     },
-    [navigate, projectId, scheduleFlush, setConversationId],
+    [announce, navigate, projectId, scheduleFlush, setConversationId],
   );
 
   // ---------------------------------------------------------------- running a request
@@ -524,26 +673,37 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
       const v = viewRef.current;
       const started = v.runs.length > runsBefore;
       const current = v.runs[v.runs.length - 1];
+      let interrupted = false;
       if (started && current?.status === 'running') {
         // The stream ended without a terminal event: stopped by the user, or the connection broke.
+        interrupted = true;
         const terminal: AgentEvent = outcome.failure
           ? { type: 'RUN_ERROR', message: outcome.failure.message }
           : { type: 'RUN_FINISHED', threadId: v.threadId ?? '', runId: current.runId, outcome: { type: 'cancelled' } };
         foldEvent(v, terminal);
         dirtyRef.current = 'all';
+        if (outcome.failure) announce(`The answer failed: ${outcome.failure.message}`);
       } else if (!started && outcome.failure) {
         // Refused before the stream (409 run in progress, 429, expired approval, ...).
         setRequestError(opts.resume ? { ...outcome.failure, retryable: false } : outcome.failure);
+        announce(`${opts.resume ? 'Your decisions were not accepted' : 'Your message was not sent'}: ${outcome.failure.message}`);
       }
       if (started || !outcome.failure) setPendingUserMessage(null);
-      if (opts.resume && started) setApprovalDrafts({});
+      if (opts.resume && started) {
+        setApprovalDrafts({});
+        if (conversationIdRef.current) writeRecord(storageKeys.approvals(projectId, conversationIdRef.current), {});
+      }
       flushNow();
       busyRef.current = false;
       setBusy(false);
       setHistoryVersion((n) => n + 1);
-      if (opts.resume && !started && conversationIdRef.current) void hydrate(conversationIdRef.current);
+      const id = conversationIdRef.current;
+      // What the server kept may differ from what reached this tab (a stop or a broken connection
+      // races the last words; a refused resume leaves the requests as they were): load the
+      // server's copy quietly, so this view and a reload agree. Drafts of open requests stay.
+      if (id && (interrupted || (opts.resume && !started))) void hydrate(id, { quiet: true });
     },
-    [flushNow, hydrate, onEvent, pathname, projectId, selection],
+    [announce, flushNow, hydrate, onEvent, pathname, projectId, selection],
   );
 
   const openApprovals = useMemo(
@@ -569,10 +729,18 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
     return out;
   }, [openApprovals, approvalDraftsState]);
 
-  const setApprovalDraft = useCallback((interruptId: string, d: DraftAnswer) => {
-    setApprovalDrafts((prev) => ({ ...prev, [interruptId]: d }));
-    setApprovalError(null);
-  }, []);
+  const setApprovalDraft = useCallback(
+    (interruptId: string, d: DraftAnswer) => {
+      setApprovalDrafts((prev) => {
+        const next = { ...prev, [interruptId]: d };
+        const id = conversationIdRef.current;
+        if (id) writeRecord(storageKeys.approvals(projectId, id), next);
+        return next;
+      });
+      setApprovalError(null);
+    },
+    [projectId],
+  );
 
   const submitApprovals = useCallback(() => {
     const result = buildResume(openApprovals, approvalDrafts, Date.now());
@@ -617,24 +785,28 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
 
   const resetConversationState = useCallback(() => {
     setApprovalDrafts({});
+    setFeedbackDrafts({});
     setApprovalError(null);
     setRequestError(null);
     setPendingUserMessage(null);
     lastSentRef.current = null;
   }, []);
 
-  const newConversation = useCallback((opts?: { focus?: boolean }) => {
-    if (busyRef.current) return;
-    hydrateToken.current++;
-    setHydrating(false);
-    setConversationId(null);
-    loadedRef.current = null;
-    replaceView(emptyView());
-    setFeedback({});
-    resetConversationState();
-    setDraftState(readStorage(storageKeys.draft(projectId, null)) ?? '');
-    if (opts?.focus !== false) setFocusRequest((n) => n + 1);
-  }, [projectId, replaceView, resetConversationState, setConversationId]);
+  const newConversation = useCallback(
+    (opts?: { focus?: boolean }) => {
+      if (busyRef.current) return;
+      hydrateToken.current++;
+      setHydrating(false);
+      setConversationId(null);
+      loadedRef.current = null;
+      replaceView(emptyView());
+      setFeedback({});
+      resetConversationState();
+      setDraftState(readStorage(storageKeys.draft(projectId, null)) ?? '');
+      if (opts?.focus !== false) requestFocus();
+    },
+    [projectId, replaceView, requestFocus, resetConversationState, setConversationId],
+  );
 
   const selectConversation = useCallback(
     (id: string) => {
@@ -645,6 +817,7 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
       loadedRef.current = id;
       replaceView(emptyView(id));
       setFeedback({});
+      setPanelView('chat');
       void hydrate(id);
     },
     [hydrate, projectId, replaceView, resetConversationState, setConversationId],
@@ -653,10 +826,20 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
   const forgetConversation = useCallback(
     (id: string) => {
       writeStorage(storageKeys.draft(projectId, id), null);
+      writeStorage(storageKeys.approvals(projectId, id), null);
+      writeStorage(storageKeys.feedbackDrafts(projectId, id), null);
       if (conversationIdRef.current === id) newConversation({ focus: false });
     },
     [newConversation, projectId],
   );
+
+  const history = useConversationHistory({
+    api,
+    projectId,
+    active: open && panelView === 'history',
+    version: historyVersion,
+    onDeleted: forgetConversation,
+  });
 
   const submitFeedback = useCallback(
     async (messageId: string, value: 1 | -1, comment?: string) => {
@@ -674,9 +857,22 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
     [api, feedback, projectId],
   );
 
+  const setFeedbackDraft = useCallback(
+    (messageId: string, text: string | null) => {
+      setFeedbackDrafts((prev) => {
+        const next = { ...prev };
+        if (text === null) delete next[messageId];
+        else next[messageId] = text.slice(0, LIMITS.maxFeedbackChars * 2);
+        const id = conversationIdRef.current;
+        if (id) writeRecord(storageKeys.feedbackDrafts(projectId, id), next);
+        return next;
+      });
+    },
+    [projectId],
+  );
+
   const value: InAppAgentContextValue = {
     projectId,
-    api,
     open,
     setOpen,
     toggle,
@@ -684,6 +880,8 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
     setWidth,
     toggleRef,
     focusRequest,
+    panelView,
+    setPanelView,
     conversationId,
     view,
     feedback,
@@ -693,7 +891,7 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
     pendingUserMessage,
     requestError,
     model,
-    announcement,
+    announcements,
     draft,
     setDraft,
     selection,
@@ -706,14 +904,15 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
     retry,
     newConversation,
     selectConversation,
-    forgetConversation,
-    historyVersion,
+    history,
     openApprovals,
     approvalDrafts,
     setApprovalDraft,
     submitApprovals,
     approvalError,
     submitFeedback,
+    feedbackDrafts,
+    setFeedbackDraft,
     now,
   };
 

@@ -11,7 +11,7 @@ export function ModelNotice({ model }: { model: ModelInfo | null }) {
       data-demo={model.demo ? 'true' : 'false'}
       className={`border-b px-3 py-1.5 text-xs ${
         model.demo
-          ? 'border-amber-200 bg-amber-50 text-amber-950 dark:border-amber-900 dark:bg-amber-950 dark:text-amber-100'
+          ? 'border-amber-200 bg-amber-50 text-amber-950 dark:border-amber-900/60 dark:bg-amber-950/40 dark:text-amber-100'
           : 'border-slate-200 text-slate-600 dark:border-slate-800 dark:text-slate-300'
       }`}
     >

@@ -11,7 +11,7 @@ const STATUS: Record<ToolCardStatus, { icon: ReactNode; text: string; cls: strin
   called: { icon: <SpinnerIcon />, text: 'Running', cls: 'text-slate-600 dark:text-slate-300' },
   done: { icon: '✓', text: 'Done', cls: 'text-emerald-700 dark:text-emerald-400' },
   error: { icon: '✕', text: 'Failed', cls: 'text-red-700 dark:text-red-400' },
-  'awaiting-approval': { icon: '?', text: 'Waiting for your approval', cls: 'text-amber-700 dark:text-amber-300' },
+  'awaiting-approval': { icon: '?', text: 'Waiting for approval', cls: 'text-amber-700 dark:text-amber-300' },
   approved: { icon: '✓', text: 'Approved', cls: 'text-emerald-700 dark:text-emerald-400' },
   rejected: { icon: '⊘', text: 'Rejected', cls: 'text-red-700 dark:text-red-400' },
   expired: { icon: <HourglassIcon />, text: 'Approval expired', cls: 'text-slate-600 dark:text-slate-300' },
@@ -29,14 +29,18 @@ function ToolCallCardImpl({
   call,
   status,
   editedOnApproval,
+  ranWith,
 }: {
   call: ViewToolCall;
   status?: ToolCardStatus;
   /** The user changed the arguments before approving: `call.args` is only the proposal. */
   editedOnApproval?: boolean;
+  /** The arguments the call actually ran with (from the approval decision), when known. */
+  ranWith?: Record<string, unknown>;
 }) {
   const s = STATUS[status ?? call.status];
   const args = summarizeArgs(call.args);
+  const ran = ranWith ? summarizeArgs(ranWith) : null;
   return (
     <div
       data-testid="tool-card"
@@ -56,17 +60,33 @@ function ToolCallCardImpl({
             </span>
             <code className="text-[0.7rem] text-slate-500 dark:text-slate-400">{call.name}</code>
           </div>
-          {args ? (
-            <div className={`truncate text-slate-600 dark:text-slate-300 ${editedOnApproval ? 'line-through decoration-slate-400' : ''}`} title={args}>
-              {editedOnApproval ? <span className="sr-only">Proposed: </span> : null}
-              {args}
-            </div>
-          ) : null}
-          {editedOnApproval ? (
-            <div className="text-slate-600 dark:text-slate-300" data-testid="tool-card-edited">
-              Ran with the arguments you edited{call.result !== undefined ? ' (see Result)' : ''}.
-            </div>
-          ) : null}
+          {ran !== null ? (
+            <>
+              <div className="truncate text-slate-700 dark:text-slate-200" title={ran} data-testid="tool-card-ran-with">
+                Ran with: {ran || '(no arguments)'}
+              </div>
+              {editedOnApproval && args ? (
+                <div className="truncate text-slate-500 line-through decoration-slate-400 dark:text-slate-400" title={args}>
+                  <span className="sr-only">Proposed: </span>
+                  {args}
+                </div>
+              ) : null}
+            </>
+          ) : (
+            <>
+              {args ? (
+                <div className={`truncate text-slate-600 dark:text-slate-300 ${editedOnApproval ? 'line-through decoration-slate-400' : ''}`} title={args}>
+                  {editedOnApproval ? <span className="sr-only">Proposed: </span> : null}
+                  {args}
+                </div>
+              ) : null}
+              {editedOnApproval ? (
+                <div className="text-slate-600 dark:text-slate-300" data-testid="tool-card-edited">
+                  Ran with the arguments you edited{call.result !== undefined ? ' (see Result)' : ''}.
+                </div>
+              ) : null}
+            </>
+          )}
         </div>
         <span className={`shrink-0 whitespace-nowrap ${s.cls}`}>
           <span aria-hidden="true">{s.icon} </span>

@@ -1,6 +1,6 @@
 'use client';
 /**
- * The panel's data calls (conversation history, replay, feedback, model info), through the host's
+ * The panel's data calls (conversation history, replay, feedback, model info, review export), through the host's
  * tRPC client. The only file of the panel that knows the host's tRPC wiring.
  */
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
@@ -23,6 +23,8 @@ export interface AgentApi {
   restoreConversation(input: In['conversations']['restore']): Promise<unknown>;
   submitFeedback(input: In['feedback']['submit']): Promise<unknown>;
   modelInfo(input: In['model']['info']): Promise<Out['model']['info']>;
+  /** Review (ADMIN/OWNER): one conversation with replay, feedback, audit, approvals and runs. */
+  exportConversation(input: In['review']['export']): Promise<Out['review']['export']>;
 }
 
 export function useAgentApi(): AgentApi {
@@ -36,6 +38,7 @@ export function useAgentApi(): AgentApi {
       restoreConversation: (input) => client.agent.conversations.restore.mutate(input),
       submitFeedback: (input) => client.agent.feedback.submit.mutate(input),
       modelInfo: (input) => client.agent.model.info.query(input),
+      exportConversation: (input) => client.agent.review.export.query(input),
     }),
     [client],
   );

@@ -3,6 +3,7 @@
  * edit, the expiry countdown, plain-language wording, and building the single resume request of a
  * batch. No React here, so it is unit-testable.
  */
+import { z } from 'zod';
 import {
   ApprovalMetadataSchema,
   type ApprovalDecidedValue,
@@ -12,6 +13,7 @@ import {
   type ResumeEntry,
 } from '../schema';
 import { INTERRUPT_REASON_TOOL_APPROVAL, LIMITS } from '../constants';
+import { formatFieldError, validateJsonSchema, type FieldError } from './json-schema';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -112,6 +114,22 @@ export function missingRequired(inputSchema: JsonObject | undefined, value: Json
   return required.filter((k): k is string => typeof k === 'string' && !Object.hasOwn(value, k));
 }
 
+export type CheckedArgs =
+  | { ok: true; value: JsonObject; errors: [] }
+  | { ok: false; value: JsonObject | null; errors: FieldError[] };
+
+/**
+ * The argument editor's text, checked the way the server will check it: one JSON object, valid
+ * against the tool's input schema (types, enums, required, unknown fields, lengths, ranges), with
+ * one message per field. Without a schema only the JSON shape is checked.
+ */
+export function checkArgsText(text: string, inputSchema: JsonObject | undefined): CheckedArgs {
+  const parsed = parseArgsText(text);
+  if (!parsed.ok) return { ok: false, value: null, errors: [{ path: '', message: parsed.error }] };
+  const errors = validateJsonSchema(inputSchema, parsed.value);
+  return errors.length ? { ok: false, value: parsed.value, errors } : { ok: true, value: parsed.value, errors: [] };
+}
+
 /** "4:05", "1:02:03"; "0:00" once passed. */
 export function formatCountdown(ms: number): string {
   const total = Math.max(0, Math.ceil(ms / 1000));
@@ -182,11 +200,17 @@ export function describeCall(toolName: string, args: JsonObject): string {
   return detail ? `${humanizeToolName(toolName)} with ${detail}.` : `${humanizeToolName(toolName)}.`;
 }
 
-/** One answer being prepared in a card, before the batch is submitted. */
-export interface DraftAnswer {
-  decision: 'approve' | 'reject' | null;
-  argsText: string;
-  feedback: string;
+/** One answer being prepared in a card, before the batch is submitted (also what is kept in storage). */
+export const DraftAnswerSchema = z.object({
+  decision: z.enum(['approve', 'reject']).nullable(),
+  argsText: z.string().max(200_000),
+  feedback: z.string().max(LIMITS.maxFeedbackChars * 2),
+});
+export type DraftAnswer = z.infer<typeof DraftAnswerSchema>;
+
+/** True when the draft holds nothing the user did (no decision, proposal unchanged, no note). */
+export function isPristineDraft(req: ApprovalRequest, d: DraftAnswer): boolean {
+  return d.decision === null && d.feedback === '' && d.argsText === formatArgs(req.args);
 }
 
 export function initialDraft(req: ApprovalRequest): DraftAnswer {
@@ -214,9 +238,11 @@ export function buildResume(requests: ApprovalRequest[], drafts: Record<string, 
     const payload: ApprovalResponse = { approved: d.decision === 'approve', argsFingerprint: req.argsFingerprint };
     if (feedback) payload.feedback = feedback;
     if (d.decision === 'approve') {
-      const parsed = parseArgsText(d.argsText);
-      if (!parsed.ok) return { ok: false, error: `Arguments of “${humanizeToolName(req.toolName)}”: ${parsed.error}` };
-      if (diffArgs(req.args, parsed.value).length > 0) payload.args = parsed.value;
+      const checked = checkArgsText(d.argsText, req.inputSchema);
+      if (!checked.ok) {
+        return { ok: false, error: `Arguments of “${humanizeToolName(req.toolName)}”: ${checked.errors.map(formatFieldError).join('; ')}` };
+      }
+      if (diffArgs(req.args, checked.value).length > 0) payload.args = checked.value;
     }
     resume.push({ interruptId: req.interruptId, status: 'resolved', payload });
   }
@@ -226,18 +252,27 @@ export function buildResume(requests: ApprovalRequest[], drafts: Record<string, 
 export type CardState =
   | { kind: 'open' }
   | { kind: 'expired' }
+  /** Still open for its user, seen read-only (review replay). */
+  | { kind: 'waiting' }
+  /** Left unanswered: the user sent a new message instead. */
   | { kind: 'unanswered' }
   | { kind: 'decided'; decision: ApprovalDecidedValue };
 
-/** How a card shows: answerable, or its outcome kept in history. */
+/**
+ * How a card shows: answerable (`open`), its outcome kept in history (`decided`, `expired`,
+ * `unanswered`), or, read-only, a request its user can still answer (`waiting`, for the review).
+ * `pending` says the request belongs to the conversation's last, interrupted run.
+ */
 export function cardState(
   req: ApprovalRequest,
   decisions: Record<string, ApprovalDecidedValue>,
   now: number,
   answerable: boolean,
+  pending = answerable,
 ): CardState {
   const decided = decisions[req.toolCallId];
   if (decided) return { kind: 'decided', decision: decided };
   if (isExpired(req.expiresAt, now)) return { kind: 'expired' };
-  return answerable ? { kind: 'open' } : { kind: 'unanswered' };
+  if (answerable) return { kind: 'open' };
+  return pending ? { kind: 'waiting' } : { kind: 'unanswered' };
 }

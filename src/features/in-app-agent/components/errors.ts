@@ -21,6 +21,7 @@ const TEXT: Record<string, string> = {
   MODEL_ERROR: 'The model failed to answer.',
   MODEL_RATE_LIMITED: 'The model is rate limited right now. Wait a moment and retry.',
   MODEL_UNAVAILABLE: 'The model is not reachable right now.',
+  MODEL_TIMEOUT: 'The model stopped responding, so the answer was ended.',
   TOOL_ERROR: 'A tool failed while answering.',
   RUN_STALE: 'The answer stopped responding and was ended.',
   INTERNAL_ERROR: 'Something went wrong.',
@@ -50,12 +51,20 @@ const WITH_DETAIL = new Set(['INVALID_REQUEST', 'MODEL_ERROR', 'MODEL_UNAVAILABL
 /** Codes whose server message is the more precise wording (e.g. "Try again in 12 s."). */
 const SERVER_WORDING = new Set(['RATE_LIMITED']);
 
+function sharedPrefix(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
+}
+
 export function describeError(code: string | undefined, serverMessage?: string): PanelError {
   const base = code ? TEXT[code] : undefined;
   let message: string;
   if (!base) message = serverMessage || 'Something went wrong.';
   else if (!serverMessage || serverMessage === base || base.includes(serverMessage)) message = base;
   else if (code && SERVER_WORDING.has(code)) message = serverMessage;
+  // The server said the same sentence, only more precisely ("… for create_issue."): say it once.
+  else if (code && WITH_DETAIL.has(code) && sharedPrefix(base, serverMessage) >= 20) message = serverMessage;
   else if (code && WITH_DETAIL.has(code)) message = `${base} (${serverMessage})`;
   // Otherwise the server message only restates the code in other words: say it once.
   else message = base;

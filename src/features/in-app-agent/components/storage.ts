@@ -1,4 +1,9 @@
-/** Small localStorage wrappers for the panel's UI state (open, width, drafts, current conversation). */
+/**
+ * Small localStorage wrappers for the panel's UI state: open, width, the current conversation, and
+ * the user's unsent work (message draft, approval answers being prepared, thumbs-down comments), so
+ * a reload, a closed panel or a refused request never loses it.
+ */
+import { z } from 'zod';
 
 const PREFIX = 'in-app-agent';
 
@@ -7,7 +12,36 @@ export const storageKeys = {
   width: () => `${PREFIX}:width`,
   conversation: (projectId: string) => `${PREFIX}:${projectId}:conversation`,
   draft: (projectId: string, conversationId: string | null) => `${PREFIX}:${projectId}:draft:${conversationId ?? 'new'}`,
+  /** Approval answers being prepared in a conversation, keyed by interrupt id. */
+  approvals: (projectId: string, conversationId: string) => `${PREFIX}:${projectId}:approvals:${conversationId}`,
+  /** Unsaved thumbs-down comments of a conversation, keyed by message id. */
+  feedbackDrafts: (projectId: string, conversationId: string) => `${PREFIX}:${projectId}:feedback-drafts:${conversationId}`,
 };
+
+/** Reads a JSON record kept under `key`; entries that do not fit `entry` are dropped. */
+export function readRecord<T>(key: string, entry: z.ZodType<T>): Record<string, T> {
+  const raw = readStorage(key);
+  if (!raw) return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return {};
+  }
+  if (!json || typeof json !== 'object' || Array.isArray(json)) return {};
+  const out: Record<string, T> = {};
+  for (const [k, v] of Object.entries(json as Record<string, unknown>)) {
+    const parsed = entry.safeParse(v);
+    if (parsed.success) out[k] = parsed.data;
+  }
+  return out;
+}
+
+/** Writes a JSON record under `key` (removes the key when the record is empty). */
+export function writeRecord(key: string, record: Record<string, unknown>): void {
+  const entries = Object.entries(record).filter(([, v]) => v !== undefined);
+  writeStorage(key, entries.length ? JSON.stringify(Object.fromEntries(entries)) : null);
+}
 
 export function readStorage(key: string): string | null {
   try {

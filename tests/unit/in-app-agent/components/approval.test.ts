@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
+  DraftAnswerSchema,
   buildResume,
   cardState,
+  checkArgsText,
   describeCall,
   diffArgs,
   formatCountdown,
@@ -14,6 +16,7 @@ import {
   type ApprovalRequest,
 } from '@/features/in-app-agent/components/approval';
 import type { Interrupt } from '@/features/in-app-agent/schema';
+import { toolInputJsonSchema } from '@/features/mcp/registry';
 
 const future = new Date(Date.now() + 5 * 60_000).toISOString();
 const past = new Date(Date.now() - 1000).toISOString();
@@ -31,7 +34,7 @@ function interrupt(over: Partial<Interrupt> = {}, meta: Record<string, unknown> 
       approvalReason: 'mutating',
       why: 'Creates an issue.',
       destructive: false,
-      inputSchema: { type: 'object', required: ['title'] },
+      inputSchema: toolInputJsonSchema('create_issue'),
       ...meta,
     },
     ...over,
@@ -67,6 +70,19 @@ describe('argument editing', () => {
       { key: 'd', kind: 'added', after: true },
     ]);
     expect(diffArgs({ a: [1, 2] }, { a: [1, 2] })).toEqual([]);
+  });
+  it('checks the edited arguments against the tool schema, field by field', () => {
+    const schema = toolInputJsonSchema('create_issue');
+    expect(checkArgsText('{"title":"ok"}', schema)).toEqual({ ok: true, value: { title: 'ok' }, errors: [] });
+    const bad = checkArgsText(JSON.stringify({ title: 'x'.repeat(205), priority: 'SOON' }), schema);
+    expect(bad.ok).toBe(false);
+    expect(bad.errors).toEqual([
+      { path: 'title', message: 'at most 200 characters (it has 205)' },
+      { path: 'priority', message: 'must be one of "LOW", "MEDIUM", "HIGH", "URGENT"' },
+    ]);
+    expect(checkArgsText('{"title":', schema).errors[0]?.message).toMatch(/Not valid JSON/);
+    // Without a schema only the JSON shape counts.
+    expect(checkArgsText('{"anything":1}', undefined).ok).toBe(true);
   });
   it('lists missing required properties', () => {
     expect(missingRequired({ required: ['title', 'body'] }, { title: 'x' })).toEqual(['body']);
@@ -131,6 +147,14 @@ describe('buildResume', () => {
     expect(rej.ok).toBe(true);
   });
 
+  it('refuses approving arguments the tool schema rejects, naming the field', () => {
+    const res = buildResume([a], { int_1: { decision: 'approve', argsText: '{"title":"ok","labels":"bug"}', feedback: '' } }, Date.now());
+    expect(res).toEqual({ ok: false, error: 'Arguments of “Create issue”: labels: must be a list' });
+    const unknown = buildResume([a], { int_1: { decision: 'approve', argsText: '{"title":"ok","due":"friday"}', feedback: '' } }, Date.now());
+    expect(unknown.ok).toBe(false);
+    if (!unknown.ok) expect(unknown.error).toContain('due: is not an argument of this tool');
+  });
+
   it('refuses a batch in which a request expired', () => {
     const expired: ApprovalRequest = { ...a, expiresAt: past };
     const res = buildResume([expired], { int_1: { ...initialDraft(a), decision: 'approve' } }, Date.now());
@@ -147,5 +171,18 @@ describe('cardState', () => {
     expect(cardState({ ...a, expiresAt: past }, {}, Date.now(), true)).toEqual({ kind: 'expired' });
     expect(cardState(a, {}, Date.now(), true)).toEqual({ kind: 'open' });
     expect(cardState(a, {}, Date.now(), false)).toEqual({ kind: 'unanswered' });
+  });
+  it('read-only, an open request of the last run is waiting; an expired one is expired', () => {
+    expect(cardState(a, {}, Date.now(), false, true)).toEqual({ kind: 'waiting' });
+    expect(cardState({ ...a, expiresAt: past }, {}, Date.now(), false, true)).toEqual({ kind: 'expired' });
+  });
+});
+
+describe('DraftAnswerSchema', () => {
+  it('accepts a stored draft and rejects junk', () => {
+    expect(DraftAnswerSchema.safeParse({ decision: 'approve', argsText: '{}', feedback: '' }).success).toBe(true);
+    expect(DraftAnswerSchema.safeParse({ decision: null, argsText: '{}', feedback: 'x' }).success).toBe(true);
+    expect(DraftAnswerSchema.safeParse({ decision: 'maybe', argsText: '{}', feedback: '' }).success).toBe(false);
+    expect(DraftAnswerSchema.safeParse({ decision: 'approve' }).success).toBe(false);
   });
 });

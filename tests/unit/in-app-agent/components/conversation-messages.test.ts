@@ -73,11 +73,26 @@ describe('ConversationMessages', () => {
     expect(html).toMatch(/data-testid="tool-card"[^>]*data-status="awaiting-approval"/);
   });
 
-  it('read-only (review) shows the same card as not answered, without controls', () => {
+  it('read-only (review) shows an open request as waiting for the user, without controls; expired once expired', () => {
     const html = render(interruptedRun());
-    expect(html).toContain('data-state="unanswered"');
+    expect(html).toContain('data-state="waiting"');
+    expect(html).toContain('Open (waiting for the user)');
+    expect(html).not.toContain('Not answered');
     expect(html).not.toContain('data-testid="approval-args"');
     expect(html).not.toContain('data-testid="approval-submit"');
+    const expired = render(interruptedRun(new Date(Date.now() - 1000).toISOString()));
+    expect(expired).toContain('data-state="expired"');
+    expect(expired).not.toContain('waiting for the user');
+  });
+
+  it('an older request the user left for a new message shows as not answered', () => {
+    const html = render([
+      ...interruptedRun(),
+      ...userTurn('run_2', 'u2', 'never mind'),
+      { type: 'RUN_FINISHED', threadId: T, runId: 'run_2', outcome: { type: 'success' } },
+    ]);
+    expect(html).toContain('data-state="unanswered"');
+    expect(html).toContain('Not answered');
   });
 
   it('keeps decided and expired cards in history with their outcome', () => {
@@ -118,11 +133,41 @@ describe('ConversationMessages', () => {
       );
     const edited = approved(true);
     expect(edited).toContain('Approved with edited arguments');
+    // Decisions recorded before the executed arguments were carried still read well.
     expect(edited).toMatch(/data-testid="tool-card"[^>]*data-edited="true"/);
     expect(edited).toContain('Ran with the arguments you edited (see Result).');
     const plain = approved(false);
     expect(plain).not.toContain('data-edited="true"');
     expect(plain).not.toContain('Ran with the arguments you edited');
+  });
+
+  it('shows the arguments a call actually ran with, and the diff against the proposal when edited', () => {
+    const ran = (value: Record<string, unknown>) =>
+      render(
+        [
+          ...interruptedRun(),
+          { type: 'RUN_STARTED', threadId: T, runId: 'run_2' },
+          { type: 'CUSTOM', name: CUSTOM_EVENTS.approvalDecided, value: { toolCallId: 'call_1', decision: 'approved', ...value } },
+          { type: 'TOOL_CALL_RESULT', messageId: 't1', toolCallId: 'call_1', content: '{"number":11}', role: 'tool' },
+          { type: 'RUN_FINISHED', threadId: T, runId: 'run_2', outcome: { type: 'success' } },
+        ],
+        { approvals },
+      );
+    const edited = ran({ edited: true, args: { title: 'Panel test edited', priority: 'HIGH' } });
+    expect(edited).toContain('data-testid="approval-ran-with"');
+    expect(edited).toContain('&quot;title&quot;: &quot;Panel test edited&quot;');
+    expect(edited).toContain('data-testid="approval-ran-diff"');
+    expect(edited).toMatch(/<code>priority<\/code>:\s*added “HIGH”/);
+    expect(edited).toMatch(/data-testid="tool-card-ran-with"[^>]*>Ran with: title: “Panel test edited”, priority: “HIGH”/);
+    // The proposal shows struck through on the tool card, labelled for screen readers.
+    expect(edited).toContain('Proposed: </span>title: “Panel test”');
+    expect(edited).not.toContain('Ran with the arguments you edited');
+
+    const same = ran({ edited: false, args: { title: 'Panel test' } });
+    expect(same).toContain('data-testid="approval-ran-with"');
+    expect(same).not.toContain('data-testid="approval-ran-diff"');
+    expect(same).toContain('Ran with: title: “Panel test”');
+    expect(same).not.toContain('Proposed: </span>');
   });
 
   it('offers feedback only on completed assistant messages and shows the stored choice', () => {

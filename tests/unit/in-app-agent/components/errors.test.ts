@@ -11,6 +11,10 @@ describe('describeError', () => {
   it('keeps the server detail where it tells the user something new', () => {
     expect(describeError('TOOL_ERROR', 'list_issues: timeout').message).toBe('A tool failed while answering. (list_issues: timeout)');
     expect(describeError('RATE_LIMITED', 'Too many requests. Try again in 12 s.').message).toBe('Too many requests. Try again in 12 s.');
+    // The same sentence made more precise is said once, in its precise form.
+    expect(describeError('INTERRUPT_INVALID_ARGS', 'The edited arguments are not valid for create_issue.').message).toBe(
+      'The edited arguments are not valid for create_issue.',
+    );
   });
 
   it('falls back to the server message for unknown codes and marks refusals not retryable', () => {

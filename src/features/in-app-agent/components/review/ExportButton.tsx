@@ -1,39 +1,15 @@
 'use client';
-import { useState } from 'react';
-import { useTRPCClient } from '@/lib/trpc/client';
 
-/** Downloads the conversation's review export (replay, feedback, audit, approvals, runs) as JSON. */
-export function ExportButton({ projectId, conversationId }: { projectId: string; conversationId: string }) {
-  const client = useTRPCClient();
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+/** The review page's "Export JSON" button. Prop-driven: the export itself is the controller's. */
+export function ExportButton({ busy, error, onExport }: { busy: boolean; error: string | null; onExport: () => void }) {
   return (
     <span className="inline-flex items-center gap-2">
       <button
         type="button"
         data-testid="review-export"
         disabled={busy}
-        onClick={async () => {
-          setBusy(true);
-          setError(null);
-          try {
-            const data = await client.agent.review.export.query({ projectId, conversationId });
-            const blob = new Blob([JSON.stringify(data, null, 2)], { type: 'application/json' });
-            const url = URL.createObjectURL(blob);
-            const a = document.createElement('a');
-            a.href = url;
-            a.download = `conversation-${conversationId}.json`;
-            document.body.appendChild(a);
-            a.click();
-            a.remove();
-            window.setTimeout(() => URL.revokeObjectURL(url), 1000);
-          } catch (err) {
-            setError(err instanceof Error ? err.message : 'Export failed.');
-          } finally {
-            setBusy(false);
-          }
-        }}
-        className="rounded-md border border-slate-400 px-3 py-1 text-sm font-medium disabled:opacity-50"
+        onClick={onExport}
+        className="rounded-md border border-slate-400 px-3 py-1 text-sm font-medium hover:bg-slate-100 disabled:opacity-50 dark:border-slate-500 dark:hover:bg-slate-800"
       >
         {busy ? 'Exporting…' : 'Export JSON'}
       </button>

@@ -3,7 +3,7 @@
  * outcome, feedback, approvals and tool calls. Prop-driven, no hooks: renders on the server.
  */
 import Link from 'next/link';
-import { ThumbDownIcon, ThumbUpIcon } from '../icons';
+import { ThumbDownIcon, ThumbUpIcon, TrashIcon } from '../icons';
 
 export type ReviewFilter = 'all' | 'negative' | 'failed' | 'approvals';
 
@@ -17,6 +17,8 @@ export interface ReviewRow {
   positiveFeedback: number;
   approvals: number;
   toolCalls: number;
+  /** The user deleted it from their history (the review keeps it). */
+  deleted?: boolean;
 }
 
 export const REVIEW_FILTERS: Array<{ value: ReviewFilter; label: string }> = [
@@ -92,11 +94,25 @@ export function ReviewTable({ rows, basePath }: { rows: ReviewRow[]; basePath: s
           {rows.map((r) => {
             const t = fmt(r.updatedAt);
             return (
-              <tr key={r.id} className="border-b border-slate-200 align-top dark:border-slate-800" data-testid="review-row" data-conversation-id={r.id}>
+              <tr
+                key={r.id}
+                className="border-b border-slate-200 align-top dark:border-slate-800"
+                data-testid="review-row"
+                data-conversation-id={r.id}
+                data-deleted={r.deleted === true ? 'true' : undefined}
+              >
                 <td className="py-2 pr-3">
                   <Link href={`${basePath}/${encodeURIComponent(r.id)}`} className="font-medium text-blue-700 underline dark:text-blue-300">
                     {r.title || 'Untitled conversation'}
                   </Link>
+                  {r.deleted === true ? (
+                    <span
+                      data-testid="review-deleted"
+                      className="ml-2 inline-block rounded border border-slate-400 px-1.5 text-xs text-slate-700 dark:border-slate-500 dark:text-slate-300"
+                    >
+                      <TrashIcon /> deleted by user
+                    </span>
+                  ) : null}
                 </td>
                 <td className="py-2 pr-3">
                   {r.user.name || r.user.email}

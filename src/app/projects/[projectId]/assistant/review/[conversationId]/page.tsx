@@ -3,7 +3,7 @@ import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { ConversationMessages } from '@/features/in-app-agent/components/ConversationMessages';
 import { AuditTrail } from '@/features/in-app-agent/components/review/AuditTrail';
-import { ExportButton } from '@/features/in-app-agent/components/review/ExportButton';
+import { ReviewExport } from '@/features/in-app-agent/components/review/ReviewExport';
 import { RunOutcome } from '@/features/in-app-agent/components/review/ReviewTable';
 import { isNotFound, reviewGate } from '../access';
 import { NotAllowed } from '@/features/tracker/components/ui';
@@ -48,7 +48,7 @@ export default async function AssistantReviewConversationPage({ params }: { para
             {data.conversation.deletedAt ? ' · deleted by the user' : ''}
           </p>
         </div>
-        <ExportButton projectId={projectId} conversationId={conversationId} />
+        <ReviewExport projectId={projectId} conversationId={conversationId} />
       </div>
       <div className="grid gap-6 lg:grid-cols-[minmax(0,3fr)_minmax(0,2fr)]">
         <section aria-label="Conversation (read-only)" className="rounded-lg border border-slate-200 p-3 dark:border-slate-800">
