@@ -119,6 +119,8 @@ describe('approvals', () => {
       metadata: { toolName: 'create_issue', args: { title: 'Approve me' }, approvalReason: 'mutating' },
     });
     expect(interrupt!.metadata.argsFingerprint).toMatch(/^[0-9a-f]{64}$/);
+    // The tool's input schema travels with the request, so the approval card can check edits.
+    expect(interrupt!.metadata.inputSchema).toMatchObject({ type: 'object', required: expect.arrayContaining(['title']), properties: { title: { type: 'string' } } });
     expect(Date.parse(interrupt!.expiresAt)).toBeGreaterThan(Date.now());
     expect(interrupt!.responseSchema).toMatchObject({ required: ['approved'] });
     expect(first.events.some((e) => e.type === 'TOOL_CALL_RESULT')).toBe(false);

@@ -3,9 +3,11 @@
  * RBAC-filtered), local tools, approval gates and the data-flow guard, with history trimmed to
  * the context budget. Mastra's stream chunks are normalized into AG-UI events here.
  */
+import { setMaxListeners } from 'node:events';
 import { Agent } from '@mastra/core/agent';
 import { createTool } from '@mastra/core/tools';
 import { MCPClient } from '@mastra/mcp';
+import { toolInputJsonSchema, type McpToolName } from '@/features/mcp/registry';
 import { z } from 'zod';
 import type { PrismaClient } from '@/generated/prisma/client';
 import { newId } from '@/server/ids';
@@ -293,7 +295,7 @@ async function buildTools(ctx: RunContext, state: { taint: Taint }, spans: Model
         spans.responseDone();
         const toolCallId = callIdOf(c);
         const args = (input ?? {}) as Record<string, unknown>;
-        const held = gate(name, args, toolCallId, jsonSchemaOf(t.inputSchema));
+        const held = gate(name, args, toolCallId, toolInputJsonSchema(name as McpToolName));
         if (held) return held;
         return run(name, toolCallId, async () => normalizeMcpResult(await t.execute!(args, c)));
       },
@@ -324,16 +326,6 @@ async function buildTools(ctx: RunContext, state: { taint: Taint }, spans: Model
   );
 
   return { tools, pending, inflight, close: connection.close };
-}
-
-function jsonSchemaOf(schema: unknown): Record<string, unknown> | undefined {
-  try {
-    const s = schema as { toJSONSchema?: () => Record<string, unknown>; _def?: unknown } | undefined;
-    if (s && typeof s.toJSONSchema === 'function') return s.toJSONSchema();
-  } catch {
-    /* best effort */
-  }
-  return undefined;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -477,6 +469,8 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
   // The model stream stops on client disconnect and on an idle timeout.
   const idle = new AbortController();
   const modelSignal = AbortSignal.any([ctx.signal, idle.signal]);
+  // Every step of the model call listens on it: not a leak.
+  setMaxListeners(0, modelSignal, idle.signal);
   let timedOut = false;
   let watchdog: NodeJS.Timeout | undefined;
   let runtime: ToolRuntime | undefined;
