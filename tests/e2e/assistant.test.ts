@@ -8,6 +8,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE_URL, login, newPage, openBrowser, shot } from './browser';
+import { DEMO_OLLAMA_COMMAND } from '@/features/in-app-agent/server/demo-model';
 
 const PANEL = '[data-testid="assistant-panel"]';
 const MESSAGES = `${PANEL} [data-testid="assistant-message"]`;
@@ -352,25 +353,20 @@ describe('assistant panel', () => {
 
   it('copies a code block of an answer with its Copy button', async () => {
     await owner.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: BASE_URL });
-    await ask(owner, 'close issue 2');
-    const card = owner.locator(`${PANEL} [data-testid="approval-card"][data-tool="close_issue"][data-state="open"]`);
-    await card.waitFor();
-    // The note comes back in the answer, where markdown turns its fenced part into a code block.
-    await card.getByTestId('approval-feedback').fill('Run this first:\n\n```\nnpm run db:seed\n```\n\nThanks');
-    await card.getByTestId('approval-reject').click();
-    await owner.locator(`${PANEL} [data-testid="approval-submit"]`).click();
+    // Anything the demo model does not understand gets its help, with a ready-to-copy start command.
+    await ask(owner, 'what can you do?');
     await waitIdle(owner);
     const answer = owner.locator(ASSISTANT).last();
     const code = answer.locator('.assistant-markdown pre');
     await code.waitFor();
-    expect(((await code.textContent()) ?? '').trim()).toBe('npm run db:seed');
+    expect(((await code.textContent()) ?? '').trim()).toBe(DEMO_OLLAMA_COMMAND);
     const copy = answer.getByTestId('code-copy');
     await copy.click();
     await owner.waitForFunction(() => {
       const all = document.querySelectorAll('[data-testid="assistant-panel"] [data-testid="code-copy"]');
       return all[all.length - 1]?.textContent?.startsWith('Copied');
     });
-    expect(await owner.evaluate(() => navigator.clipboard.readText())).toBe('npm run db:seed');
+    expect(await owner.evaluate(() => navigator.clipboard.readText())).toBe(DEMO_OLLAMA_COMMAND);
   });
 
   it('stops a long answer midway, keeps the partial text, then shows what the server kept', async () => {

@@ -137,6 +137,7 @@ describe('demo model (default without credentials)', () => {
     expect(textOf(list.events)).toContain('Payment page crashes');
     const other = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('what is the meaning of life?'));
     expect(textOf(other.events)).toContain('demo model');
+    expect(textOf(other.events)).toContain('OPENAI_COMPATIBLE_BASE_URL=http://127.0.0.1:11434/v1');
     expect(textOf(other.events)).toContain('AGENT_MODEL_PROVIDER');
   });
 });

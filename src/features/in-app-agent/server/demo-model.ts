@@ -52,11 +52,19 @@ export interface DemoModelOptions {
 
 type Plan = { kind: 'text'; text: string; slow?: boolean } | { kind: 'tool'; tool: string; args: Record<string, unknown>; preface?: string };
 
+/** The start command the demo model's help shows for a local Ollama (one line, ready to copy). */
+export const DEMO_OLLAMA_COMMAND =
+  'AGENT_MODEL_PROVIDER=openai-compatible OPENAI_COMPATIBLE_BASE_URL=http://127.0.0.1:11434/v1 OPENAI_COMPATIBLE_MODEL=llama3.1 npm run dev';
+
 const HELP =
   "I'm the **demo model**: I run offline and understand a few requests about this project's issues. Try:\n\n" +
   '- "list open issues"\n- "summarize issue 1"\n- "summarize the project"\n- "create an issue titled Fix the login page"\n- "close issue 2"\n- "go to issue 1"\n\n' +
   'To use a real model, set `AGENT_MODEL_PROVIDER=bedrock` (with `AWS_REGION` and credentials) or ' +
-  '`AGENT_MODEL_PROVIDER=openai-compatible` with `OPENAI_COMPATIBLE_BASE_URL` and `OPENAI_COMPATIBLE_MODEL` (Ollama, vLLM, LM Studio, OpenAI). See the README.';
+  '`AGENT_MODEL_PROVIDER=openai-compatible` with `OPENAI_COMPATIBLE_BASE_URL` and `OPENAI_COMPATIBLE_MODEL` (Ollama, vLLM, LM Studio, OpenAI). ' +
+  'For example, with a local Ollama:\n\n' +
+  '```bash\n' +
+  DEMO_OLLAMA_COMMAND +
+  '\n```\n\nSee the README.';
 
 const LONG_ANSWER = Array.from(
   { length: 12 },
