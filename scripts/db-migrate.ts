@@ -3,18 +3,10 @@
  * DATABASE_URL is set, the embedded PGlite otherwise) and reports what it applied. Nothing else:
  * no demo data is seeded here (`npm run db:seed` does that).
  */
-import { migrate, openDatabase } from '@/server/db';
-import { env } from '@/server/env';
+import { migrate } from '@/server/db';
+import { openConfiguredDatabase } from './configured-db';
 
-let e: ReturnType<typeof env>;
-try {
-  e = env();
-} catch (err) {
-  process.stderr.write(`${(err as Error).message}\n`);
-  process.exit(1);
-}
-
-const db = openDatabase({ databaseUrl: e.DATABASE_URL, pgliteDir: e.PGLITE_DIR });
+const { db } = openConfiguredDatabase();
 try {
   const applied = await migrate(db);
   console.log(JSON.stringify({ database: db.kind, applied, appliedNow: applied.length, status: 'up to date' }));

@@ -3,19 +3,11 @@
  * role, labels, issues, comments) in one transaction. Running it again adds nothing. The demo
  * accounts share a published password: for local use only.
  */
-import { migrate, openDatabase } from '@/server/db';
-import { env } from '@/server/env';
+import { migrate } from '@/server/db';
+import { openConfiguredDatabase } from './configured-db';
 import { DEMO_PASSWORD, DEMO_USERS, seedDemo } from '@/server/seed';
 
-let e: ReturnType<typeof env>;
-try {
-  e = env();
-} catch (err) {
-  process.stderr.write(`${(err as Error).message}\n`);
-  process.exit(1);
-}
-
-const db = openDatabase({ databaseUrl: e.DATABASE_URL, pgliteDir: e.PGLITE_DIR });
+const { db } = openConfiguredDatabase();
 try {
   await migrate(db);
   const { projectId } = await seedDemo(db.prisma);

@@ -11,23 +11,15 @@
  * accident). With `--json` the last stdout line is a JSON summary for the calling script; it carries
  * the demo credentials only when they are meant to be used (see `demo` below).
  */
-import { env } from '@/server/env';
-import { migrate, openDatabase } from '@/server/db';
+import { migrate } from '@/server/db';
+import { openConfiguredDatabase } from './configured-db';
 import { DEMO_PASSWORD, DEMO_PROJECT_SLUG, DEMO_USERS, seedIfEmpty } from '@/server/seed';
 
 const json = process.argv.includes('--json');
-let e: ReturnType<typeof env>;
-try {
-  e = env();
-} catch (err) {
-  // The validation message names every offending variable; a stack trace adds nothing.
-  process.stderr.write(`${(err as Error).message}\n`);
-  process.exit(1);
-}
+const { env: e, db } = openConfiguredDatabase();
 const explicitSeed = ['1', 'true'].includes((process.env.AUTO_SEED ?? '').trim());
 
 const started = Date.now();
-const db = openDatabase({ databaseUrl: e.DATABASE_URL, pgliteDir: e.PGLITE_DIR });
 try {
   const applied = await migrate(db);
   // env() already turns AUTO_SEED off in production unless it is explicit.

@@ -1,5 +1,6 @@
 // Talks to the agent route over real HTTP and parses the AG-UI SSE stream it answers with.
 import { AgentEventSchema, type AgentEvent } from '@/features/in-app-agent/schema';
+import { resetEnvCache } from '@/server/env';
 
 export interface AgentResponse {
   status: number;
@@ -99,4 +100,20 @@ export function textOf(events: AgentEvent[], role: 'assistant' | 'user' = 'assis
     .filter((e): e is Extract<AgentEvent, { type: 'TEXT_MESSAGE_CONTENT' }> => e.type === 'TEXT_MESSAGE_CONTENT' && ids.has(e.messageId))
     .map((e) => e.delta)
     .join('');
+}
+
+/**
+ * Points the app at a scripted OpenAI-compatible model server (no retries, no rate limit in the
+ * way) plus any `extra` settings, and drops the cached environment so the next request sees them.
+ */
+export function useScriptedModelEnv(modelUrl: string, extra: Record<string, string> = {}): void {
+  Object.assign(process.env, {
+    AGENT_MODEL_PROVIDER: 'openai-compatible',
+    OPENAI_COMPATIBLE_BASE_URL: modelUrl,
+    OPENAI_COMPATIBLE_MODEL: 'scripted-model',
+    AGENT_MODEL_MAX_RETRIES: '0',
+    AGENT_RATE_LIMIT_PER_MINUTE: '1000',
+    ...extra,
+  });
+  resetEnvCache();
 }

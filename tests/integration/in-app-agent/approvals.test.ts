@@ -8,9 +8,8 @@ import type { AgentEvent, ToolApprovalInterrupt } from '@/features/in-app-agent/
 import { createAgentHandler } from '@/features/in-app-agent/server/handler';
 import { consumeResume, ResumeError } from '@/features/in-app-agent/server/human-in-the-loop';
 import { getPrisma } from '@/server/db';
-import { resetEnvCache } from '@/server/env';
 import { newId } from '@/server/ids';
-import { postAgent, textOf, types, userMessageBody, type AgentResponse } from '../../helpers/agent';
+import { postAgent, textOf, types, userMessageBody, type AgentResponse, useScriptedModelEnv } from '../../helpers/agent';
 import { startFakeOpenAI, type FakeServer, type ScriptedTurn } from '../../helpers/fake-models';
 import { createIssue, createProject, type TestProject, type TestUser } from '../../helpers/fixtures';
 import { startTestServer, type TestServer } from '../../helpers/http';
@@ -39,14 +38,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
   webhook = { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}/hook`, received, close: () => new Promise((r) => (s.closeAllConnections(), s.close(() => r()))) };
-  Object.assign(process.env, {
-    AGENT_MODEL_PROVIDER: 'openai-compatible',
-    OPENAI_COMPATIBLE_BASE_URL: model.url,
-    OPENAI_COMPATIBLE_MODEL: 'scripted-model',
-    AGENT_MODEL_MAX_RETRIES: '0',
-    AGENT_RATE_LIMIT_PER_MINUTE: '1000',
-  });
-  resetEnvCache();
+  useScriptedModelEnv(model.url);
   project = await createProject('Approvals');
   const prisma = await getPrisma();
   await prisma.project.update({ where: { id: project.id }, data: { webhookUrl: webhook.url } });

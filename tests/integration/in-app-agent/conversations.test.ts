@@ -3,9 +3,8 @@
 // the project review list (deleted conversations flagged, tool calls counted as replay shows them).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getPrisma } from '@/server/db';
-import { resetEnvCache } from '@/server/env';
 import { newId } from '@/server/ids';
-import { postAgent, userMessageBody } from '../../helpers/agent';
+import { postAgent, userMessageBody, useScriptedModelEnv } from '../../helpers/agent';
 import { startFakeOpenAI, type FakeServer, type ScriptedTurn } from '../../helpers/fake-models';
 import { createIssue, createProject, type TestProject } from '../../helpers/fixtures';
 import { startTestServer, type TestServer } from '../../helpers/http';
@@ -22,14 +21,7 @@ const script = (...t: ScriptedTurn[]) => {
 
 beforeAll(async () => {
   model = await startFakeOpenAI((_b, i) => turns[i] ?? { text: ['(no more turns)'] });
-  Object.assign(process.env, {
-    AGENT_MODEL_PROVIDER: 'openai-compatible',
-    OPENAI_COMPATIBLE_BASE_URL: model.url,
-    OPENAI_COMPATIBLE_MODEL: 'scripted-model',
-    AGENT_MODEL_MAX_RETRIES: '0',
-    AGENT_RATE_LIMIT_PER_MINUTE: '1000',
-  });
-  resetEnvCache();
+  useScriptedModelEnv(model.url);
   server = await startTestServer();
   project = await createProject('Conversations');
   await createIssue(project.id, { title: 'Existing issue' });

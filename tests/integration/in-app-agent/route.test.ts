@@ -4,9 +4,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { foldEvents, emptyView } from '@/features/in-app-agent/fold';
 import { replayConversation } from '@/features/in-app-agent/server/persistence';
 import { getPrisma } from '@/server/db';
-import { resetEnvCache } from '@/server/env';
 import { newId } from '@/server/ids';
-import { postAgent, streamAgent, textOf, types, userMessageBody } from '../../helpers/agent';
+import { postAgent, streamAgent, textOf, types, userMessageBody, useScriptedModelEnv } from '../../helpers/agent';
 import { startFakeOpenAI, type FakeServer, type ScriptedTurn } from '../../helpers/fake-models';
 import { startMcpProxy, type McpProxy } from '../../helpers/mcp-proxy';
 import { createIssue, createProject, createUser, type TestProject } from '../../helpers/fixtures';
@@ -24,15 +23,7 @@ beforeAll(async () => {
   server = await startTestServer();
   model = await startFakeOpenAI((_body, i) => turns[i] ?? { text: ['(no more turns)'] });
   proxy = await startMcpProxy(() => server.url);
-  Object.assign(process.env, {
-    AGENT_MODEL_PROVIDER: 'openai-compatible',
-    OPENAI_COMPATIBLE_BASE_URL: model.url,
-    OPENAI_COMPATIBLE_MODEL: 'scripted-model',
-    AGENT_MODEL_MAX_RETRIES: '0',
-    AGENT_MCP_URL: proxy.url,
-    AGENT_RUN_STALE_SECONDS: '30',
-  });
-  resetEnvCache();
+  useScriptedModelEnv(model.url, { AGENT_MCP_URL: proxy.url, AGENT_RUN_STALE_SECONDS: '30' });
   project = await createProject('Agent');
   other = await createProject('Other');
   await createIssue(project.id, { title: 'Login button broken', body: 'Clicking does nothing.' });

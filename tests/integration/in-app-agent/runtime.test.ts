@@ -9,9 +9,8 @@ import type { AgentEvent } from '@/features/in-app-agent/schema';
 import { createAgentHandler, resolveMcpUrl } from '@/features/in-app-agent/server/handler';
 import { mintAgentKey } from '@/server/api-keys';
 import { getPrisma } from '@/server/db';
-import { resetEnvCache } from '@/server/env';
 import { newId } from '@/server/ids';
-import { agentUrl, parseSse, postAgent, textOf, types, userMessageBody } from '../../helpers/agent';
+import { agentUrl, parseSse, postAgent, textOf, types, userMessageBody, useScriptedModelEnv } from '../../helpers/agent';
 import { startFakeOpenAI, type FakeServer, type ScriptedTurn } from '../../helpers/fake-models';
 import { createIssue, createProject, type TestProject, type TestUser } from '../../helpers/fixtures';
 import { startMcpProxy, type McpProxy } from '../../helpers/mcp-proxy';
@@ -43,14 +42,7 @@ async function expectReplayEqualsStream(user: TestUser, baseUrl: string, threadI
 beforeAll(async () => {
   model = await startFakeOpenAI((_b, i) => turns[i] ?? { text: ['(no more turns)'] });
   for (const k of ['AGENT_MCP_URL', 'NEXTAUTH_URL']) delete process.env[k];
-  Object.assign(process.env, {
-    AGENT_MODEL_PROVIDER: 'openai-compatible',
-    OPENAI_COMPATIBLE_BASE_URL: model.url,
-    OPENAI_COMPATIBLE_MODEL: 'scripted-model',
-    AGENT_MODEL_MAX_RETRIES: '0',
-    AGENT_RATE_LIMIT_PER_MINUTE: '1000',
-  });
-  resetEnvCache();
+  useScriptedModelEnv(model.url);
   server = await startTestServer();
   proxy = await startMcpProxy(() => server.url);
   // A handler tuned for fast tests: short heartbeat, a key that would expire within a run without
