@@ -7,6 +7,7 @@
 import { TRPCError } from '@trpc/server';
 import {
   addComment,
+  COMMENT_SELECT,
   assignIssue,
   closeIssue,
   createIssue,
@@ -15,6 +16,7 @@ import {
   listIssues,
   projectSummary,
   searchIssues,
+  toIssueComment,
   updateIssue,
   type Actor,
   type IssueComment,
@@ -146,23 +148,14 @@ const HANDLERS: Handlers = {
         comments: {
           orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
           take: MAX_COMMENTS,
-          select: { id: true, body: true, createdAt: true, externalAuthor: true, author: { select: { id: true, name: true } } },
+          select: COMMENT_SELECT,
         },
       },
     });
     if (!row) throw new ToolFailure('ISSUE_NOT_FOUND', `Issue #${input.number} not found.`);
     const body = cap(row.body);
     const labels = row.labels.map((l) => l.label).sort((a, b) => a.name.localeCompare(b.name));
-    const comments = row.comments.reverse().map((c) =>
-      commentRow({
-        id: c.id,
-        body: c.body,
-        createdAt: c.createdAt,
-        external: c.author === null,
-        authorName: c.author?.name ?? c.externalAuthor ?? 'Unknown',
-        author: c.author,
-      }),
-    );
+    const comments = row.comments.reverse().map((c) => commentRow(toIssueComment(c)));
     const total = row._count.comments;
     return {
       issue: {

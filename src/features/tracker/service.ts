@@ -371,6 +371,27 @@ export interface IssueComment {
   author: { id: string; name: string } | null;
 }
 
+/** The columns a comment is read with (for `toIssueComment`). */
+export const COMMENT_SELECT = {
+  id: true,
+  body: true,
+  createdAt: true,
+  externalAuthor: true,
+  author: { select: { id: true, name: true } },
+} as const satisfies Prisma.CommentSelect;
+
+/** A stored comment as the product shows it: a comment without a member author is external. */
+export function toIssueComment(c: Prisma.CommentGetPayload<{ select: typeof COMMENT_SELECT }>): IssueComment {
+  return {
+    id: c.id,
+    body: c.body,
+    createdAt: c.createdAt,
+    external: c.author === null,
+    authorName: c.author?.name ?? c.externalAuthor ?? 'Unknown',
+    author: c.author,
+  };
+}
+
 export interface IssueDetail extends IssueSummary {
   body: string;
   reporter: { id: string; name: string; email: string } | null;
@@ -387,7 +408,7 @@ export async function getIssue(prisma: PrismaClient, projectId: string, raw: Get
       reporter: { select: { id: true, name: true, email: true } },
       comments: {
         orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-        select: { id: true, body: true, createdAt: true, externalAuthor: true, author: { select: { id: true, name: true } } },
+        select: COMMENT_SELECT,
       },
     },
   });
@@ -396,17 +417,7 @@ export async function getIssue(prisma: PrismaClient, projectId: string, raw: Get
     ...toSummary(row),
     body: row.body,
     reporter: row.reporter,
-    comments: row.comments.map((c) => {
-      const external = c.author === null;
-      return {
-        id: c.id,
-        body: c.body,
-        createdAt: c.createdAt,
-        external,
-        authorName: c.author?.name ?? c.externalAuthor ?? 'Unknown',
-        author: c.author,
-      };
-    }),
+    comments: row.comments.map(toIssueComment),
   };
 }
 
@@ -560,18 +571,11 @@ export async function addComment(prisma: PrismaClient, projectId: string, raw: A
       externalAuthor: actor.userId ? null : (actor.displayName ?? 'API client').slice(0, 100),
       body: input.body,
     },
-    select: { id: true, body: true, createdAt: true, externalAuthor: true, author: { select: { id: true, name: true } } },
+    select: COMMENT_SELECT,
   });
   // Touch the issue so "recently updated" reflects activity.
   await prisma.issue.update({ where: { id: issue.id }, data: { updatedAt: new Date() } });
-  return {
-    id: c.id,
-    body: c.body,
-    createdAt: c.createdAt,
-    external: c.author === null,
-    authorName: c.author?.name ?? c.externalAuthor ?? 'Unknown',
-    author: c.author,
-  };
+  return toIssueComment(c);
 }
 
 // ---------------------------------------------------------------------------------------------
