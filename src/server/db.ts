@@ -64,6 +64,9 @@ function pgSession(client: pg.ClientBase): SqlSession {
 export function openDatabase(opts: OpenOptions): Database {
   if (opts.databaseUrl) {
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    // An idle connection the server ends (restart, failover, an administrator) is dropped from the
+    // pool and replaced on the next query; without a listener it would crash the process.
+    pool.on('error', (err) => console.error(`[db] an idle PostgreSQL connection was closed: ${err.message}`));
     const prisma = countQueries(new PrismaClient({ adapter: new PrismaPg(pool), ...clientOptions() }));
     return {
       kind: 'postgres',

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll } from 'vitest';
+import { stopStaleSweep } from '@/features/in-app-agent/server/persistence';
 import { closeDb } from '@/server/db';
 
 const adminUrl = process.env.TEST_DATABASE_URL;
@@ -24,6 +25,8 @@ if (adminUrl) {
 process.env.AUTO_SEED = '0';
 
 afterAll(async () => {
+  // The assistant's periodic sweep would reopen the database after it is closed.
+  stopStaleSweep();
   await closeDb();
   if (adminUrl && dbName) {
     const admin = new pg.Client({ connectionString: adminUrl });

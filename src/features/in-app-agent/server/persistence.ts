@@ -110,6 +110,13 @@ export function startStaleSweep(getPrisma: () => Promise<PrismaClient>, staleSec
   g.__inAppAgentSweep.unref();
 }
 
+/** Stops the periodic stale-run sweep (before the database is closed: scripts, tests). */
+export function stopStaleSweep(): void {
+  const g = globalThis as { __inAppAgentSweep?: NodeJS.Timeout };
+  if (g.__inAppAgentSweep) clearInterval(g.__inAppAgentSweep);
+  g.__inAppAgentSweep = undefined;
+}
+
 /** Creates the run; the partial unique index turns a concurrent second run into RunConflictError. */
 export async function createRun(
   prisma: PrismaClient,
