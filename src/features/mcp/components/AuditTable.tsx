@@ -37,8 +37,37 @@ function fmt(d: Date | string): { text: string; iso: string } {
 }
 
 /** A choice that is not among the offered options (e.g. from a shared link) stays selectable. */
-function withCurrent<T extends { value: string }>(options: T[], current: string | undefined, make: (v: string) => T): T[] {
-  return current && !options.some((o) => o.value === current) ? [...options, make(current)] : options;
+function withCurrent(options: FilterOption[], current: string | undefined): FilterOption[] {
+  return current && !options.some((o) => o.value === current) ? [...options, { value: current, label: current }] : options;
+}
+
+type FilterOption = { value: string; label: string };
+
+const STATUS_OPTIONS: FilterOption[] = [
+  { value: 'OK', label: 'OK' },
+  { value: 'ERROR', label: 'Error' },
+  { value: 'DENIED', label: 'Denied' },
+];
+const CALLER_OPTIONS: FilterOption[] = [
+  { value: 'PROJECT', label: 'Project keys' },
+  { value: 'IN_APP_AGENT', label: 'Assistant' },
+];
+
+/** One labelled filter: "any" first, then the options; the current value is preselected. */
+function FilterSelect(props: { label: string; name: string; value: string | undefined; anyLabel: string; options: readonly FilterOption[] }) {
+  return (
+    <label className="flex flex-col gap-1 text-sm">
+      <span>{props.label}</span>
+      <select name={props.name} defaultValue={props.value ?? ''} className={field}>
+        <option value="">{props.anyLabel}</option>
+        {props.options.map((o) => (
+          <option key={o.value} value={o.value}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
 }
 
 export function AuditFilters({
@@ -50,74 +79,20 @@ export function AuditFilters({
   facets: Pick<AuditFacets, 'tools'> & Partial<Omit<AuditFacets, 'tools'>>;
   values: AuditFilterValues;
 }) {
-  const tools = withCurrent(
-    facets.tools.map((t) => ({ value: t, label: t })),
-    values.tool,
-    (v) => ({ value: v, label: v }),
-  );
+  const tools = withCurrent(facets.tools.map((t) => ({ value: t, label: t })), values.tool);
   const keys = withCurrent(
     (facets.keys ?? []).map((k) => ({ value: k.publicKey, label: `${k.name} (${k.publicKey})${k.revoked ? ', revoked' : ''}` })),
     values.publicKey,
-    (v) => ({ value: v, label: v }),
   );
-  const users = withCurrent(
-    (facets.users ?? []).map((u) => ({ value: u.id, label: u.name })),
-    values.userId,
-    (v) => ({ value: v, label: v }),
-  );
+  const users = withCurrent((facets.users ?? []).map((u) => ({ value: u.id, label: u.name })), values.userId);
   const filtered = Object.values(values).some((v) => typeof v === 'string' && v !== '');
   return (
     <form method="get" action={basePath} className="flex flex-wrap items-end gap-3" aria-label="Filter the audit trail" data-testid="audit-filters">
-      <label className="flex flex-col gap-1 text-sm">
-        <span>Tool</span>
-        <select name="tool" defaultValue={values.tool ?? ''} className={field}>
-          <option value="">All tools</option>
-          {tools.map((t) => (
-            <option key={t.value} value={t.value}>
-              {t.label}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label className="flex flex-col gap-1 text-sm">
-        <span>Status</span>
-        <select name="status" defaultValue={values.status ?? ''} className={field}>
-          <option value="">Any status</option>
-          <option value="OK">OK</option>
-          <option value="ERROR">Error</option>
-          <option value="DENIED">Denied</option>
-        </select>
-      </label>
-      <label className="flex flex-col gap-1 text-sm">
-        <span>Caller</span>
-        <select name="keyKind" defaultValue={values.keyKind ?? ''} className={field}>
-          <option value="">Any caller</option>
-          <option value="PROJECT">Project keys</option>
-          <option value="IN_APP_AGENT">Assistant</option>
-        </select>
-      </label>
-      <label className="flex flex-col gap-1 text-sm">
-        <span>Project key</span>
-        <select name="publicKey" defaultValue={values.publicKey ?? ''} className={field}>
-          <option value="">Any key</option>
-          {keys.map((k) => (
-            <option key={k.value} value={k.value}>
-              {k.label}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label className="flex flex-col gap-1 text-sm">
-        <span>Assistant user</span>
-        <select name="userId" defaultValue={values.userId ?? ''} className={field}>
-          <option value="">Any user</option>
-          {users.map((u) => (
-            <option key={u.value} value={u.value}>
-              {u.label}
-            </option>
-          ))}
-        </select>
-      </label>
+      <FilterSelect label="Tool" name="tool" value={values.tool} anyLabel="All tools" options={tools} />
+      <FilterSelect label="Status" name="status" value={values.status} anyLabel="Any status" options={STATUS_OPTIONS} />
+      <FilterSelect label="Caller" name="keyKind" value={values.keyKind} anyLabel="Any caller" options={CALLER_OPTIONS} />
+      <FilterSelect label="Project key" name="publicKey" value={values.publicKey} anyLabel="Any key" options={keys} />
+      <FilterSelect label="Assistant user" name="userId" value={values.userId} anyLabel="Any user" options={users} />
       <label className="flex flex-col gap-1 text-sm">
         <span>Assistant run id</span>
         <input name="runId" defaultValue={values.runId ?? ''} maxLength={100} className={`${field} w-64`} placeholder="run_…" />
