@@ -74,6 +74,8 @@ export const AGENT_ERROR_CODES = [
   /** The model stream stalled (no output for LIMITS.modelIdleTimeoutMs). */
   'MODEL_TIMEOUT',
   'TOOL_ERROR',
+  /** The product's tools could not be listed within the set-up budget: the run did not go on without them. */
+  'TOOLS_UNAVAILABLE',
   'RUN_STALE',
   'INTERNAL_ERROR',
   // approvals

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emptyView, foldEvents } from '@/features/in-app-agent/fold';
 import type { AgentEvent } from '@/features/in-app-agent/schema';
-import { createAgentHandler, resolveMcpUrl } from '@/features/in-app-agent/server/handler';
+import { createAgentHandler, resolveMcpTarget } from '@/features/in-app-agent/server/handler';
 import { mintAgentKey } from '@/server/api-keys';
 import { getPrisma } from '@/server/db';
 import { newId } from '@/server/ids';
@@ -194,10 +194,10 @@ describe('local tools', () => {
 
 describe('where the run key goes', () => {
   it('picks the MCP endpoint from configuration, never from the request', () => {
-    const port = process.env.PORT;
-    expect(resolveMcpUrl({ AGENT_MCP_URL: 'https://mcp.internal/api/public/mcp', NEXTAUTH_URL: 'https://app.example.com' })).toBe('https://mcp.internal/api/public/mcp');
-    expect(resolveMcpUrl({ AGENT_MCP_URL: undefined, NEXTAUTH_URL: 'https://app.example.com/base/api/auth' })).toBe('https://app.example.com/api/public/mcp');
-    expect(resolveMcpUrl({ AGENT_MCP_URL: undefined, NEXTAUTH_URL: undefined })).toBe(`http://127.0.0.1:${port}/api/public/mcp`);
+    expect(resolveMcpTarget({ AGENT_MCP_URL: 'https://mcp.internal/api/public/mcp' })).toEqual({ url: 'https://mcp.internal/api/public/mcp' });
+    // Unset: the product's MCP handler in this process; the key never leaves it.
+    expect(resolveMcpTarget({ AGENT_MCP_URL: undefined })).toEqual({ dispatch: expect.any(Function) });
+    expect(resolveMcpTarget({ AGENT_MCP_URL: undefined }, 'http://127.0.0.1:1/mcp')).toEqual({ url: 'http://127.0.0.1:1/mcp' });
   });
 
   it('does not send the run key to a host named by a crafted Host header', async () => {

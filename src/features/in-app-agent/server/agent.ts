@@ -6,8 +6,8 @@
 import { setMaxListeners } from 'node:events';
 import { Agent } from '@mastra/core/agent';
 import { createTool } from '@mastra/core/tools';
-import { MCPClient } from '@mastra/mcp';
-import { toolInputJsonSchema, type McpToolName } from '@/features/mcp/registry';
+import { MCP_TOOLS, toolInputJsonSchema, type McpToolName } from '@/features/mcp/registry';
+import { TOOL_CALL_META_KEY } from '@/features/mcp/override';
 import { z } from 'zod';
 import type { PrismaClient } from '@/generated/prisma/client';
 import { newId } from '@/server/ids';
@@ -16,6 +16,7 @@ import { LIMITS, type AgentErrorCode } from '../constants';
 import { isErrorResult } from '../fold';
 import type { AgentEvent, ConversationView, PageContext } from '../schema';
 import { ModelCallSpans, type RunTrace } from './instrumentation';
+import { ToolsUnavailableError, type McpGateway } from './mcp-gateway';
 import { classifyModelError, type ModelHandle } from './model';
 import {
   allowedMcpToolNames,
@@ -49,9 +50,10 @@ export interface RunContext {
   history: ConversationView;
   pageContext: PageContext;
   model: ModelHandle;
-  mcp: { url: string; secret: string };
-  /** The MCP connection, when the caller started it early (it overlaps the rest of the set-up). */
-  mcpConnection?: Promise<McpConnection>;
+  /** The product's MCP server and the run's key. */
+  mcp: { gateway: McpGateway; secret: string };
+  /** The tool listing, when the caller started it early (it overlaps the rest of the set-up). */
+  listing?: Promise<ListedTools>;
   signal: AbortSignal;
   emit: (e: AgentEvent) => void;
   maxSteps: number;
@@ -183,16 +185,6 @@ export function systemPrompt(ctx: Pick<RunContext, 'projectName' | 'user' | 'rol
 // Tools
 // ------------------------------------------------------------------------------------------------
 
-function normalizeMcpResult(raw: unknown): unknown {
-  const r = raw as { structuredContent?: unknown; content?: Array<{ type: string; text?: string }>; isError?: boolean } | undefined;
-  if (r && typeof r === 'object' && ('content' in r || 'structuredContent' in r)) {
-    const text = (r.content ?? []).filter((c) => c.type === 'text').map((c) => c.text ?? '').join('\n');
-    if (r.isError) return { isError: true, error: text || 'Tool failed.' };
-    return r.structuredContent ?? parseJson(text);
-  }
-  return raw;
-}
-
 export function capResult(value: unknown): string {
   const s = JSON.stringify(value ?? null);
   if (s.length <= LIMITS.maxToolResultChars) return s;
@@ -206,55 +198,26 @@ interface ToolRuntime {
   pending: PendingCall[];
   /** Tool executions in flight (the model is not expected to produce output meanwhile). */
   inflight: { count: number };
-  close(): Promise<void>;
 }
 
-/** A fetch bound to the run: aborting the run cancels in-flight MCP requests. */
-function abortableFetch(signal: AbortSignal): typeof fetch {
-  return (input, init) => fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal });
-}
-
-/** The run's connection to the product's MCP server and the tools it lists for the run's key. */
-export interface McpConnection {
-  remote: Record<string, unknown>;
-  /** Idempotent. */
-  close(): Promise<void>;
-}
+/** The MCP tools listed for the run's key, by name. */
+export type ListedTools = Map<string, { description: string }>;
 
 /**
- * Connects to the product's MCP server with the run's key and lists its tools. Aborting `signal`
- * cancels every request of the connection, including tool calls in flight.
+ * Lists the product's MCP tools for the run's key (once per scope set and process, see
+ * mcp-gateway.ts). Throws ToolsUnavailableError when they cannot be listed within the set-up budget.
  */
-export async function connectMcp(mcp: { url: string; secret: string }, signal: AbortSignal): Promise<McpConnection> {
-  const client = new MCPClient({
-    id: `run-${newId()}`,
-    servers: {
-      product: {
-        url: new URL(mcp.url),
-        requestInit: { headers: { Authorization: `Bearer ${mcp.secret}` } },
-        fetch: abortableFetch(signal) as never,
-        enableServerLogs: false,
-      },
-    },
-    timeout: 30_000,
-  });
-  let closed: Promise<void> | undefined;
-  const close = () => (closed ??= client.disconnect().catch(() => undefined));
-  try {
-    const toolsets = await client.listToolsets();
-    return { remote: toolsets.product ?? {}, close };
-  } catch (err) {
-    await close();
-    throw err;
-  }
+export async function listRunTools(mcp: RunContext['mcp'], subject: { role: Role; isAdmin: boolean }, signal: AbortSignal): Promise<ListedTools> {
+  const scopeKey = [...allowedMcpToolNames(subject)].sort().join(',');
+  const listed = await mcp.gateway.listTools(mcp.secret, scopeKey, signal);
+  return new Map(listed.map((t) => [t.name, { description: t.description }]));
 }
 
 async function buildTools(ctx: RunContext, state: { taint: Taint }, spans: ModelCallSpans): Promise<ToolRuntime> {
   const pending: PendingCall[] = [];
   const inflight = { count: 0 };
   const allowed = allowedMcpToolNames({ role: ctx.role, isAdmin: ctx.isAdmin });
-  const connection = await (ctx.mcpConnection ?? connectMcp(ctx.mcp, ctx.signal));
-  const remote = connection.remote;
+  const listed = await (ctx.listing ?? listRunTools(ctx.mcp, { role: ctx.role, isAdmin: ctx.isAdmin }, ctx.signal));
   const tools: Record<string, unknown> = {};
 
   /** Approval second, for every tool (MCP and local): holds the call when it needs a decision. */
@@ -283,21 +246,23 @@ async function buildTools(ctx: RunContext, state: { taint: Taint }, spans: Model
     }
   };
 
-  for (const [name, tool] of Object.entries(remote)) {
-    // RBAC first: the MCP server filters by the key's user too; this keeps the two in step.
+  for (const [name, { description }] of listed) {
+    // RBAC first: the MCP server lists by the key's user too; this keeps the two in step.
     if (!allowed.has(name) || !toolInfo(name)) continue;
-    const t = tool as { description?: string; inputSchema?: unknown; execute?: (input: unknown, c?: unknown) => Promise<unknown> };
+    const toolName = name as McpToolName;
     tools[name] = createTool({
       id: name,
-      description: t.description ?? name,
-      inputSchema: t.inputSchema as never,
+      description,
+      inputSchema: MCP_TOOLS[toolName].inputSchema as never,
       execute: async (input: unknown, c?: unknown) => {
         spans.responseDone();
         const toolCallId = callIdOf(c);
         const args = (input ?? {}) as Record<string, unknown>;
-        const held = gate(name, args, toolCallId, toolInputJsonSchema(name as McpToolName));
+        const held = gate(name, args, toolCallId, toolInputJsonSchema(toolName));
         if (held) return held;
-        return run(name, toolCallId, async () => normalizeMcpResult(await t.execute!(args, c)));
+        return run(name, toolCallId, () =>
+          ctx.mcp.gateway.callTool(ctx.mcp.secret, { name, args, meta: { [TOOL_CALL_META_KEY]: toolCallId } }, ctx.signal),
+        );
       },
     });
   }
@@ -325,7 +290,7 @@ async function buildTools(ctx: RunContext, state: { taint: Taint }, spans: Model
     "Search the product's help pages (how to use issues, roles, API keys, the MCP server and this assistant).",
   );
 
-  return { tools, pending, inflight, close: connection.close };
+  return { tools, pending, inflight };
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -542,10 +507,11 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
     if (ctx.signal.aborted) return finish({ kind: 'cancelled', usage: normalizer.usage });
     if (timedOut) return finish({ kind: 'error', code: 'MODEL_TIMEOUT', message: 'The model stopped responding. Please try again.', usage: normalizer.usage });
     const { code, message } = classifyModelError(err);
-    if (!runtime) return finish({ kind: 'error', code: 'TOOL_ERROR', message: 'The product\'s tools could not be loaded. Please try again.', usage: {} });
+    if (err instanceof ToolsUnavailableError || !runtime) {
+      return finish({ kind: 'error', code: 'TOOLS_UNAVAILABLE', message: "The product's tools could not be loaded, so the assistant did not answer. Please try again.", usage: {} });
+    }
     return finish({ kind: 'error', code, message, usage: normalizer.usage });
   } finally {
     if (watchdog) clearInterval(watchdog);
-    await runtime?.close();
   }
 }

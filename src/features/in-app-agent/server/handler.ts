@@ -21,10 +21,12 @@ import {
   type ModelInfo,
   type SanitizedRequest,
 } from '../schema';
-import { capResult, connectMcp, runAgent, type McpConnection, type RunResult } from './agent';
+import { handleMcpPost } from '@/features/mcp/server';
+import { capResult, listRunTools, runAgent, type ListedTools, type RunResult } from './agent';
+import { mcpGateway, type McpGateway } from './mcp-gateway';
 import { closeAbandoned, consumeResume, executeApproved, markConsumed, persistPending, ResumeError, type Decision } from './human-in-the-loop';
 import { configureTracing, endSpan, RunTrace, traceIdOf, tracer } from './instrumentation';
-import { createModel, ModelConfigError, type ModelHandle } from './model';
+import { modelFor, ModelConfigError, type ModelHandle } from './model';
 import {
   createConversation,
   createRun,
@@ -43,7 +45,7 @@ import { isLocalTool, runLocalTool } from './tools';
 export interface HandlerOptions {
   /** Builds the model for a run; defaults to the provider selected by the environment. */
   model?: () => ModelHandle;
-  /** URL of the product's MCP endpoint; defaults to `resolveMcpUrl(env)`. */
+  /** URL of the product's MCP endpoint, reached over HTTP; defaults to `resolveMcpTarget(env)`. */
   mcpUrl?: string;
   /** Tools that need approval on top of the approval map (tightens only; e.g. `navigate`). */
   requireApproval?: readonly string[];
@@ -59,17 +61,14 @@ export interface HandlerOptions {
 }
 
 /**
- * The MCP endpoint the run's key is sent to. Never derived from the request: a crafted Host header
- * must not be able to receive the key. AGENT_MCP_URL, else NEXTAUTH_URL's origin (the app's own
- * public URL; `npm run dev` and `npm start` set it), else this server on the loopback interface.
+ * Where the run's key is sent. `AGENT_MCP_URL` set: that endpoint, over HTTP (an MCP server run
+ * on its own). Unset: the product's MCP handler in this process, called with the same Request
+ * object and authentication path as over HTTP, without a socket. Never derived from the request:
+ * a crafted Host header cannot receive the key.
  */
-export function resolveMcpUrl(e: Pick<Env, 'AGENT_MCP_URL' | 'NEXTAUTH_URL'>): string {
-  if (e.AGENT_MCP_URL) return e.AGENT_MCP_URL;
-  if (e.NEXTAUTH_URL) return new URL('/api/public/mcp', new URL(e.NEXTAUTH_URL).origin).toString();
-  // Next.js writes the port it actually listens on to PORT when it starts listening (after the
-  // validated environment may already have been read), so it is read here, at request time.
-  const port = Number(process.env.PORT) || 3000;
-  return `http://127.0.0.1:${port}/api/public/mcp`;
+export function resolveMcpTarget(e: Pick<Env, 'AGENT_MCP_URL'>, override?: string): { url: string } | { dispatch: typeof handleMcpPost } {
+  const url = override ?? e.AGENT_MCP_URL;
+  return url ? { url } : { dispatch: (req: Request) => handleMcpPost(req) };
 }
 
 type RouteContext = { params: Promise<{ projectId: string }> };
@@ -228,7 +227,7 @@ async function handle(req: Request, routeCtx: RouteContext, opts: HandlerOptions
 
   let model: ModelHandle;
   try {
-    model = opts.model?.() ?? createModel(e);
+    model = opts.model?.() ?? modelFor(e);
   } catch (err) {
     if (err instanceof ModelConfigError) return errorResponse(503, 'MODEL_UNAVAILABLE', err.message);
     throw err;
@@ -274,7 +273,7 @@ async function handle(req: Request, routeCtx: RouteContext, opts: HandlerOptions
     }
   }
 
-  const mcpUrl = opts.mcpUrl ?? resolveMcpUrl(e);
+  const gateway = mcpGateway(resolveMcpTarget(e, opts.mcpUrl));
   const abort = new AbortController();
   // The run's signal is shared by the model call and every MCP request of the run.
   setMaxListeners(0, abort.signal);
@@ -295,7 +294,7 @@ async function handle(req: Request, routeCtx: RouteContext, opts: HandlerOptions
         userMessage: input.userMessage,
         decisions,
         model,
-        mcpUrl,
+        gateway,
         projectId,
         projectName,
         user,
@@ -390,7 +389,7 @@ interface ExecuteInput {
   userMessage: string | null;
   decisions: Decision[];
   model: ModelHandle;
-  mcpUrl: string;
+  gateway: McpGateway;
   projectId: string;
   projectName: string;
   user: SessionUser;
@@ -413,7 +412,7 @@ async function execute(x: ExecuteInput): Promise<void> {
   let result: RunResult | undefined;
   let recorder: RunRecorder | undefined;
   let keyId: string | undefined;
-  let mcp: Promise<McpConnection> | undefined;
+  let listing: Promise<ListedTools> | undefined;
   // RUN_STARTED goes out at once; the rest of the set-up happens behind it.
   const started: AgentEvent = { type: 'RUN_STARTED', threadId: x.conversationId, runId: x.runId, ...(x.parentRunId ? { parentRunId: x.parentRunId } : {}) };
   x.wire.write(started);
@@ -435,9 +434,9 @@ async function execute(x: ExecuteInput): Promise<void> {
     const key = await mintAgentKey(x.prisma, { projectId: x.projectId, userId: x.user.id, runId: x.runId, ttlSeconds: x.keyTtlSeconds });
     keyId = key.key.id;
     const secret = key.secret;
-    // Listing the MCP tools is the longest step of the set-up: it overlaps the rest.
-    mcp = connectMcp({ url: x.mcpUrl, secret }, x.signal);
-    mcp.catch(() => undefined); // awaited (and reported) by the agent
+    // Listing the MCP tools (once per scope set and process) overlaps the rest of the set-up.
+    listing = listRunTools({ gateway: x.gateway, secret }, { role: x.role, isAdmin: x.user.isAdmin }, x.signal);
+    listing.catch(() => undefined); // awaited (and reported) by the agent
     const replayed = await replayWithSeq(x.prisma, x.conversationId);
     history = replayed.view;
     recorder = new RunRecorder(x.prisma, x.conversationId, x.runId, replayed.lastSeq, x.recorderOptions);
@@ -468,7 +467,7 @@ async function execute(x: ExecuteInput): Promise<void> {
           const res =
             d.local && isLocalTool(d.toolName)
               ? await runLocalTool(d.toolName, d.args, { prisma: x.prisma, projectId: x.projectId, emit: send })
-              : await executeApproved({ mcpUrl: x.mcpUrl, secret, keyId: key.key.id, decision: d, signal: x.signal });
+              : await executeApproved({ gateway: x.gateway, secret, keyId: key.key.id, decision: d, signal: x.signal });
           await markConsumed(x.prisma, d.approvalId);
           content = d.edited && res && typeof res === 'object' ? { ...(res as object), executedWithEditedArgs: d.args } : res;
           endTool((res as { isError?: boolean })?.isError ? 'tool error' : undefined);
@@ -499,8 +498,8 @@ async function execute(x: ExecuteInput): Promise<void> {
       history,
       pageContext: x.pageContext,
       model: x.model,
-      mcp: { url: x.mcpUrl, secret },
-      mcpConnection: mcp,
+      mcp: { gateway: x.gateway, secret },
+      listing,
       signal: x.signal,
       emit: send,
       maxSteps: e.AGENT_MAX_STEPS,
@@ -549,8 +548,6 @@ async function execute(x: ExecuteInput): Promise<void> {
       end = { status: 'FAILED', code: 'INTERNAL_ERROR', message: (err as Error).message };
     }
   } finally {
-    // Closed by the agent when it ran; here too when the run stopped before (idempotent).
-    await mcp?.then((c) => c.close(), () => undefined);
     try {
       if (!recorder) {
         // Set-up failed before events could be recorded: record what was sent, then close.

@@ -2,8 +2,6 @@
  * Pending approvals: persist them as AG-UI interrupts, validate and consume resume answers once,
  * and execute approved calls through the MCP server with a single-use signed override.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { MCP_TOOL_METADATA } from '@/features/mcp/registry';
 import { fingerprintArgs, mintOverride, OVERRIDE_META_KEY, TOOL_CALL_META_KEY } from '@/features/mcp/override';
 import { Prisma, type PrismaClient } from '@/generated/prisma/client';
@@ -19,6 +17,7 @@ import {
   type ToolApprovalInterrupt,
 } from '../schema';
 import type { PendingCall } from './agent';
+import type { McpGateway } from './mcp-gateway';
 import { isLocalTool, LOCAL_TOOL_INPUTS } from './tools';
 
 export class ResumeError extends Error {
@@ -221,39 +220,21 @@ export async function markConsumed(prisma: PrismaClient, approvalId: string): Pr
 
 /** Executes one approved call through the product's MCP server with a single-use override. */
 export async function executeApproved(
-  input: { mcpUrl: string; secret: string; keyId: string; decision: Decision; signal: AbortSignal },
+  input: { gateway: McpGateway; secret: string; keyId: string; decision: Decision; signal: AbortSignal },
 ): Promise<unknown> {
   const token = mintOverride({ tool: input.decision.toolName, argsFingerprint: input.decision.argsFingerprint, keyId: input.keyId });
-  const client = new Client({ name: 'in-app-agent', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(input.mcpUrl), {
-    requestInit: { headers: { Authorization: `Bearer ${input.secret}` } },
-  });
   try {
-    await client.connect(transport, { signal: input.signal });
-    const res = await client.callTool(
+    return await input.gateway.callTool(
+      input.secret,
       {
         name: input.decision.toolName,
-        arguments: input.decision.args,
-        _meta: { [OVERRIDE_META_KEY]: token, [TOOL_CALL_META_KEY]: input.decision.toolCallId },
+        args: input.decision.args,
+        meta: { [OVERRIDE_META_KEY]: token, [TOOL_CALL_META_KEY]: input.decision.toolCallId },
       },
-      undefined,
-      { signal: input.signal },
+      input.signal,
     );
-    const text = (res.content as Array<{ type: string; text?: string }> | undefined)?.filter((c) => c.type === 'text').map((c) => c.text ?? '').join('\n');
-    if (res.isError) return { isError: true, error: text || 'Tool failed.' };
-    return res.structuredContent ?? (text ? safeJson(text) : {});
   } catch (err) {
     return { isError: true, error: (err as Error).message || 'Tool failed.' };
-  } finally {
-    await client.close().catch(() => undefined);
-  }
-}
-
-function safeJson(s: string): unknown {
-  try {
-    return JSON.parse(s);
-  } catch {
-    return { text: s };
   }
 }
 

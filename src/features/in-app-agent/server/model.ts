@@ -61,6 +61,16 @@ export function createModel(e: Env): ModelHandle {
   return { model: createDemoModel(), info: DEMO_MODEL_INFO };
 }
 
+/**
+ * The model of the current configuration, built once per validated environment (a provider client
+ * per run would be wasted work). Configuration errors are not cached: they are thrown each time.
+ */
+let cachedModel: { env: Env; handle: ModelHandle } | undefined;
+export function modelFor(e: Env): ModelHandle {
+  if (cachedModel?.env !== e) cachedModel = { env: e, handle: createModel(e) };
+  return cachedModel.handle;
+}
+
 export const DEMO_MODEL_INFO: ModelInfo = { provider: 'demo', modelId: 'demo', label: 'Demo model (offline)', demo: true };
 
 /** Maps a provider failure to a stable run error code and a message safe to show. */

@@ -1,0 +1,103 @@
+// A run leaves nothing behind: after 200 runs through the real route (plain answers, read tools,
+// approvals held and answered), the process has the same signal and exit listeners, the same active
+// handles, the same async-local storages in use and the same registry sizes as before. A per-run
+// leak of any of these makes every later run of the process slower (see src/server/diagnostics.ts),
+// so this test counts them instead of timing anything.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentEvent } from '@/features/in-app-agent/schema';
+import { readDiagnostics, trackAsyncLocalStorages, type Diagnostics } from '@/server/diagnostics';
+import { postAgent, userMessageBody, useScriptedModelEnv } from '../../helpers/agent';
+import { startFakeOpenAI, type FakeServer, type ScriptedTurn } from '../../helpers/fake-models';
+import { createIssue, createProject, type TestProject } from '../../helpers/fixtures';
+import { startTestServer, type TestServer } from '../../helpers/http';
+
+trackAsyncLocalStorages();
+
+let server: TestServer;
+let model: FakeServer;
+let project: TestProject;
+
+/** The scripted model: the kind of run is the user's message; after a tool result it answers. */
+function turnFor(body: Record<string, unknown>): ScriptedTurn {
+  const messages = (body.messages ?? []) as Array<{ role: string; content?: unknown }>;
+  const last = messages.at(-1);
+  if (last?.role === 'tool') return { text: ['Done.'] };
+  const text = typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content ?? '');
+  if (text.includes('read')) return { toolCalls: [{ name: 'list_issues', args: {} }] };
+  if (text.includes('approve')) return { toolCalls: [{ name: 'close_issue', args: { number: 1 } }] };
+  return { text: ['Plain ', 'answer.'] };
+}
+
+beforeAll(async () => {
+  model = await startFakeOpenAI((body) => turnFor(body));
+  for (const k of ['AGENT_MCP_URL', 'NEXTAUTH_URL']) delete process.env[k];
+  useScriptedModelEnv(model.url, { AGENT_RATE_LIMIT_PER_MINUTE: '10000' });
+  server = await startTestServer();
+  project = await createProject('Endurance');
+  await createIssue(project.id, { title: 'Keep me open' });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await model?.close();
+});
+
+const member = () => project.users.MEMBER;
+
+async function oneRun(kind: 'plain' | 'read' | 'approve'): Promise<void> {
+  const res = await postAgent(server.url, project.id, member().cookie, userMessageBody(`${kind} please`));
+  expect(res.status).toBe(200);
+  const last = res.events.at(-1) as AgentEvent;
+  if (kind !== 'approve') {
+    expect(last).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+    return;
+  }
+  expect(last).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'interrupt' } });
+  const started = res.events[0] as { threadId: string };
+  const interrupts = (last as { outcome: { interrupts: Array<{ id: string }> } }).outcome.interrupts;
+  const resumed = await postAgent(server.url, project.id, member().cookie, {
+    threadId: started.threadId,
+    messages: [],
+    resume: interrupts.map((i) => ({ interruptId: i.id, status: 'resolved', payload: { approved: true } })),
+  });
+  expect(resumed.status).toBe(200);
+  expect(resumed.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+}
+
+const KINDS = ['plain', 'read', 'approve'] as const;
+
+/** What must not grow: listeners, handles by type, storages, registries. */
+function footprint(d: Diagnostics) {
+  return {
+    processListeners: d.processListeners,
+    activeResources: d.activeResources,
+    asyncLocalStorages: d.asyncLocalStorages,
+    registries: d.registries,
+  };
+}
+
+/** Idle keep-alive sockets and timers close on their own: wait (bounded) until the counts settle. */
+async function settledFootprint(expected: ReturnType<typeof footprint>) {
+  let now = footprint(readDiagnostics());
+  for (let i = 0; i < 100 && JSON.stringify(now) !== JSON.stringify(expected); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    now = footprint(readDiagnostics());
+  }
+  return now;
+}
+
+describe('per-run footprint', () => {
+  it('is back where it was after 200 runs', { timeout: 240_000 }, async () => {
+    // Warm-up: modules, process-wide objects created once, pooled connections.
+    for (const kind of KINDS) await oneRun(kind);
+    await new Promise((r) => setTimeout(r, 5_500)); // idle keep-alive sockets close after 5 s
+    const before = footprint(readDiagnostics());
+    expect(before.asyncLocalStorages).not.toBeNull();
+
+    for (let i = 0; i < 200; i += 4) {
+      await Promise.all([0, 1, 2, 3].map((j) => oneRun(KINDS[(i + j) % KINDS.length]!)));
+    }
+    const after = await settledFootprint(before);
+    expect(after).toEqual(before);
+  });
+});
