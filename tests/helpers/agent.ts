@@ -117,3 +117,108 @@ export function useScriptedModelEnv(modelUrl: string, extra: Record<string, stri
   });
   resetEnvCache();
 }
+
+export function runUrl(base: string, projectId: string, runId: string, action: 'events' | 'cancel'): string {
+  return `${agentUrl(base, projectId)}/runs/${encodeURIComponent(runId)}/${action}`;
+}
+
+/** Stop: `POST .../runs/:runId/cancel`. */
+export async function cancelRun(base: string, projectId: string, runId: string, cookie: string): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(runUrl(base, projectId, runId, 'cancel'), { method: 'POST', headers: { origin: base, cookie } });
+  return { status: res.status, body: await res.json().catch(() => null) };
+}
+
+/** An SSE event with its position (the SSE `id`, when the server sent one). */
+export interface PositionedSse {
+  id: number | null;
+  event: AgentEvent;
+}
+
+/** Parses an SSE body into events with their `id:` positions. */
+export function parseSseWithIds(text: string): PositionedSse[] {
+  const out: PositionedSse[] = [];
+  for (const block of text.split('\n\n')) {
+    const lines = block.split('\n');
+    const data = lines
+      .filter((l) => l.startsWith('data:'))
+      .map((l) => l.slice(5).trimStart())
+      .join('\n');
+    if (!data) continue;
+    const idLine = lines.find((l) => l.startsWith('id:'));
+    out.push({ id: idLine ? Number(idLine.slice(3).trim()) : null, event: AgentEventSchema.parse(JSON.parse(data)) });
+  }
+  return out;
+}
+
+/**
+ * Reads an SSE response until it ends or `until` says stop (then the connection is dropped).
+ * Returns the events with their positions.
+ */
+export async function readSse(
+  res: Response,
+  opts: { until?: (events: PositionedSse[]) => boolean; controller?: AbortController } = {},
+): Promise<PositionedSse[]> {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  const events: PositionedSse[] = [];
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buf += decoder.decode(value, { stream: true });
+      const idx = buf.lastIndexOf('\n\n');
+      if (idx >= 0) {
+        events.push(...parseSseWithIds(buf.slice(0, idx + 2)));
+        buf = buf.slice(idx + 2);
+      }
+      if (opts.until?.(events)) {
+        opts.controller?.abort();
+        await reader.cancel().catch(() => undefined);
+        break;
+      }
+    }
+  } catch (err) {
+    if (!opts.controller?.signal.aborted) throw err;
+  }
+  return events;
+}
+
+/** Follows a run: `GET .../runs/:runId/events`, from a position or (none) from a snapshot. */
+export async function followRun(
+  base: string,
+  projectId: string,
+  runId: string,
+  cookie: string,
+  opts: { after?: number | null; lastEventId?: number; until?: (events: PositionedSse[]) => boolean } = {},
+): Promise<{ status: number; events: PositionedSse[]; error?: { code: string; message: string } }> {
+  const controller = new AbortController();
+  const url = new URL(runUrl(base, projectId, runId, 'events'));
+  if (opts.after !== undefined && opts.after !== null) url.searchParams.set('after', String(opts.after));
+  const res = await fetch(url, {
+    headers: { cookie, ...(opts.lastEventId !== undefined ? { 'last-event-id': String(opts.lastEventId) } : {}) },
+    signal: controller.signal,
+  });
+  if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
+    return { status: res.status, events: [], error: ((await res.json()) as { error: { code: string; message: string } }).error };
+  }
+  return { status: res.status, events: await readSse(res, { until: opts.until, controller }) };
+}
+
+/** Starts a run and reads its SSE until `until` (then drops the connection) or its end. */
+export async function startRunStream(
+  base: string,
+  projectId: string,
+  cookie: string,
+  body: unknown,
+  until?: (events: PositionedSse[]) => boolean,
+): Promise<{ status: number; events: PositionedSse[] }> {
+  const controller = new AbortController();
+  const res = await fetch(agentUrl(base, projectId), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: base, cookie },
+    body: JSON.stringify(body),
+    signal: controller.signal,
+  });
+  return { status: res.status, events: await readSse(res, { until, controller }) };
+}

@@ -9,6 +9,8 @@ type RouteModule = Partial<Record<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', H
 interface RouteDef {
   pattern: RegExp;
   keys: string[];
+  /** Which of the assistant's routes this is (replaceable by `agentRoutes`). */
+  agent?: 'start' | 'events' | 'cancel';
   load: () => Promise<RouteModule>;
 }
 
@@ -18,7 +20,20 @@ const ROUTES: RouteDef[] = [
   {
     pattern: /^\/api\/projects\/([^/]+)\/in-app-agent$/,
     keys: ['projectId'],
+    agent: 'start',
     load: () => import('@/app/api/projects/[projectId]/in-app-agent/route') as unknown as Promise<RouteModule>,
+  },
+  {
+    pattern: /^\/api\/projects\/([^/]+)\/in-app-agent\/runs\/([^/]+)\/events$/,
+    keys: ['projectId', 'runId'],
+    agent: 'events',
+    load: () => import('@/app/api/projects/[projectId]/in-app-agent/runs/[runId]/events/route') as unknown as Promise<RouteModule>,
+  },
+  {
+    pattern: /^\/api\/projects\/([^/]+)\/in-app-agent\/runs\/([^/]+)\/cancel$/,
+    keys: ['projectId', 'runId'],
+    agent: 'cancel',
+    load: () => import('@/app/api/projects/[projectId]/in-app-agent/runs/[runId]/cancel/route') as unknown as Promise<RouteModule>,
   },
 ];
 
@@ -36,6 +51,8 @@ export interface TestServer {
 export interface TestServerOptions {
   /** Replaces the agent route's POST handler (the bench injects an in-process model). */
   agentHandler?: Handler;
+  /** Replaces the assistant's routes (start, events, cancel), e.g. `createAgentRoutes({...})`. */
+  agentRoutes?: Partial<Record<'start' | 'events' | 'cancel', Handler>>;
 }
 
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
@@ -53,7 +70,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         return;
       }
       const mod = await route.load();
-      const fn = route.keys[0] === 'projectId' && opts.agentHandler && method === 'POST' ? opts.agentHandler : mod[method];
+      const replaced = route.agent ? (opts.agentRoutes?.[route.agent] ?? (route.agent === 'start' ? opts.agentHandler : undefined)) : undefined;
+      const fn = replaced && (method === 'POST') === (route.agent !== 'events') ? replaced : mod[method];
       if (!fn) {
         nodeRes.writeHead(405).end('method not allowed');
         return;

@@ -4,6 +4,12 @@
  * a message or call ends, and a long message is also flushed (updated in place) at a bounded
  * interval so a crash loses at most that interval. Sequence numbers are allocated when a message
  * or call starts, so the stored order is the order things appeared in.
+ *
+ * Positions. Every live event of a run has a position, sent as its SSE `id`: RUN_STARTED is 1,
+ * and each later event adds its weight (1, or the length of a text or argument delta). Each row
+ * stores the position where it starts (`pos`), so the events after any position can be rebuilt
+ * exactly from the stored rows of a finished run (`eventsAfter`): a client that reconnects after
+ * the run ended gets the rest of a message from the character where it stopped.
  */
 import { LIMITS, STORED_EVENT_VERSION } from './constants';
 import type { AgentEvent, StoredEvent } from './schema';
@@ -14,7 +20,13 @@ export interface WriteOp {
   event: StoredEvent;
 }
 
+/** How far one event moves a run's position: a delta by its length, anything else by one. */
+export function eventWeight(e: AgentEvent): number {
+  return e.type === 'TEXT_MESSAGE_CONTENT' || e.type === 'TOOL_CALL_ARGS' ? Math.max(1, e.delta.length) : 1;
+}
+
 interface OpenText {
+  pos?: number;
   seq: number;
   role: 'user' | 'assistant';
   content: string;
@@ -22,6 +34,7 @@ interface OpenText {
   lastFlush: number;
 }
 interface OpenCall {
+  pos?: number;
   seq: number;
   name: string;
   parentMessageId?: string;
@@ -42,20 +55,31 @@ export class Compactor {
     lastSeq: number,
     private readonly flushIntervalMs: number = LIMITS.flushIntervalMs,
     private readonly now: () => number = Date.now,
+    /** The last seq this compactor may allocate (the run's reserved block); beyond it, push throws. */
+    private readonly maxSeq: number = Number.MAX_SAFE_INTEGER,
   ) {
     this.seq = lastSeq;
+  }
+
+  private nextSeq(): number {
+    if (this.seq >= this.maxSeq) throw new Error('The run produced more rows than its reserved block holds.');
+    return ++this.seq;
   }
 
   get lastSeq(): number {
     return this.seq;
   }
 
-  /** Feeds one live event; returns the row writes it causes (often none; do not mutate the result). */
-  push(e: AgentEvent): WriteOp[] {
+  /**
+   * Feeds one live event and its position (when the run tracks positions); returns the row writes
+   * it causes (often none; do not mutate the result).
+   */
+  push(e: AgentEvent, pos?: number): WriteOp[] {
     const v = STORED_EVENT_VERSION;
+    const at = pos === undefined ? {} : { pos };
     switch (e.type) {
       case 'TEXT_MESSAGE_START':
-        this.texts.set(e.messageId, { seq: ++this.seq, role: e.role, content: '', written: false, lastFlush: this.now() });
+        this.texts.set(e.messageId, { pos, seq: this.nextSeq(), role: e.role, content: '', written: false, lastFlush: this.now() });
         return NONE;
       case 'TEXT_MESSAGE_CONTENT': {
         const t = this.texts.get(e.messageId);
@@ -71,7 +95,8 @@ export class Compactor {
       }
       case 'TOOL_CALL_START':
         this.calls.set(e.toolCallId, {
-          seq: ++this.seq,
+          pos,
+          seq: this.nextSeq(),
           name: e.toolCallName,
           parentMessageId: e.parentMessageId,
           args: '',
@@ -92,23 +117,44 @@ export class Compactor {
         return [this.callOp(e.toolCallId, c, true)];
       }
       case 'TOOL_CALL_RESULT':
-        return [{ kind: 'insert', seq: ++this.seq, event: { v, type: 'TOOL_CALL_RESULT', messageId: e.messageId, toolCallId: e.toolCallId, content: e.content } }];
-      case 'CUSTOM':
-        return [{ kind: 'insert', seq: ++this.seq, event: { v, type: 'CUSTOM', name: e.name, value: e.value } }];
-      case 'RUN_STARTED':
-        return [{ kind: 'insert', seq: ++this.seq, event: { v, type: 'RUN_STARTED', runId: e.runId, threadId: e.threadId, ...(e.parentRunId ? { parentRunId: e.parentRunId } : {}) } }];
-      case 'RUN_FINISHED':
         return [
-          ...this.drain(),
           {
             kind: 'insert',
-            seq: ++this.seq,
-            event: { v, type: 'RUN_FINISHED', runId: e.runId, threadId: e.threadId, ...(e.outcome ? { outcome: e.outcome } : {}), ...(e.usage ? { usage: e.usage } : {}) },
+            seq: this.nextSeq(),
+            event: { v, type: 'TOOL_CALL_RESULT', messageId: e.messageId, toolCallId: e.toolCallId, content: e.content, ...at },
           },
         ];
-      case 'RUN_ERROR':
+      case 'CUSTOM':
+        return [{ kind: 'insert', seq: this.nextSeq(), event: { v, type: 'CUSTOM', name: e.name, value: e.value, ...at } }];
+      case 'RUN_STARTED':
+        return [
+          {
+            kind: 'insert',
+            seq: this.nextSeq(),
+            event: { v, type: 'RUN_STARTED', runId: e.runId, threadId: e.threadId, ...(e.parentRunId ? { parentRunId: e.parentRunId } : {}), ...at },
+          },
+        ];
+      case 'RUN_FINISHED': {
+        const open = this.drain();
+        const event: StoredEvent = {
+          v,
+          type: 'RUN_FINISHED',
+          runId: e.runId,
+          threadId: e.threadId,
+          ...(e.outcome ? { outcome: e.outcome } : {}),
+          ...(e.usage ? { usage: e.usage } : {}),
+          ...at,
+        };
+        return [...open, { kind: 'insert', seq: this.nextSeq(), event }];
+      }
+      case 'MESSAGES_SNAPSHOT':
+        return NONE; // sent to one watcher, never part of a run
+      case 'RUN_ERROR': {
         // RUN_ERROR has no runId on the wire; the writer knows its run.
-        return [...this.drain(), { kind: 'insert', seq: ++this.seq, event: { v, type: 'RUN_ERROR', runId: '', ...(e.code ? { code: e.code } : {}), message: e.message } }];
+        const open = this.drain();
+        const event: StoredEvent = { v, type: 'RUN_ERROR', runId: '', ...(e.code ? { code: e.code } : {}), message: e.message, ...at };
+        return [...open, { kind: 'insert', seq: this.nextSeq(), event }];
+      }
     }
   }
 
@@ -135,7 +181,16 @@ export class Compactor {
     const kind = t.written ? 'update' : 'insert';
     t.written = true;
     t.lastFlush = this.now();
-    return { kind, seq: t.seq, event: { v: STORED_EVENT_VERSION, type: 'TEXT_MESSAGE', messageId, role: t.role, content: t.content, complete } };
+    const event: StoredEvent = {
+      v: STORED_EVENT_VERSION,
+      type: 'TEXT_MESSAGE',
+      messageId,
+      role: t.role,
+      content: t.content,
+      complete,
+      ...(t.pos === undefined ? {} : { pos: t.pos }),
+    };
+    return { kind, seq: t.seq, event };
   }
 
   private callOp(toolCallId: string, c: OpenCall, complete: boolean): WriteOp {
@@ -153,6 +208,7 @@ export class Compactor {
         ...(c.parentMessageId ? { parentMessageId: c.parentMessageId } : {}),
         args: c.args,
         complete,
+        ...(c.pos === undefined ? {} : { pos: c.pos }),
       },
     };
   }
@@ -202,6 +258,76 @@ export function expand(stored: Iterable<StoredEvent>): AgentEvent[] {
       case 'RUN_ERROR':
         out.push({ type: 'RUN_ERROR', message: s.message, ...(s.code ? { code: s.code } : {}) });
         break;
+    }
+  }
+  return out;
+}
+
+/** An event with its position in its run. */
+export interface PositionedEvent {
+  pos: number;
+  event: AgentEvent;
+}
+
+/** Where a row ends: the position of the last event it reflects (null: no position stored). */
+export function rowEnd(s: StoredEvent): number | null {
+  if (s.pos === undefined) return null;
+  if (s.type === 'TEXT_MESSAGE') return s.pos + s.content.length + (s.complete ? 1 : 0);
+  if (s.type === 'TOOL_CALL') return s.pos + s.args.length + (s.complete ? 1 : 0);
+  return s.pos;
+}
+
+/**
+ * The position a run's stored rows reach (the position of the last event they reflect), or null
+ * when they cannot be positioned (rows written before positions existed, or rows that overlap,
+ * which a run's live stream never produces). `rows` are one run's rows in seq order.
+ */
+export function storedPosition(rows: readonly StoredEvent[]): number | null {
+  let end = 0;
+  for (const r of rows) {
+    const start = r.pos;
+    if (start === undefined || start <= end) return null;
+    end = rowEnd(r)!;
+  }
+  return end;
+}
+
+/**
+ * The live events of a run after position `after`, rebuilt from its stored rows (in seq order):
+ * exactly what a client that saw everything up to `after` is missing, down to the characters of a
+ * message it saw half of. Null when the rows cannot be positioned (see storedPosition).
+ */
+export function eventsAfter(rows: readonly StoredEvent[], after: number, threadId: string): PositionedEvent[] | null {
+  if (storedPosition(rows) === null) return null;
+  const out: PositionedEvent[] = [];
+  const emit = (pos: number, event: AgentEvent) => {
+    if (pos > after) out.push({ pos, event });
+  };
+  for (const r of rows) {
+    const p = r.pos!;
+    if (r.type === 'TEXT_MESSAGE' || r.type === 'TOOL_CALL') {
+      const body = r.type === 'TEXT_MESSAGE' ? r.content : r.args;
+      const end = p + body.length;
+      if (r.type === 'TEXT_MESSAGE') emit(p, { type: 'TEXT_MESSAGE_START', messageId: r.messageId, role: r.role });
+      else emit(p, { type: 'TOOL_CALL_START', toolCallId: r.toolCallId, toolCallName: r.toolCallName, ...(r.parentMessageId ? { parentMessageId: r.parentMessageId } : {}) });
+      if (body.length > 0 && end > after) {
+        // The client holds the first `after - p` characters when it stopped inside this row.
+        const rest = body.slice(Math.max(0, after - p));
+        if (r.type === 'TEXT_MESSAGE') emit(end, { type: 'TEXT_MESSAGE_CONTENT', messageId: r.messageId, delta: rest });
+        else emit(end, { type: 'TOOL_CALL_ARGS', toolCallId: r.toolCallId, delta: rest });
+      }
+      if (r.complete) {
+        if (r.type === 'TEXT_MESSAGE') emit(end + 1, { type: 'TEXT_MESSAGE_END', messageId: r.messageId });
+        else emit(end + 1, { type: 'TOOL_CALL_END', toolCallId: r.toolCallId });
+      }
+      continue;
+    }
+    const terminal = r.type === 'RUN_FINISHED' || r.type === 'RUN_ERROR';
+    for (const event of expand([r])) {
+      const e = event.type === 'RUN_FINISHED' && !event.threadId ? { ...event, threadId } : event;
+      // The end is always delivered: a client that saw more than was stored (its run's instance
+      // died before writing it) still learns how the run ended.
+      emit(terminal ? Math.max(p, after + 1) : p, e);
     }
   }
   return out;

@@ -5,7 +5,7 @@
  * that upgrades a payload of the previous version in `STORED_EVENT_UPGRADES` (schema.ts): old rows
  * are upgraded step by step when they are read, so they keep replaying.
  */
-export const STORED_EVENT_VERSION = 1;
+export const STORED_EVENT_VERSION = 2;
 
 /** CUSTOM event names the module emits. */
 export const CUSTOM_EVENTS = {
@@ -15,6 +15,11 @@ export const CUSTOM_EVENTS = {
   navigate: 'in-app-agent.navigate',
   /** An approval was decided at resume: `{ toolCallId, decision, edited?, args?, feedback? }`. */
   approvalDecided: 'in-app-agent.approval-decided',
+  /**
+   * The conversation so far, `{ view }`, sent first to a watcher that attaches without a position
+   * (next to AG-UI's MESSAGES_SNAPSHOT, which carries the messages only); replaces the whole view.
+   */
+  snapshot: 'in-app-agent.snapshot',
 } as const;
 
 /** Reason used on AG-UI interrupts for tool approvals. */
@@ -41,6 +46,12 @@ export const LIMITS = {
   maxToolResultChars: 16_000,
   /** Partial text of a long message is flushed at least this often (ms). */
   flushIntervalMs: 1_000,
+  /**
+   * Row positions (`seq`) a run reserves on its conversation's counter when it opens: its rows are
+   * numbered inside the block, so nothing else (the stale sweep) can take one of them. A run
+   * writes one row per message, tool call, result or custom event: far fewer.
+   */
+  runSeqBlock: 10_000,
   /** Heartbeat cadence for a running run (ms). */
   heartbeatMs: 5_000,
   /**
@@ -61,11 +72,15 @@ export const AGENT_ERROR_CODES = [
   'CROSS_ORIGIN',
   'PROJECT_NOT_FOUND',
   'CONVERSATION_NOT_FOUND',
+  /** A run that does not exist, or one the caller may not see (the same answer). */
+  'RUN_NOT_FOUND',
   'FORBIDDEN',
   'INVALID_REQUEST',
   'PAYLOAD_TOO_LARGE',
   'UNSUPPORTED_MEDIA_TYPE',
   'NO_USER_MESSAGE',
+  /** A resume that also carries a new user message: answer the approvals first. */
+  'RESUME_WITH_MESSAGE',
   'RUN_IN_PROGRESS',
   'RATE_LIMITED',
   'MODEL_ERROR',

@@ -7,6 +7,7 @@
 import { CUSTOM_EVENTS } from './constants';
 import {
   ApprovalDecidedValueSchema,
+  ConversationViewSchema,
   ModelInfoSchema,
   NavigateValueSchema,
   type AgentEvent,
@@ -114,9 +115,15 @@ export function foldEvent(view: ConversationView, event: AgentEvent): Conversati
       } else if (event.name === CUSTOM_EVENTS.approvalDecided) {
         const parsed = ApprovalDecidedValueSchema.safeParse(event.value);
         if (parsed.success) view.decisions[parsed.data.toolCallId] = parsed.data;
+      } else if (event.name === CUSTOM_EVENTS.snapshot) {
+        // The conversation so far (a watcher attaching without a position): replaces everything.
+        const parsed = ConversationViewSchema.safeParse((event.value as { view?: unknown } | null)?.view);
+        if (parsed.success) Object.assign(view, parsed.data);
       }
       break;
     }
+    case 'MESSAGES_SNAPSHOT':
+      break; // for stock AG-UI clients; the custom snapshot carries the whole view
     case 'RUN_FINISHED': {
       const run = view.runs.find((r) => r.runId === event.runId) ?? currentRun(view);
       if (!run) break;

@@ -142,6 +142,8 @@ export const ToolCallResultEventSchema = z.object({
   role: z.literal('tool').optional(),
 });
 export const CustomEventSchema = z.object({ type: z.literal('CUSTOM'), ...base, name: z.string(), value: z.unknown() });
+/** Sent to a watcher attaching without a position, for stock AG-UI clients (the panel uses the custom snapshot). */
+export const MessagesSnapshotEventSchema = z.object({ type: z.literal('MESSAGES_SNAPSHOT'), ...base, messages: z.array(z.unknown()) });
 
 export const AgentEventSchema = z.discriminatedUnion('type', [
   RunStartedEventSchema,
@@ -155,6 +157,7 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
   ToolCallEndEventSchema,
   ToolCallResultEventSchema,
   CustomEventSchema,
+  MessagesSnapshotEventSchema,
 ]);
 export type AgentEvent = z.infer<typeof AgentEventSchema>;
 export type AgentEventType = AgentEvent['type'];
@@ -247,10 +250,13 @@ export type ErrorBody = z.infer<typeof ErrorBodySchema>;
  */
 export function storedEventSchema<V extends number>(version: V) {
   const v = z.literal(version).default(version);
+  /** Where the row starts in its run's live stream (v2; see compact.ts). */
+  const pos = z.number().int().positive().optional();
   return z.discriminatedUnion('type', [
-    z.object({ v, type: z.literal('RUN_STARTED'), runId: z.string(), threadId: z.string(), parentRunId: z.string().optional() }),
+    z.object({ v, pos, type: z.literal('RUN_STARTED'), runId: z.string(), threadId: z.string(), parentRunId: z.string().optional() }),
     z.object({
       v,
+      pos,
       type: z.literal('TEXT_MESSAGE'),
       messageId: z.string(),
       role: MessageRoleSchema,
@@ -260,6 +266,7 @@ export function storedEventSchema<V extends number>(version: V) {
     }),
     z.object({
       v,
+      pos,
       type: z.literal('TOOL_CALL'),
       toolCallId: z.string(),
       toolCallName: z.string(),
@@ -267,17 +274,18 @@ export function storedEventSchema<V extends number>(version: V) {
       args: z.string(),
       complete: z.boolean(),
     }),
-    z.object({ v, type: z.literal('TOOL_CALL_RESULT'), messageId: z.string(), toolCallId: z.string(), content: z.string() }),
-    z.object({ v, type: z.literal('CUSTOM'), name: z.string(), value: z.unknown() }),
+    z.object({ v, pos, type: z.literal('TOOL_CALL_RESULT'), messageId: z.string(), toolCallId: z.string(), content: z.string() }),
+    z.object({ v, pos, type: z.literal('CUSTOM'), name: z.string(), value: z.unknown() }),
     z.object({
       v,
+      pos,
       type: z.literal('RUN_FINISHED'),
       runId: z.string(),
       threadId: z.string(),
       outcome: RunOutcomeSchema.optional(),
       usage: z.array(TokenUsageSchema).optional(),
     }),
-    z.object({ v, type: z.literal('RUN_ERROR'), runId: z.string(), code: z.enum(AGENT_ERROR_CODES).optional(), message: z.string() }),
+    z.object({ v, pos, type: z.literal('RUN_ERROR'), runId: z.string(), code: z.enum(AGENT_ERROR_CODES).optional(), message: z.string() }),
   ]);
 }
 
@@ -291,7 +299,11 @@ export type StoredEventUpgrade = (payload: Record<string, unknown>) => Record<st
  * One step per version: `STORED_EVENT_UPGRADES[n]` turns a version-n payload into version n + 1.
  * When STORED_EVENT_VERSION goes from n to n + 1, change the shapes above and add the step for n here.
  */
-export const STORED_EVENT_UPGRADES: Readonly<Record<number, StoredEventUpgrade>> = {};
+export const STORED_EVENT_UPGRADES: Readonly<Record<number, StoredEventUpgrade>> = {
+  // v2 adds the optional live position `pos`; a v1 row has none (its run cannot be resumed from a
+  // position, only replayed whole).
+  1: (payload) => payload,
+};
 
 export type StoredEventUpgradeResult = { ok: true; event: StoredEvent; from: number } | { ok: false; reason: string };
 

@@ -5,7 +5,7 @@ import { foldEvents, emptyView } from '@/features/in-app-agent/fold';
 import { replayConversation } from '@/features/in-app-agent/server/persistence';
 import { getPrisma } from '@/server/db';
 import { newId } from '@/server/ids';
-import { postAgent, streamAgent, textOf, types, userMessageBody, useScriptedModelEnv } from '../../helpers/agent';
+import { cancelRun, postAgent, runUrl, startRunStream, textOf, types, userMessageBody, useScriptedModelEnv } from '../../helpers/agent';
 import { startFakeOpenAI, type FakeServer, type ScriptedTurn } from '../../helpers/fake-models';
 import { startMcpProxy, type McpProxy } from '../../helpers/mcp-proxy';
 import { createIssue, createProject, createUser, type TestProject } from '../../helpers/fixtures';
@@ -40,6 +40,18 @@ afterAll(async () => {
 function script(...t: ScriptedTurn[]) {
   turns = t;
   model.requests.length = 0;
+  model.abandoned.length = 0;
+}
+
+/** Waits (bounded) until the run is no longer RUNNING and returns its row. */
+async function waitForRunEnd(runId: string) {
+  const prisma = await getPrisma();
+  let run = await prisma.agentRun.findUniqueOrThrow({ where: { id: runId } });
+  for (let i = 0; i < 200 && run.status === 'RUNNING'; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    run = await prisma.agentRun.findUniqueOrThrow({ where: { id: runId } });
+  }
+  return run;
 }
 
 describe('POST /api/projects/:projectId/in-app-agent', () => {
@@ -94,20 +106,21 @@ describe('POST /api/projects/:projectId/in-app-agent', () => {
     const threadId = (res.events[0] as { threadId: string }).threadId;
     const prisma = await getPrisma();
     const rows = await prisma.agentEvent.findMany({ where: { conversationId: threadId } });
-    expect(rows.every((r) => (r.payload as { v?: number }).v === 1 && r.schemaVersion === 1)).toBe(true);
+    expect(rows.every((r) => (r.payload as { v?: number }).v === 2 && r.schemaVersion === 2)).toBe(true);
 
-    // A simulated bump to v3: v1 -> v2 renames a tool, v2 -> v3 adds nothing. The rows written
-    // today (v1) go through both steps, in order, and replay as before apart from the rename.
+    // A simulated bump to v4: v2 -> v3 renames a tool, v3 -> v4 adds nothing. The rows written
+    // today (v2) go through both steps, in order, and replay as before apart from the rename.
     const seen: string[] = [];
     const upgrade = {
-      version: 3,
+      version: 4,
       steps: {
-        1: (p: Record<string, unknown>) => {
-          seen.push(`1:${String(p.type)}`);
-          return p.type === 'TOOL_CALL' && p.toolCallName === 'list_issues' ? { ...p, toolCallName: 'find_issues' } : p;
-        },
+        1: (p: Record<string, unknown>) => p,
         2: (p: Record<string, unknown>) => {
           seen.push(`2:${String(p.type)}`);
+          return p.type === 'TOOL_CALL' && p.toolCallName === 'list_issues' ? { ...p, toolCallName: 'find_issues' } : p;
+        },
+        3: (p: Record<string, unknown>) => {
+          seen.push(`3:${String(p.type)}`);
           return p;
         },
       },
@@ -116,8 +129,8 @@ describe('POST /api/projects/:projectId/in-app-agent', () => {
     const expected = foldEvents(res.events, emptyView(threadId));
     for (const m of expected.messages) if (m.role === 'assistant') for (const tc of m.toolCalls) if (tc.name === 'list_issues') tc.name = 'find_issues';
     expect(upgraded).toEqual(expected);
-    expect(seen.filter((x) => x.startsWith('1:'))).toHaveLength(rows.length);
     expect(seen.filter((x) => x.startsWith('2:'))).toHaveLength(rows.length);
+    expect(seen.filter((x) => x.startsWith('3:'))).toHaveLength(rows.length);
 
     // A row that cannot be read (corrupt, or written by a newer build) is left out and logged,
     // never fatal and never silent.
@@ -126,14 +139,14 @@ describe('POST /api/projects/:projectId/in-app-agent', () => {
       const runId = (res.events[0] as { runId: string }).runId;
       await prisma.agentEvent.createMany({
         data: [
-          { id: newId('ev_'), conversationId: threadId, runId, seq: 1000, type: 'CUSTOM', payload: { v: 99, type: 'CUSTOM', name: 'x', value: 1 } },
-          { id: newId('ev_'), conversationId: threadId, runId, seq: 1001, type: 'TEXT_MESSAGE', payload: { v: 1, type: 'TEXT_MESSAGE', messageId: 'm' } },
+          { id: newId('ev_'), conversationId: threadId, runId, seq: 100_000, type: 'CUSTOM', payload: { v: 99, type: 'CUSTOM', name: 'x', value: 1 } },
+          { id: newId('ev_'), conversationId: threadId, runId, seq: 100_001, type: 'TEXT_MESSAGE', payload: { v: 1, type: 'TEXT_MESSAGE', messageId: 'm' } },
         ],
       });
       const replay = await replayConversation(prisma, threadId);
       expect(replay).toEqual(foldEvents(res.events, emptyView(threadId)));
       expect(warn).toHaveBeenCalledTimes(1);
-      expect(String(warn.mock.calls[0]![0])).toMatch(/2 stored event\(s\) of conversation .*seq 1000: written by a newer version.*seq 1001/);
+      expect(String(warn.mock.calls[0]![0])).toMatch(/2 stored event\(s\) of conversation .*seq 100000: written by a newer version.*seq 100001/);
     } finally {
       warn.mockRestore();
     }
@@ -225,22 +238,42 @@ describe('POST /api/projects/:projectId/in-app-agent', () => {
     expect(replay.view.runs.map((r) => r.status)).toEqual(['completed', 'failed', 'completed']);
   });
 
-  it('ends ABORTED on client disconnect, keeps the partial text and revokes the run key', async () => {
-    script({ text: Array.from({ length: 200 }, (_, i) => `w${i} `), delayMs: 15 });
-    const controller = new AbortController();
-    const partial = await streamAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('long please'), controller, (ev) =>
-      ev.filter((e) => e.type === 'TEXT_MESSAGE_CONTENT').length >= 6,
-    ).catch(() => ({ events: [], status: 0 }));
-    controller.abort();
-    const started = partial.events[0] as { runId: string; threadId: string };
-    expect(started.runId).toBeTruthy();
+  it('keeps answering when the client disconnects, to the end, and revokes the run key then', async () => {
+    script({ text: Array.from({ length: 60 }, (_, i) => `w${i} `), delayMs: 10 });
+    const partial = await startRunStream(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('long please'), (ev) =>
+      ev.filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT').length >= 6,
+    );
+    const started = partial.events[0]!.event as { runId: string; threadId: string };
+    const run = await waitForRunEnd(started.runId);
+    expect(run.status).toBe('COMPLETED');
     const prisma = await getPrisma();
-    let run = await prisma.agentRun.findUniqueOrThrow({ where: { id: started.runId } });
-    for (let i = 0; i < 100 && run.status === 'RUNNING'; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      run = await prisma.agentRun.findUniqueOrThrow({ where: { id: started.runId } });
-    }
+    const key = await prisma.apiKey.findFirstOrThrow({ where: { runId: started.runId } });
+    expect(key.revokedAt).not.toBeNull();
+    const trpc = trpcClient(server.url, project.users.MEMBER.cookie);
+    const replay = await trpc.agent.conversations.get.query({ projectId: project.id, conversationId: started.threadId });
+    const assistant = replay.view.messages.find((m) => m.role === 'assistant');
+    expect(assistant?.content).toBe(Array.from({ length: 60 }, (_, i) => `w${i} `).join(''));
+    expect(model.abandoned).toEqual([]);
+  });
+
+  it('stops on Stop (from any connection): ABORTED, keeps the partial text, revokes the key, cancels the model call', async () => {
+    script({ text: Array.from({ length: 200 }, (_, i) => `w${i} `), delayMs: 15 });
+    const partial = await startRunStream(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('long please'), (ev) =>
+      ev.filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT').length >= 6,
+    );
+    const started = partial.events[0]!.event as { runId: string; threadId: string };
+    // Another user may not stop it, nor may a request from another origin.
+    expect((await cancelRun(server.url, project.id, started.runId, project.users.ADMIN.cookie)).status).toBe(404);
+    const crossOrigin = await fetch(runUrl(server.url, project.id, started.runId, 'cancel'), {
+      method: 'POST',
+      headers: { origin: 'https://evil.example', cookie: project.users.MEMBER.cookie },
+    });
+    expect(crossOrigin.status).toBe(403);
+    const stop = await cancelRun(server.url, project.id, started.runId, project.users.MEMBER.cookie);
+    expect(stop).toEqual({ status: 202, body: { runId: started.runId, status: 'stopping' } });
+    const run = await waitForRunEnd(started.runId);
     expect(run.status).toBe('ABORTED');
+    const prisma = await getPrisma();
     const key = await prisma.apiKey.findFirstOrThrow({ where: { runId: started.runId } });
     expect(key.revokedAt).not.toBeNull();
     const trpc = trpcClient(server.url, project.users.MEMBER.cookie);
@@ -252,28 +285,27 @@ describe('POST /api/projects/:projectId/in-app-agent', () => {
     // The model call itself was cancelled: the model server saw its client go away mid-answer.
     expect(model.abandoned.map((a) => a.index)).toContain(0);
     expect(model.abandoned.find((a) => a.index === 0)!.chunksSent).toBeLessThan(100);
+    // Stopping a run that ended says so.
+    expect(await cancelRun(server.url, project.id, started.runId, project.users.MEMBER.cookie)).toEqual({
+      status: 200,
+      body: { runId: started.runId, status: 'ended' },
+    });
   });
 
-  it('cancels an MCP call in flight when the client disconnects', async () => {
+  it('cancels an MCP call in flight on Stop', async () => {
     script({ toolCalls: [{ name: 'list_issues', args: {} }] }, { text: ['never reached'] });
     proxy.toolDelayMs = 5_000;
     proxy.cancelled.length = 0;
     proxy.forwarded.length = 0;
     try {
-      const controller = new AbortController();
-      const partial = await streamAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('list'), controller, (ev) =>
-        ev.some((e) => e.type === 'TOOL_CALL_END'),
+      const partial = await startRunStream(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('list'), (ev) =>
+        ev.some((e) => e.event.type === 'TOOL_CALL_END'),
       );
-      // The tool call is now held by the slow endpoint; the user closes the panel.
+      // The tool call is now held by the slow endpoint; the user presses Stop.
       await new Promise((r) => setTimeout(r, 200));
-      controller.abort();
-      const runId = (partial.events[0] as { runId: string }).runId;
-      const prisma = await getPrisma();
-      let run = await prisma.agentRun.findUniqueOrThrow({ where: { id: runId } });
-      for (let i = 0; i < 100 && run.status === 'RUNNING'; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        run = await prisma.agentRun.findUniqueOrThrow({ where: { id: runId } });
-      }
+      const runId = (partial.events[0]!.event as { runId: string }).runId;
+      expect((await cancelRun(server.url, project.id, runId, project.users.MEMBER.cookie)).status).toBe(202);
+      const run = await waitForRunEnd(runId);
       expect(run.status).toBe('ABORTED');
       expect(run.finishedAt!.getTime() - run.startedAt.getTime()).toBeLessThan(4_000);
       for (let i = 0; i < 40 && !proxy.cancelled.length; i++) await new Promise((r) => setTimeout(r, 50));

@@ -4,7 +4,7 @@
 // procedures, so a new procedure anywhere in the API without a case fails here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '@/features/in-app-agent/schema';
-import { createConversation, createRun, replayConversation, RunRecorder } from '@/features/in-app-agent/server/persistence';
+import { openRunRow, replayConversation, RunRecorder } from '@/features/in-app-agent/server/persistence';
 import { createProjectKey } from '@/server/api-keys';
 import { appRouter } from '@/server/api-root';
 import { getPrisma } from '@/server/db';
@@ -34,9 +34,18 @@ interface Fx {
 /** A finished assistant conversation of `userId`, written through the module's own recorder. */
 async function conversationOf(projectId: string, userId: string): Promise<{ conversationId: string; messageId: string }> {
   const prisma = await getPrisma();
-  const conversation = await createConversation(prisma, { projectId, userId, title: 'Access check' });
-  const run = await createRun(prisma, { conversationId: conversation.id, userId, modelId: 'test' });
-  const recorder = await RunRecorder.open(prisma, conversation.id, run.id);
+  const opened = await openRunRow(prisma, {
+    runId: newId('run_'),
+    conversationId: newId('cv_'),
+    projectId,
+    userId,
+    modelId: 'test',
+    create: { title: 'Access check' },
+  });
+  if (!opened) throw new Error('could not open a run');
+  const conversation = { id: opened.conversationId };
+  const run = { id: opened.runId };
+  const recorder = new RunRecorder(prisma, conversation.id, run.id, opened);
   const events: AgentEvent[] = [
     { type: 'RUN_STARTED', threadId: conversation.id, runId: run.id },
     { type: 'TEXT_MESSAGE_START', messageId: newId('msg_'), role: 'user' },

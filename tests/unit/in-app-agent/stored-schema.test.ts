@@ -26,8 +26,12 @@ describe('stored event versions', () => {
     expect(Object.keys(STORED_EVENT_UPGRADES).map(Number).every((n) => n >= 1 && n < STORED_EVENT_VERSION)).toBe(true);
   });
 
-  it('reads current rows, and rows written before payloads carried a version, as they are', () => {
-    expect(read(v1Rows)).toEqual(v1Rows.map((r) => StoredEventSchema.parse(r)));
+  it('reads rows of every version, and rows written before payloads carried a version, as they are', () => {
+    // v1 rows become v2 rows without a position (v2 only adds the optional `pos`).
+    expect(read(v1Rows)).toEqual(v1Rows.map((r) => StoredEventSchema.parse({ ...r, v: 2 })));
+    expect(read(v1Rows).every((r) => r.pos === undefined)).toBe(true);
+    const v2 = v1Rows.map((r, i) => ({ ...r, v: 2, pos: i + 1 }));
+    expect(read(v2)).toEqual(v2.map((r) => StoredEventSchema.parse(r)));
     const legacy = v1Rows.map(({ v: _v, ...rest }) => rest);
     expect(read(legacy)).toEqual(read(v1Rows));
   });
@@ -65,7 +69,7 @@ describe('stored event versions', () => {
     expect(upgradeStoredEvent(v1Rows[0], { version: 3, steps })).toEqual({ ok: false, reason: 'no upgrade step from v2' });
     expect(upgradeStoredEvent(v1Rows[0], { version: 2, steps: { 1: () => { throw new Error('boom'); } } })).toEqual({ ok: false, reason: 'upgrade from v1 failed: boom' });
     expect(upgradeStoredEvent({ v: 'one', type: 'RUN_STARTED' })).toEqual({ ok: false, reason: expect.stringMatching(/invalid version/) });
-    expect(upgradeStoredEvent({ v: 1, type: 'TEXT_MESSAGE', messageId: 'm' })).toEqual({ ok: false, reason: expect.stringMatching(/does not match v1: role/) });
+    expect(upgradeStoredEvent({ v: 1, type: 'TEXT_MESSAGE', messageId: 'm' })).toEqual({ ok: false, reason: expect.stringMatching(/does not match v2: role/) });
     expect(upgradeStoredEvent(null)).toEqual({ ok: false, reason: 'payload is not an object' });
   });
 });

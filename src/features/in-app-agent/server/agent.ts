@@ -17,7 +17,7 @@ import { isErrorResult } from '../fold';
 import type { AgentEvent, ConversationView, PageContext } from '../schema';
 import { ModelCallSpans, type RunTrace } from './instrumentation';
 import { ToolsUnavailableError, type McpGateway } from './mcp-gateway';
-import { classifyModelError, type ModelHandle } from './model';
+import { classifyModelError, withFreshToolCallIds, type ModelHandle } from './model';
 import {
   allowedMcpToolNames,
   approvalFor,
@@ -65,6 +65,8 @@ export interface RunContext {
   requireApproval?: ReadonlySet<string>;
   /** No model output for this long while no tool runs: the run fails with MODEL_TIMEOUT. */
   idleTimeoutMs?: number;
+  /** Called when the agent is about to ask the model (set-up timings). */
+  onModelStart?: () => void;
 }
 
 export type Usage = { inputTokens?: number; outputTokens?: number };
@@ -347,7 +349,7 @@ class Normalizer {
       case 'tool-call-delta': {
         const id = String(p.toolCallId);
         const delta = String(p.argsTextDelta ?? '');
-        if (this.startedCalls.has(id) && delta) this.emit({ type: 'TOOL_CALL_ARGS', toolCallId: id, delta });
+        if (this.startedCalls.has(id) && !this.endedCalls.has(id) && delta) this.emit({ type: 'TOOL_CALL_ARGS', toolCallId: id, delta });
         break;
       }
       case 'tool-call-input-streaming-end':
@@ -405,7 +407,13 @@ class Normalizer {
     }
   }
 
+  /**
+   * A new call's arguments start: the previous call's arguments are complete (providers stream one
+   * call's input after the other), so it is ended first. The run's events then touch one message
+   * or call at a time, which is what lets a watcher resume from any position (compact.ts).
+   */
   private startCall(id: string, name: string): void {
+    for (const open of this.startedCalls) if (open !== id) this.endCall(open);
     this.startedCalls.add(id);
     if (!this.stepMessageId) this.stepMessageId = newId('msg_');
     this.emit({ type: 'TOOL_CALL_START', toolCallId: id, toolCallName: name, parentMessageId: this.stepMessageId });
@@ -455,9 +463,10 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
       id: 'in-app-agent',
       name: 'In-app assistant',
       instructions: system,
-      model: ctx.model.model as never,
+      model: withFreshToolCallIds(ctx.model.model) as never,
       tools: runtime.tools as never,
     });
+    ctx.onModelStart?.();
     const output = await agent.stream(messages as never, {
       maxSteps: ctx.maxSteps,
       modelSettings: { maxRetries: ctx.maxRetries },

@@ -1,46 +1,37 @@
 /**
- * The authority boundary of the in-app agent: authenticate, authorize, validate, sanitize, own the
- * run (ids, single RUNNING run, per-run MCP key), stream AG-UI events and persist them.
+ * The authority boundary of the in-app agent: three routes, each deciding who may do what before
+ * anything happens, then handing over to the run (run.ts) or its watchers (live.ts, fan-out.ts).
+ *
+ * - `POST /api/projects/:projectId/in-app-agent` starts a run (a user message, or AG-UI `resume`
+ *   answers to pending approvals) and streams it as SSE. The run does not depend on this
+ *   connection: closing it only stops watching.
+ * - `GET .../in-app-agent/runs/:runId/events` follows a run from a position (`Last-Event-ID`
+ *   header or `?after=`): exactly the events after it, then the live ones, then the terminal
+ *   event; from a run that already ended, the rest from storage. Without a position: a snapshot
+ *   of the conversation so far, then the run from its start.
+ * - `POST .../in-app-agent/runs/:runId/cancel` stops a run, on whichever instance runs it.
+ *
+ * Identity comes from the session cookie, the role from the membership (404 for a project the
+ * user is not in), run ids and history from the server; the body is validated with zod and
+ * reduced to what a client may decide (`sanitize`).
  */
-import { setMaxListeners } from 'node:events';
-import { EventEncoder } from '@ag-ui/encoder';
-import { mintAgentKey, revokeKey } from '@/server/api-keys';
-import { getSessionUser, isSameOrigin, type SessionUser } from '@/server/auth';
+import { handleMcpPost } from '@/features/mcp/server';
+import { loadProjectMember, type ProjectMember } from '@/server/access';
+import { getSessionUserId, isSameOrigin } from '@/server/auth';
 import { getDb, getPrisma, type PrismaClient } from '@/server/db';
 import { env, type Env } from '@/server/env';
-import { hasProjectAccess, type Role } from '@/server/rbac';
-import { CUSTOM_EVENTS, LIMITS, type AgentErrorCode } from '../constants';
-import { foldEvent } from '../fold';
 import { newId } from '@/server/ids';
-import {
-  AgentRequestSchema,
-  PageContextSchema,
-  type AgentEvent,
-  type AgentRequest,
-  type ConversationView,
-  type ModelInfo,
-  type SanitizedRequest,
-} from '../schema';
-import { handleMcpPost } from '@/features/mcp/server';
-import { capResult, listRunTools, runAgent, type ListedTools, type RunResult } from './agent';
-import { mcpGateway, type McpGateway } from './mcp-gateway';
-import { closeAbandoned, consumeResume, executeApproved, markConsumed, persistPending, ResumeError, type Decision } from './human-in-the-loop';
-import { configureTracing, endSpan, RunTrace, traceIdOf, tracer } from './instrumentation';
+import { hasProjectAccess, type Scope } from '@/server/rbac';
+import { eventsAfter } from '../compact';
+import { CUSTOM_EVENTS, LIMITS, type AgentErrorCode } from '../constants';
+import { AgentRequestSchema, PageContextSchema, type AgentEvent, type AgentRequest, type ConversationView, type SanitizedRequest } from '../schema';
+import { fanOut, type RemoteWatch } from './fan-out';
+import { configureTracing } from './instrumentation';
+import { frameOf, liveRun, sseStream, type Watcher } from './live';
+import { mcpGateway } from './mcp-gateway';
 import { modelFor, ModelConfigError, type ModelHandle } from './model';
-import {
-  createConversation,
-  createRun,
-  findOwnConversation,
-  recoverStaleRuns,
-  replayWithSeq,
-  RunConflictError,
-  recoverAfterRestart,
-  RunRecorder,
-  startStaleSweep,
-  titleFrom,
-  type RunEnd,
-} from './persistence';
-import { isLocalTool, runLocalTool } from './tools';
+import { findRun, loadRunRows, recoverAfterRestart, replayConversation, startStaleSweep, titleFrom } from './persistence';
+import { startRun, stopRun, type RunSettings, type RunTimings } from './run';
 
 export interface HandlerOptions {
   /** Builds the model for a run; defaults to the provider selected by the environment. */
@@ -52,12 +43,16 @@ export interface HandlerOptions {
   /** Persistence cadence (tests, bench). */
   flushIntervalMs?: number;
   heartbeatMs?: number;
-  /** Model idle timeout (default LIMITS.modelIdleTimeoutMs). */
+  /** Model idle timeout (default AGENT_MODEL_IDLE_TIMEOUT_SECONDS). */
   modelIdleTimeoutMs?: number;
   /** Lifetime of the per-run MCP key, extended by the heartbeat (default LIMITS.runKeyTtlSeconds). */
   runKeyTtlSeconds?: number;
   /** Period of the stale-run sweep (default: half the stale window, at least 5 s). */
   staleSweepMs?: number;
+  /** How often a watcher of a run on another instance checks the run in the database (default 1 s). */
+  watchPollMs?: number;
+  /** Set-up timings of each run (the benchmark). */
+  onRunTimings?: (t: RunTimings) => void;
 }
 
 /**
@@ -71,19 +66,27 @@ export function resolveMcpTarget(e: Pick<Env, 'AGENT_MCP_URL'>, override?: strin
   return url ? { url } : { dispatch: (req: Request) => handleMcpPost(req) };
 }
 
-type RouteContext = { params: Promise<{ projectId: string }> };
+type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
+type Route = (req: Request, ctx: RouteContext) => Promise<Response>;
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};
 
 export function errorResponse(status: number, code: AgentErrorCode, message: string, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify({ error: { code, message } }), { status, headers: { ...JSON_HEADERS, ...headers } });
 }
 
-class BodyError extends Error {
+class RequestError extends Error {
   constructor(
     readonly status: number,
     readonly code: AgentErrorCode,
     message: string,
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }
@@ -92,7 +95,7 @@ class BodyError extends Error {
 /** Reads at most `limit` bytes; a larger body is refused before it is buffered. */
 async function readCapped(req: Request, limit: number): Promise<string> {
   const declared = Number(req.headers.get('content-length') ?? '0');
-  if (declared > limit) throw new BodyError(413, 'PAYLOAD_TOO_LARGE', 'The request is too large.');
+  if (declared > limit) throw new RequestError(413, 'PAYLOAD_TOO_LARGE', 'The request is too large.');
   if (!req.body) return '';
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -103,7 +106,7 @@ async function readCapped(req: Request, limit: number): Promise<string> {
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel().catch(() => undefined);
-      throw new BodyError(413, 'PAYLOAD_TOO_LARGE', 'The request is too large.');
+      throw new RequestError(413, 'PAYLOAD_TOO_LARGE', 'The request is too large.');
     }
     chunks.push(value);
   }
@@ -113,25 +116,29 @@ async function readCapped(req: Request, limit: number): Promise<string> {
 function textOfContent(content: unknown): string | null {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
-    const parts = content.filter((p): p is { type: 'text'; text: string } => !!p && typeof p === 'object' && (p as { type?: unknown }).type === 'text' && typeof (p as { text?: unknown }).text === 'string');
+    const parts = content.filter(
+      (p): p is { type: 'text'; text: string } =>
+        !!p && typeof p === 'object' && (p as { type?: unknown }).type === 'text' && typeof (p as { text?: unknown }).text === 'string',
+    );
     return parts.length ? parts.map((p) => p.text).join('\n') : null;
   }
   return null;
 }
 
+/** Conversation ids a client may choose: UUIDs, the product's own ids, and the like. */
+export const THREAD_ID_PATTERN = /^[A-Za-z0-9_-]{8,100}$/;
+
 /**
- * Keeps only what the client may decide: the newest user message, the conversation id, the page
- * context (as untrusted data) and resume answers. Client history, system/assistant/tool messages,
- * client tools, state and run ids are dropped.
+ * Keeps only what the client may decide: the new user message (the newest message, when it is the
+ * user's), the conversation id, the page context (as untrusted data) and resume answers. Client
+ * history, system/assistant/tool messages, client tools, state and run ids are dropped.
  */
 export function sanitize(body: AgentRequest): SanitizedRequest {
+  const newest = body.messages.at(-1);
   let userMessage: string | null = null;
-  for (let i = body.messages.length - 1; i >= 0; i--) {
-    const m = body.messages[i]!;
-    if (m.role !== 'user') continue;
-    const text = textOfContent(m.content);
+  if (newest?.role === 'user') {
+    const text = textOfContent(newest.content);
     if (text !== null) userMessage = text.trim().slice(0, LIMITS.maxUserMessageChars) || null;
-    break;
   }
   const page = PageContextSchema.safeParse(body.forwardedProps?.pageContext ?? {});
   const threadId = body.threadId?.trim();
@@ -143,10 +150,11 @@ export function sanitize(body: AgentRequest): SanitizedRequest {
   };
 }
 
-// A sliding one-minute window per user, per process.
+// A sliding one-minute window per user, per process (entries past their window are dropped).
 const windows = new Map<string, number[]>();
 function rateLimited(userId: string, perMinute: number): number | null {
   const now = Date.now();
+  for (const [id, list] of windows) if (now - list[list.length - 1]! >= 60_000) windows.delete(id);
   const list = (windows.get(userId) ?? []).filter((t) => now - t < 60_000);
   if (list.length >= perMinute) {
     windows.set(userId, list);
@@ -157,409 +165,347 @@ function rateLimited(userId: string, perMinute: number): number | null {
   return null;
 }
 
-/** The user's role in the project and the project's name (for the system prompt), in one query. */
-async function projectRole(prisma: PrismaClient, user: SessionUser, projectId: string): Promise<{ role: Role; projectName: string } | null> {
-  const m = await prisma.projectMembership.findUnique({
-    where: { projectId_userId: { projectId, userId: user.id } },
-    select: { role: true, project: { select: { name: true } } },
-  });
-  return m ? { role: m.role, projectName: m.project.name } : null;
+const param = (v: string | string[] | undefined): string => (typeof v === 'string' ? v : '');
+
+/** The signed-in member of the project holding `scope`, or the refusal. */
+async function authorize(req: Request, projectId: string, scope: Scope): Promise<{ prisma: PrismaClient; member: ProjectMember }> {
+  const userId = await getSessionUserId(req);
+  if (!userId) throw new RequestError(401, 'UNAUTHENTICATED', 'Sign in to use the assistant.');
+  const prisma = await getPrisma();
+  const member = await loadProjectMember(prisma, projectId, userId);
+  if (!member) throw new RequestError(404, 'PROJECT_NOT_FOUND', 'Project not found.');
+  if (!hasProjectAccess({ role: member.role, isAdmin: member.user.isAdmin }, scope)) {
+    throw new RequestError(403, 'FORBIDDEN', 'Your role cannot use the assistant here.');
+  }
+  return { prisma, member };
 }
 
-export function createAgentHandler(opts: HandlerOptions = {}) {
-  return async function POST(req: Request, routeCtx: RouteContext): Promise<Response> {
+function guarded(route: Route): Route {
+  return async (req, ctx) => {
     try {
-      return await handle(req, routeCtx, opts);
+      return await route(req, ctx);
     } catch (err) {
+      if (err instanceof RequestError) return errorResponse(err.status, err.code, err.message, err.headers);
       console.error('[in-app-agent] request failed', err);
       return errorResponse(500, 'INTERNAL_ERROR', 'Something went wrong. Please try again.');
     }
   };
 }
 
-async function handle(req: Request, routeCtx: RouteContext, opts: HandlerOptions): Promise<Response> {
-  const e = env();
-  const { projectId } = await routeCtx.params;
-  const user = await getSessionUser(req);
-  if (!user) return errorResponse(401, 'UNAUTHENTICATED', 'Sign in to use the assistant.');
-  if (!isSameOrigin(req)) return errorResponse(403, 'CROSS_ORIGIN', 'Cross-origin request refused.');
-  if (!(req.headers.get('content-type') ?? '').toLowerCase().includes('application/json')) {
-    return errorResponse(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the request as application/json.');
-  }
-  let raw: string;
-  try {
-    raw = await readCapped(req, LIMITS.maxBodyBytes);
-  } catch (err) {
-    if (err instanceof BodyError) return errorResponse(err.status, err.code, err.message);
-    throw err;
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch {
-    return errorResponse(400, 'INVALID_REQUEST', 'The request body is not valid JSON.');
-  }
-  const parsed = AgentRequestSchema.safeParse(json);
-  if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    return errorResponse(400, 'INVALID_REQUEST', `Invalid request${first ? ` at ${first.path.join('.') || '(body)'}: ${first.message}` : ''}.`);
-  }
+export interface AgentRoutes {
+  /** POST: start a run (a user message, or resume answers). */
+  start: Route;
+  /** GET: follow a run from a position, or from a snapshot. */
+  events: Route;
+  /** POST: stop a run. */
+  cancel: Route;
+}
 
-  const prisma = await getPrisma();
-  const membership = await projectRole(prisma, user, projectId);
-  if (!membership) return errorResponse(404, 'PROJECT_NOT_FOUND', 'Project not found.');
-  const { role, projectName } = membership;
-  const subject = { role, isAdmin: user.isAdmin };
-  if (!hasProjectAccess(subject, 'agent:use')) return errorResponse(403, 'FORBIDDEN', 'Your role cannot use the assistant here.');
-
-  const retryAfter = rateLimited(user.id, e.AGENT_RATE_LIMIT_PER_MINUTE);
-  if (retryAfter !== null) {
-    return errorResponse(429, 'RATE_LIMITED', `Too many requests. Try again in ${retryAfter} s.`, { 'retry-after': String(retryAfter) });
-  }
-
-  const input = sanitize(parsed.data);
-  let conversation = input.conversationId
-    ? await findOwnConversation(prisma, { projectId, userId: user.id, conversationId: input.conversationId })
-    : null;
-  if (input.conversationId && !conversation) return errorResponse(404, 'CONVERSATION_NOT_FOUND', 'Conversation not found.');
-  if (input.resume && !conversation) return errorResponse(400, 'INVALID_REQUEST', 'A resume needs the conversation it answers (threadId).');
-  if (!input.resume && !input.userMessage) return errorResponse(400, 'NO_USER_MESSAGE', 'Send a user message.');
-
-  let model: ModelHandle;
-  try {
-    model = opts.model?.() ?? modelFor(e);
-  } catch (err) {
-    if (err instanceof ModelConfigError) return errorResponse(503, 'MODEL_UNAVAILABLE', err.message);
-    throw err;
-  }
-
-  startStaleSweep(getPrisma, e.AGENT_RUN_STALE_SECONDS, opts.staleSweepMs);
-  await recoverAfterRestart(prisma, (await getDb()).kind === 'pglite');
-  if (!conversation) conversation = await createConversation(prisma, { projectId, userId: user.id, title: titleFrom(input.userMessage ?? '') });
-
-  await configureTracing(e);
-  const span = tracer().startSpan('in_app_agent.run', {
-    attributes: { 'project.id': projectId, 'conversation.id': conversation.id, 'user.id': user.id, 'model.provider': model.info.provider, 'model.id': model.info.modelId },
+export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
+  const settingsOf = (e: Env): RunSettings => ({
+    maxSteps: e.AGENT_MAX_STEPS,
+    maxRetries: e.AGENT_MODEL_MAX_RETRIES,
+    contextTokens: e.AGENT_CONTEXT_TOKENS,
+    staleSeconds: e.AGENT_RUN_STALE_SECONDS,
+    approvalTtlSeconds: e.AGENT_APPROVAL_TTL_SECONDS,
+    keyTtlSeconds: opts.runKeyTtlSeconds ?? LIMITS.runKeyTtlSeconds,
+    idleTimeoutMs: opts.modelIdleTimeoutMs ?? e.AGENT_MODEL_IDLE_TIMEOUT_SECONDS * 1000,
+    flushIntervalMs: opts.flushIntervalMs,
+    heartbeatMs: opts.heartbeatMs,
+    requireApproval: opts.requireApproval?.length ? new Set(opts.requireApproval) : undefined,
   });
-  const runTrace = new RunTrace(span);
 
-  let run;
-  const runInput = { conversationId: conversation.id, userId: user.id, modelId: model.info.modelId, traceId: traceIdOf(span) };
-  try {
-    run = await createRun(prisma, runInput);
-  } catch (err) {
-    if (!(err instanceof RunConflictError)) throw err;
-    // Another run holds the conversation: if it stopped responding, close it and try once more.
-    try {
-      if ((await recoverStaleRuns(prisma, e.AGENT_RUN_STALE_SECONDS, conversation.id)) === 0) throw err;
-      run = await createRun(prisma, runInput);
-    } catch (again) {
-      endSpan(span, { code: 'RUN_IN_PROGRESS', message: 'run in progress' });
-      if (again instanceof RunConflictError) return errorResponse(409, 'RUN_IN_PROGRESS', again.message);
-      throw again;
+  const start: Route = async (req, ctx) => {
+    const e = env();
+    const projectId = param((await ctx.params).projectId);
+    const { prisma, member } = await authorize(req, projectId, 'agent:use');
+    if (!isSameOrigin(req)) throw new RequestError(403, 'CROSS_ORIGIN', 'Cross-origin request refused.');
+    if (!(req.headers.get('content-type') ?? '').toLowerCase().includes('application/json')) {
+      throw new RequestError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the request as application/json.');
     }
-  }
-  runTrace.setRunId(run.id);
-
-  let decisions: Decision[] = [];
-  if (input.resume) {
+    let json: unknown;
     try {
-      decisions = await consumeResume(prisma, { conversationId: conversation.id, userId: user.id, subject, entries: input.resume, resumingRunId: run.id });
+      json = JSON.parse(await readCapped(req, LIMITS.maxBodyBytes));
     } catch (err) {
-      await prisma.agentRun.delete({ where: { id: run.id } }).catch(() => undefined);
-      endSpan(span, { code: err instanceof ResumeError ? err.code : 'INTERNAL_ERROR', message: (err as Error).message });
-      if (err instanceof ResumeError) return errorResponse(err.status, err.code, err.message);
+      if (err instanceof RequestError) throw err;
+      throw new RequestError(400, 'INVALID_REQUEST', 'The request body is not valid JSON.');
+    }
+    const parsed = AgentRequestSchema.safeParse(json);
+    if (!parsed.success) {
+      const first = parsed.error.issues[0];
+      throw new RequestError(400, 'INVALID_REQUEST', `Invalid request${first ? ` at ${first.path.join('.') || '(body)'}: ${first.message}` : ''}.`);
+    }
+    const input = sanitize(parsed.data);
+    if (input.conversationId !== null && !THREAD_ID_PATTERN.test(input.conversationId)) {
+      throw new RequestError(400, 'INVALID_REQUEST', 'threadId must be 8 to 100 letters, digits, "-" or "_" (a UUID works), or "new".');
+    }
+    if (input.resume && !input.conversationId) throw new RequestError(400, 'INVALID_REQUEST', 'A resume needs the conversation it answers (threadId).');
+    if (input.resume && input.userMessage) {
+      throw new RequestError(400, 'RESUME_WITH_MESSAGE', 'Answer the pending approvals first, then send your message.');
+    }
+    if (!input.resume && !input.userMessage) throw new RequestError(400, 'NO_USER_MESSAGE', 'Send a user message.');
+
+    const retryAfter = rateLimited(member.user.id, e.AGENT_RATE_LIMIT_PER_MINUTE);
+    if (retryAfter !== null) {
+      throw new RequestError(429, 'RATE_LIMITED', `Too many requests. Try again in ${retryAfter} s.`, { 'retry-after': String(retryAfter) });
+    }
+    let model: ModelHandle;
+    try {
+      model = opts.model?.() ?? modelFor(e);
+    } catch (err) {
+      if (err instanceof ModelConfigError) throw new RequestError(503, 'MODEL_UNAVAILABLE', err.message);
       throw err;
     }
+
+    await configureTracing(e);
+    startStaleSweep(getPrisma, e.AGENT_RUN_STALE_SECONDS, opts.staleSweepMs);
+    await recoverAfterRestart(prisma, (await getDb()).kind === 'pglite');
+    const conversationId = input.conversationId ?? newId('cv_');
+    const started = await startRun({
+      prisma,
+      projectId,
+      projectName: member.projectName,
+      user: member.user,
+      role: member.role,
+      conversation: { id: conversationId, ...(input.userMessage ? { create: { title: titleFrom(input.userMessage) } } : {}) },
+      userMessage: input.userMessage,
+      resume: input.resume,
+      pageContext: input.pageContext,
+      model,
+      gateway: mcpGateway(resolveMcpTarget(e, opts.mcpUrl)),
+      settings: settingsOf(e),
+      onTimings: opts.onRunTimings,
+    });
+    if (!started.ok) throw new RequestError(started.status, started.code, started.message);
+    const run = started.run;
+    let detach: () => void = () => undefined;
+    const body = sseStream(
+      (w) => (detach = run.attach(0, w)),
+      () => detach(),
+    );
+    return new Response(body, {
+      status: 200,
+      headers: { ...SSE_HEADERS, 'x-in-app-agent-run-id': run.runId, 'x-in-app-agent-thread-id': run.info.conversationId },
+    });
+  };
+
+  /** The run, if the caller may see it: its conversation's owner, or a reviewer of the project. */
+  async function visibleRun(req: Request, ctx: RouteContext, scope: 'watch' | 'stop') {
+    const params = await ctx.params;
+    const projectId = param(params.projectId);
+    const runId = param(params.runId);
+    const { prisma, member } = await authorize(req, projectId, 'agent:use');
+    const run = /^run_[a-z0-9]{24}$/.test(runId) ? await findRun(prisma, runId) : null;
+    const owner = run?.conversation.userId === member.user.id && run.conversation.deletedAt === null;
+    const reviewer = scope === 'watch' && hasProjectAccess({ role: member.role, isAdmin: member.user.isAdmin }, 'agent:review');
+    if (!run || run.conversation.projectId !== projectId || !(owner || reviewer)) {
+      throw new RequestError(404, 'RUN_NOT_FOUND', 'Run not found.');
+    }
+    return { prisma, run };
   }
 
-  const gateway = mcpGateway(resolveMcpTarget(e, opts.mcpUrl));
-  const abort = new AbortController();
-  // The run's signal is shared by the model call and every MCP request of the run.
-  setMaxListeners(0, abort.signal);
-  req.signal?.addEventListener('abort', () => abort.abort(), { once: true });
-  let wire: SseWriter | undefined;
+  const events: Route = async (req, ctx) => {
+    const { prisma, run } = await visibleRun(req, ctx, 'watch');
+    const url = new URL(req.url);
+    const raw = url.searchParams.get('after') ?? req.headers.get('last-event-id');
+    let after: number | null = null;
+    if (raw !== null && raw.trim() !== '') {
+      if (!/^\d{1,15}$/.test(raw.trim())) throw new RequestError(400, 'INVALID_REQUEST', 'The position (Last-Event-ID or after) must be a whole number.');
+      after = Number(raw.trim());
+    }
+    const follower = new Follower(prisma, run.id, run.conversationId, opts.watchPollMs ?? 1_000);
+    const body = sseStream(
+      (w) => void follower.start(w, after),
+      () => follower.stop(),
+    );
+    return new Response(body, { status: 200, headers: { ...SSE_HEADERS, 'x-in-app-agent-run-id': run.id, 'x-in-app-agent-thread-id': run.conversationId } });
+  };
 
-  const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      wire = new SseWriter(controller);
-      void execute({
-        prisma,
-        wire,
-        trace: runTrace,
-        signal: abort.signal,
-        runId: run.id,
-        parentRunId: decisions[0]?.runId,
-        conversationId: conversation.id,
-        userMessage: input.userMessage,
-        decisions,
-        model,
-        gateway,
-        projectId,
-        projectName,
-        user,
-        role,
-        pageContext: input.pageContext,
-        recorderOptions: { flushIntervalMs: opts.flushIntervalMs, heartbeatMs: opts.heartbeatMs },
-        requireApproval: opts.requireApproval?.length ? new Set(opts.requireApproval) : undefined,
-        idleTimeoutMs: opts.modelIdleTimeoutMs ?? e.AGENT_MODEL_IDLE_TIMEOUT_SECONDS * 1000,
-        keyTtlSeconds: opts.runKeyTtlSeconds ?? LIMITS.runKeyTtlSeconds,
-      }).finally(() => wire?.close());
-    },
-    cancel() {
-      wire?.markClosed();
-      abort.abort();
-    },
-  });
+  const cancel: Route = async (req, ctx) => {
+    if (!isSameOrigin(req)) throw new RequestError(403, 'CROSS_ORIGIN', 'Cross-origin request refused.');
+    const { prisma, run } = await visibleRun(req, ctx, 'stop');
+    const local = liveRun(run.id);
+    if (local) {
+      stopRun(local);
+      return new Response(JSON.stringify({ runId: run.id, status: 'stopping' }), { status: 202, headers: JSON_HEADERS });
+    }
+    if (run.status === 'RUNNING' && (await fanOut(env().DATABASE_URL).cancel(run.id))) {
+      return new Response(JSON.stringify({ runId: run.id, status: 'stopping' }), { status: 202, headers: JSON_HEADERS });
+    }
+    const now = await findRun(prisma, run.id);
+    if (now?.status === 'RUNNING') {
+      // Nobody runs it live any more (its instance stopped): the stale sweep closes it shortly.
+      return new Response(JSON.stringify({ runId: run.id, status: 'stopping' }), { status: 202, headers: JSON_HEADERS });
+    }
+    return new Response(JSON.stringify({ runId: run.id, status: 'ended' }), { status: 200, headers: JSON_HEADERS });
+  };
 
-  return new Response(stream, {
-    status: 200,
-    headers: {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-      'x-in-app-agent-run-id': run.id,
-      'x-in-app-agent-thread-id': conversation.id,
-    },
-  });
+  return { start: guarded(start), events: guarded(events), cancel: guarded(cancel) };
 }
+
+/** The POST route of `/api/projects/:projectId/in-app-agent` (start a run). */
+export function createAgentHandler(opts: HandlerOptions = {}): Route {
+  return createAgentRoutes(opts).start;
+}
+
+/** The AG-UI messages of a view, for a MESSAGES_SNAPSHOT that stock AG-UI clients understand. */
+function agUiMessages(view: ConversationView): unknown[] {
+  return view.messages.map((m) =>
+    m.role === 'user'
+      ? { id: m.id, role: 'user', content: m.content }
+      : m.role === 'tool'
+        ? { id: m.id, role: 'tool', toolCallId: m.toolCallId, content: m.content }
+        : {
+            id: m.id,
+            role: 'assistant',
+            ...(m.content ? { content: m.content } : {}),
+            ...(m.toolCalls.length
+              ? { toolCalls: m.toolCalls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.args } })) }
+              : {}),
+          },
+  );
+}
+
+const positionOf = (frame: string): number | null => {
+  const m = /^id: (\d+)\n/.exec(frame);
+  return m ? Number(m[1]) : null;
+};
 
 /**
- * Writes SSE frames, coalescing the events of one event-loop turn into one chunk: fewer writes and
- * syscalls under fast models, at most one turn of added latency.
+ * Follows one run for one watcher, from wherever it lives: this process's registry, another
+ * instance (fan-out), or storage once it ended. A remote run that goes quiet is checked in the
+ * database; when its instance died, the stale sweep closes it and the watcher gets the stored
+ * RUN_ERROR (RUN_STALE).
  */
-class SseWriter {
-  private readonly encoder = new EventEncoder();
-  private readonly bytes = new TextEncoder();
-  private buf = '';
-  private scheduled = false;
-  private closed = false;
+class Follower {
+  private watcher: Watcher | undefined;
+  private position = 0;
+  private stopped = false;
+  private detach: () => void = () => undefined;
+  private remote: RemoteWatch | undefined;
+  private poll: NodeJS.Timeout | undefined;
+  private done = false;
 
-  constructor(private readonly controller: ReadableStreamDefaultController<Uint8Array>) {}
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly runId: string,
+    private readonly conversationId: string,
+    private readonly pollMs: number,
+  ) {}
 
-  write(ev: AgentEvent): void {
-    if (this.closed) return;
-    // The per-token events (the hot path) never carry optional nulls, which is all the encoder
-    // would strip: they are framed directly, byte-identical to what the encoder writes.
-    this.buf +=
-      ev.type === 'TEXT_MESSAGE_CONTENT' || ev.type === 'TOOL_CALL_ARGS' ? `data: ${JSON.stringify(ev)}\n\n` : this.encoder.encodeSSE(ev as never);
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => this.flush());
+  private send(frame: string): void {
+    if (this.done) return;
+    const pos = positionOf(frame);
+    if (pos !== null) {
+      if (pos <= this.position) return; // never twice
+      this.position = pos;
     }
+    this.watcher?.send(frame);
   }
 
-  private flush(): void {
-    this.scheduled = false;
-    if (this.closed || !this.buf) return;
+  private finish(): void {
+    if (this.done) return;
+    this.done = true;
+    this.cleanup();
+    this.watcher?.end();
+  }
+
+  private cleanup(): void {
+    this.detach();
+    this.remote?.close();
+    this.remote = undefined;
+    if (this.poll) clearTimeout(this.poll);
+    this.poll = undefined;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.done = true;
+    this.cleanup();
+  }
+
+  async start(watcher: Watcher, after: number | null): Promise<void> {
+    this.watcher = watcher;
     try {
-      this.controller.enqueue(this.bytes.encode(this.buf));
-    } catch {
-      this.closed = true;
-    }
-    this.buf = '';
-  }
-
-  markClosed(): void {
-    this.closed = true;
-  }
-
-  close(): void {
-    this.flush();
-    if (this.closed) return;
-    this.closed = true;
-    try {
-      this.controller.close();
-    } catch {
-      /* already closed */
-    }
-  }
-}
-
-interface ExecuteInput {
-  prisma: PrismaClient;
-  wire: SseWriter;
-  trace: RunTrace;
-  signal: AbortSignal;
-  runId: string;
-  /** The interrupted run a resume continues. */
-  parentRunId?: string;
-  conversationId: string;
-  userMessage: string | null;
-  decisions: Decision[];
-  model: ModelHandle;
-  gateway: McpGateway;
-  projectId: string;
-  projectName: string;
-  user: SessionUser;
-  role: Role;
-  pageContext: SanitizedRequest['pageContext'];
-  recorderOptions: { flushIntervalMs?: number; heartbeatMs?: number };
-  requireApproval?: ReadonlySet<string>;
-  idleTimeoutMs?: number;
-  keyTtlSeconds: number;
-}
-
-function modelEvent(info: ModelInfo): AgentEvent {
-  return { type: 'CUSTOM', name: CUSTOM_EVENTS.model, value: info };
-}
-
-/** Runs to exactly one terminal event; never throws. */
-async function execute(x: ExecuteInput): Promise<void> {
-  const e = env();
-  let end: RunEnd = { status: 'FAILED', code: 'INTERNAL_ERROR', message: 'The run ended unexpectedly.' };
-  let result: RunResult | undefined;
-  let recorder: RunRecorder | undefined;
-  let keyId: string | undefined;
-  let listing: Promise<ListedTools> | undefined;
-  // RUN_STARTED goes out at once; the rest of the set-up happens behind it.
-  const started: AgentEvent = { type: 'RUN_STARTED', threadId: x.conversationId, runId: x.runId, ...(x.parentRunId ? { parentRunId: x.parentRunId } : {}) };
-  x.wire.write(started);
-  let history: ConversationView = { threadId: x.conversationId, messages: [], runs: [], decisions: {}, navigations: [] };
-  // `history` is the replayed conversation plus this run's events up to the agent's start; the
-  // agent reads it once, after which nothing needs it, so events stop being folded into it.
-  let folding = true;
-  const pending: AgentEvent[] = [started];
-  const send = (ev: AgentEvent) => {
-    if (!recorder) {
-      pending.push(ev);
-    } else {
-      if (folding) foldEvent(history, ev);
-      recorder.record(ev);
-    }
-    x.wire.write(ev);
-  };
-  try {
-    const key = await mintAgentKey(x.prisma, { projectId: x.projectId, userId: x.user.id, runId: x.runId, ttlSeconds: x.keyTtlSeconds });
-    keyId = key.key.id;
-    const secret = key.secret;
-    // Listing the MCP tools (once per scope set and process) overlaps the rest of the set-up.
-    listing = listRunTools({ gateway: x.gateway, secret }, { role: x.role, isAdmin: x.user.isAdmin }, x.signal);
-    listing.catch(() => undefined); // awaited (and reported) by the agent
-    const replayed = await replayWithSeq(x.prisma, x.conversationId);
-    history = replayed.view;
-    recorder = new RunRecorder(x.prisma, x.conversationId, x.runId, replayed.lastSeq, x.recorderOptions);
-    recorder.keepKeyAlive(key.key.id, x.keyTtlSeconds);
-    recorder.start();
-    for (const ev of pending) {
-      foldEvent(history, ev);
-      recorder.record(ev);
-    }
-    send(modelEvent(x.model.info));
-
-    if (x.decisions.length) {
-      for (const d of x.decisions) {
-        send({
-          type: 'CUSTOM',
-          name: CUSTOM_EVENTS.approvalDecided,
-          value: {
-            toolCallId: d.toolCallId,
-            decision: d.approved ? 'approved' : 'rejected',
-            ...(d.edited ? { edited: true } : {}),
-            ...(d.approved ? { args: d.args } : {}),
-            ...(d.feedback ? { feedback: d.feedback } : {}),
-          },
-        });
-        let content: unknown;
-        if (d.approved) {
-          const endTool = x.trace.tool(d.toolName, d.toolCallId, { 'tool.approved': true });
-          const res =
-            d.local && isLocalTool(d.toolName)
-              ? await runLocalTool(d.toolName, d.args, { prisma: x.prisma, projectId: x.projectId, emit: send })
-              : await executeApproved({ gateway: x.gateway, secret, keyId: key.key.id, decision: d, signal: x.signal });
-          await markConsumed(x.prisma, d.approvalId);
-          content = d.edited && res && typeof res === 'object' ? { ...(res as object), executedWithEditedArgs: d.args } : res;
-          endTool((res as { isError?: boolean })?.isError ? 'tool error' : undefined);
-        } else {
-          content = { rejected: true, message: 'The user rejected this call; it was not executed.', ...(d.feedback ? { feedback: d.feedback } : {}) };
-        }
-        send({ type: 'TOOL_CALL_RESULT', messageId: newId('msg_'), toolCallId: d.toolCallId, content: capResult(content), role: 'tool' });
+      if (after === null) {
+        // A snapshot of the conversation before this run, then the run from its start.
+        const before = await replayConversation(this.prisma, this.conversationId, { excludeRunId: this.runId });
+        this.snapshot(before);
+        after = 0;
       }
-    } else {
-      for (const a of await closeAbandoned(x.prisma, x.conversationId, history)) {
-        if (a.decided) send({ type: 'CUSTOM', name: CUSTOM_EVENTS.approvalDecided, value: a.decided });
-        send({ type: 'TOOL_CALL_RESULT', messageId: newId('msg_'), toolCallId: a.toolCallId, content: capResult(a.result), role: 'tool' });
-      }
-      const messageId = newId('msg_');
-      send({ type: 'TEXT_MESSAGE_START', messageId, role: 'user' });
-      send({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: x.userMessage ?? '' });
-      send({ type: 'TEXT_MESSAGE_END', messageId });
-    }
-
-    folding = false;
-    result = await runAgent({
-      prisma: x.prisma,
-      projectId: x.projectId,
-      projectName: x.projectName,
-      user: { id: x.user.id, name: x.user.name },
-      role: x.role,
-      isAdmin: x.user.isAdmin,
-      history,
-      pageContext: x.pageContext,
-      model: x.model,
-      mcp: { gateway: x.gateway, secret },
-      listing,
-      signal: x.signal,
-      emit: send,
-      maxSteps: e.AGENT_MAX_STEPS,
-      maxRetries: e.AGENT_MODEL_MAX_RETRIES,
-      contextTokens: e.AGENT_CONTEXT_TOKENS,
-      trace: x.trace,
-      requireApproval: x.requireApproval,
-      idleTimeoutMs: x.idleTimeoutMs,
-    });
-
-    const usage = [{ provider: x.model.info.provider, model: x.model.info.modelId, inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens }];
-    switch (result.kind) {
-      case 'success':
-        send({ type: 'RUN_FINISHED', threadId: x.conversationId, runId: x.runId, outcome: { type: 'success' }, usage });
-        end = { status: 'COMPLETED', outcome: { type: 'success' } };
-        break;
-      case 'interrupt': {
-        const interrupts = await persistPending(x.prisma, {
-          runId: x.runId,
-          conversationId: x.conversationId,
-          userId: x.user.id,
-          pending: result.pending,
-          ttlSeconds: e.AGENT_APPROVAL_TTL_SECONDS,
-        });
-        const outcome = { type: 'interrupt' as const, interrupts };
-        send({ type: 'RUN_FINISHED', threadId: x.conversationId, runId: x.runId, outcome, usage });
-        end = { status: 'INTERRUPTED', outcome };
-        break;
-      }
-      case 'cancelled':
-        send({ type: 'RUN_FINISHED', threadId: x.conversationId, runId: x.runId, outcome: { type: 'cancelled' } });
-        end = { status: 'ABORTED' };
-        break;
-      case 'error':
-        send({ type: 'RUN_ERROR', code: result.code, message: result.message });
-        end = { status: 'FAILED', code: result.code, message: result.message };
-        break;
-    }
-  } catch (err) {
-    console.error('[in-app-agent] run failed', err);
-    if (x.signal.aborted) {
-      send({ type: 'RUN_FINISHED', threadId: x.conversationId, runId: x.runId, outcome: { type: 'cancelled' } });
-      end = { status: 'ABORTED' };
-    } else {
-      send({ type: 'RUN_ERROR', code: 'INTERNAL_ERROR', message: 'Something went wrong. Please try again.' });
-      end = { status: 'FAILED', code: 'INTERNAL_ERROR', message: (err as Error).message };
-    }
-  } finally {
-    try {
-      if (!recorder) {
-        // Set-up failed before events could be recorded: record what was sent, then close.
-        recorder = await RunRecorder.open(x.prisma, x.conversationId, x.runId, x.recorderOptions);
-        for (const ev of pending) recorder.record(ev);
-      }
-      await recorder.finish(end, result?.usage);
+      this.position = after;
+      await this.follow();
     } catch (err) {
-      console.error('[in-app-agent] could not close the run', err);
+      console.error('[in-app-agent] following a run failed', err);
+      this.send(frameOf({ type: 'RUN_ERROR', code: 'INTERNAL_ERROR', message: 'Following the answer failed. Reload to see it.' }));
+      this.finish();
     }
-    if (keyId) await revokeKey(x.prisma, keyId).catch((err: unknown) => console.error('[in-app-agent] could not revoke the run key', err));
-    x.trace.span.setAttributes({ 'run.status': end.status, 'gen_ai.usage.input_tokens': result?.usage.inputTokens ?? 0, 'gen_ai.usage.output_tokens': result?.usage.outputTokens ?? 0 });
-    endSpan(x.trace.span, end.status === 'FAILED' ? { code: end.code, message: end.message } : undefined);
+  }
+
+  private snapshot(view: ConversationView): void {
+    this.watcher?.send(frameOf({ type: 'MESSAGES_SNAPSHOT', messages: agUiMessages(view) }));
+    this.watcher?.send(frameOf({ type: 'CUSTOM', name: CUSTOM_EVENTS.snapshot, value: { view } }));
+  }
+
+  /** Local, else remote, else storage. */
+  private async follow(): Promise<void> {
+    if (this.stopped) return;
+    const local = liveRun(this.runId);
+    if (local) {
+      this.detach = local.attach(this.position, { send: (f) => this.send(f), end: () => this.finish() });
+      return;
+    }
+    const row = await findRun(this.prisma, this.runId);
+    if (!row || row.status !== 'RUNNING') return this.fromStorage();
+    const fan = fanOut(env().DATABASE_URL);
+    if (fan.kind !== 'none') {
+      this.remote = await fan.watch(this.runId, this.position, { frame: (f) => this.send(f), end: () => this.finish() });
+      if (this.stopped) return this.remote.close();
+      if (this.remote.acked) return this.watchRemote();
+    }
+    this.waitForEnd();
+  }
+
+  /** While following another instance: if frames stop coming and the run ended or died, use storage. */
+  private watchRemote(): void {
+    let seen = this.position;
+    const check = async () => {
+      if (this.done) return;
+      if (this.position === seen) {
+        const row = await findRun(this.prisma, this.runId).catch(() => undefined);
+        if (row && row.status !== 'RUNNING') {
+          this.cleanup();
+          return this.fromStorage();
+        }
+      }
+      seen = this.position;
+      this.poll = setTimeout(() => void check(), this.pollMs * 3);
+    };
+    this.poll = setTimeout(() => void check(), this.pollMs * 3);
+  }
+
+  /** RUNNING in the database, but nobody runs it live: wait until it ends (or is swept), then storage. */
+  private waitForEnd(): void {
+    const check = async () => {
+      if (this.done) return;
+      if (liveRun(this.runId)) return this.follow();
+      const row = await findRun(this.prisma, this.runId).catch(() => undefined);
+      if (row && row.status !== 'RUNNING') return this.fromStorage();
+      this.poll = setTimeout(() => void check(), this.pollMs);
+    };
+    this.poll = setTimeout(() => void check(), this.pollMs);
+  }
+
+  private async fromStorage(): Promise<void> {
+    if (this.done) return;
+    const rows = await loadRunRows(this.prisma, this.runId);
+    const rest = eventsAfter(rows, this.position, this.conversationId);
+    if (rest === null) {
+      // Rows without positions (written before they existed): the whole conversation instead.
+      this.snapshot(await replayConversation(this.prisma, this.conversationId));
+    } else {
+      for (const { pos, event } of rest) this.send(frameOf(event as AgentEvent, pos));
+    }
+    this.finish();
   }
 }

@@ -5,6 +5,7 @@
 import { createAmazonBedrock } from '@ai-sdk/amazon-bedrock';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { Env } from '@/server/env';
+import { newId } from '@/server/ids';
 import type { ModelInfo } from '../schema';
 import { createDemoModel } from './demo-model';
 
@@ -87,4 +88,51 @@ export function classifyModelError(err: unknown): { code: 'MODEL_RATE_LIMITED' |
     return { code: 'MODEL_UNAVAILABLE', message: 'The model provider could not be reached. Please try again later.' };
   }
   return { code: 'MODEL_ERROR', message: 'The model returned an error. Please try again.' };
+}
+
+type StreamPart = { type: string; id?: string; toolCallId?: string } & Record<string, unknown>;
+const freshIdModels = new WeakMap<object, RuntimeModel>();
+
+/**
+ * The model with its tool call ids replaced by ids of our own, fresh for each call of the model.
+ * Providers' ids are unique within one response at best: some reuse `call_0` in every response or
+ * conversation, which would make two calls of one conversation (their approvals, their results)
+ * indistinguishable. Everything downstream (the runtime, tools, events, approvals, the history
+ * sent back to the provider) sees only our ids. One wrapper per model, created once.
+ */
+export function withFreshToolCallIds(model: RuntimeModel): RuntimeModel {
+  const known = freshIdModels.get(model);
+  if (known) return known;
+  const doStream = (model as unknown as { doStream: (o: unknown) => Promise<{ stream: ReadableStream<StreamPart> }> }).doStream.bind(model);
+  const wrapped = new Proxy(model, {
+    get(target, prop) {
+      if (prop === 'doStream') {
+        return async (options: unknown) => {
+          const res = await doStream(options);
+          const ids = new Map<string, string>();
+          const ours = (id: string) => {
+            let mine = ids.get(id);
+            if (!mine) ids.set(id, (mine = newId('call_')));
+            return mine;
+          };
+          const stream = res.stream.pipeThrough(
+            new TransformStream<StreamPart, StreamPart>({
+              transform(part, controller) {
+                if (part.type === 'tool-input-start' || part.type === 'tool-input-delta' || part.type === 'tool-input-end') {
+                  controller.enqueue({ ...part, id: ours(String(part.id)) });
+                } else if (part.type === 'tool-call' || part.type === 'tool-result') {
+                  controller.enqueue({ ...part, toolCallId: ours(String(part.toolCallId)) });
+                } else controller.enqueue(part);
+              },
+            }),
+          );
+          return { ...res, stream };
+        };
+      }
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  freshIdModels.set(model, wrapped);
+  return wrapped;
 }

@@ -4,7 +4,7 @@
  */
 import { Prisma, type PrismaClient } from '@/generated/prisma/client';
 import { newId } from '@/server/ids';
-import { Compactor, coalesce, expand, type WriteOp } from '../compact';
+import { Compactor, coalesce, expand, rowEnd, type WriteOp } from '../compact';
 import { LIMITS, STORED_EVENT_VERSION, type AgentErrorCode } from '../constants';
 import { emptyView, foldEvents } from '../fold';
 import { upgradeStoredEvent, type AgentEvent, type ConversationView, type RunOutcome, type StoredEvent, type StoredEventUpgrade } from '../schema';
@@ -21,49 +21,111 @@ export function titleFrom(message: string): string {
   return oneLine.length > 60 ? `${oneLine.slice(0, 57)}…` : oneLine || 'New conversation';
 }
 
-export async function createConversation(prisma: PrismaClient, input: { projectId: string; userId: string; title: string }) {
-  return prisma.agentConversation.create({
-    data: { id: newId('cv_'), projectId: input.projectId, userId: input.userId, title: input.title.slice(0, LIMITS.maxTitleChars) },
-  });
+/** Database time in UTC, as the schema's `timestamp(3)` columns hold it (instances' clocks may differ). */
+const NOW = Prisma.sql`(now() AT TIME ZONE 'UTC')`;
+
+function isRunConflict(err: unknown): boolean {
+  if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') return true;
+  return String((err as Error)?.message ?? '').includes('AgentRun_one_running_per_conversation');
 }
 
-/** The user's own, not deleted conversation in this project, or null. */
-export async function findOwnConversation(prisma: PrismaClient, input: { projectId: string; userId: string; conversationId: string }) {
-  return prisma.agentConversation.findFirst({
-    where: { id: input.conversationId, projectId: input.projectId, userId: input.userId, deletedAt: null },
-  });
-}
-
-async function nextSeq(prisma: PrismaClient | Prisma.TransactionClient, conversationId: string): Promise<number> {
-  const agg = await prisma.agentEvent.aggregate({ where: { conversationId }, _max: { seq: true } });
-  return agg._max.seq ?? 0;
+/** A run row and the block of row positions (`seq`) it may write: (seqFrom, seqTo]. */
+export interface OpenedRun {
+  runId: string;
+  conversationId: string;
+  seqFrom: number;
+  seqTo: number;
 }
 
 /**
- * Closes RUNNING runs whose heartbeat is older than the stale window as FAILED (RUN_STALE), with a
- * RUN_ERROR event so replay shows what happened. Scoped to one conversation, or all when omitted.
+ * Opens a run in ONE statement: checks that the conversation is the user's (or creates it, with
+ * the id the client chose, when `create` is given), reserves the run's block of row positions on
+ * the conversation's counter (so nothing else, such as the stale sweep, can write into it), bumps
+ * the conversation's time, and inserts the RUNNING run. Null: no such conversation of this user
+ * and project (or another user's or project's: the same answer). RunConflictError: a run is
+ * already RUNNING there (the partial unique index).
+ */
+export async function openRunRow(
+  prisma: PrismaClient,
+  input: {
+    runId: string;
+    conversationId: string;
+    projectId: string;
+    userId: string;
+    modelId: string;
+    traceId?: string;
+    /** Create the conversation with this title when it does not exist. */
+    create?: { title: string };
+  },
+): Promise<OpenedRun | null> {
+  const block = LIMITS.runSeqBlock;
+  const { conversationId: cid, projectId: pid, userId: uid } = input;
+  const conv = input.create
+    ? Prisma.sql`INSERT INTO "AgentConversation" ("id", "projectId", "userId", "title", "lastSeq", "createdAt", "updatedAt")
+        VALUES (${cid}, ${pid}, ${uid}, ${input.create.title.slice(0, LIMITS.maxTitleChars)}, ${block}, ${NOW}, ${NOW})
+        ON CONFLICT ("id") DO UPDATE SET "lastSeq" = "AgentConversation"."lastSeq" + ${block}, "updatedAt" = ${NOW}
+        WHERE "AgentConversation"."projectId" = ${pid} AND "AgentConversation"."userId" = ${uid}
+          AND "AgentConversation"."deletedAt" IS NULL
+        RETURNING "id", "lastSeq"`
+    : Prisma.sql`UPDATE "AgentConversation" SET "lastSeq" = "lastSeq" + ${block}, "updatedAt" = ${NOW}
+        WHERE "id" = ${cid} AND "projectId" = ${pid} AND "userId" = ${uid} AND "deletedAt" IS NULL
+        RETURNING "id", "lastSeq"`;
+  try {
+    const rows = await prisma.$queryRaw<Array<{ lastSeq: number }>>`
+      WITH conv AS (${conv}),
+      run AS (
+        INSERT INTO "AgentRun" ("id", "conversationId", "userId", "status", "startedAt", "lastHeartbeatAt", "modelId", "traceId")
+        SELECT ${input.runId}, conv."id", ${uid}, 'RUNNING', ${NOW}, ${NOW}, ${input.modelId}, ${input.traceId ?? null} FROM conv
+        RETURNING "id"
+      )
+      SELECT conv."lastSeq" FROM conv JOIN run ON true`;
+    const row = rows[0];
+    if (!row) return null;
+    const seqTo = Number(row.lastSeq);
+    return { runId: input.runId, conversationId: cid, seqFrom: seqTo - block, seqTo };
+  } catch (err) {
+    if (isRunConflict(err)) throw new RunConflictError();
+    throw err;
+  }
+}
+
+/**
+ * Closes RUNNING runs whose heartbeat is older than the stale window (database time, so instances'
+ * clocks do not matter) as FAILED (RUN_STALE), with a RUN_ERROR row so replay shows what happened.
+ * The row takes a position reserved on the conversation's counter, never one the run may still
+ * write; the run's own later writes are refused (they require RUNNING), and its instance, seeing
+ * its heartbeat refused, stops. Scoped to one conversation, or all when omitted.
  */
 export async function recoverStaleRuns(prisma: PrismaClient, staleSeconds: number, conversationId?: string): Promise<number> {
-  const cutoff = new Date(Date.now() - staleSeconds * 1000);
-  const stale = await prisma.agentRun.findMany({
-    where: { status: 'RUNNING', lastHeartbeatAt: { lt: cutoff }, ...(conversationId ? { conversationId } : {}) },
-    select: { id: true, conversationId: true },
-  });
-  let closed = 0;
+  const stale = await prisma.$queryRaw<Array<{ id: string; conversationId: string }>>`
+    UPDATE "AgentRun" SET "status" = 'FAILED', "finishedAt" = ${NOW}, "errorCode" = 'RUN_STALE',
+      "errorMessage" = 'The run stopped responding and was closed.'
+    WHERE "status" = 'RUNNING' AND "lastHeartbeatAt" < ${NOW} - make_interval(secs => ${staleSeconds})
+      ${conversationId ? Prisma.sql`AND "conversationId" = ${conversationId}` : Prisma.empty}
+    RETURNING "id", "conversationId"`;
   for (const run of stale) {
-    const updated = await prisma.agentRun.updateMany({
-      where: { id: run.id, status: 'RUNNING', lastHeartbeatAt: { lt: cutoff } },
-      data: { status: 'FAILED', finishedAt: new Date(), errorCode: 'RUN_STALE', errorMessage: 'The run stopped responding and was closed.' },
-    });
-    if (updated.count === 0) continue;
-    closed += 1;
-    let seq = await nextSeq(prisma, run.conversationId);
+    const last = await prisma.agentEvent.findFirst({ where: { runId: run.id }, orderBy: { seq: 'desc' }, select: { payload: true } });
+    const lastRow = last ? upgradeStoredEvent(last.payload) : null;
     const events: StoredEvent[] = [];
-    // A run that died before its first write still shows up in replay, as started and failed.
-    if ((await prisma.agentEvent.count({ where: { runId: run.id } })) === 0) {
-      events.push({ v: STORED_EVENT_VERSION, type: 'RUN_STARTED', runId: run.id, threadId: run.conversationId });
+    let pos: number | undefined;
+    if (!last) {
+      // A run that died before its first write still shows up in replay, as started and failed.
+      events.push({ v: STORED_EVENT_VERSION, type: 'RUN_STARTED', runId: run.id, threadId: run.conversationId, pos: 1 });
+      pos = 2;
+    } else if (lastRow?.ok && lastRow.event.pos !== undefined) {
+      pos = rowEnd(lastRow.event)! + 1;
     }
-    events.push({ v: STORED_EVENT_VERSION, type: 'RUN_ERROR', runId: run.id, code: 'RUN_STALE', message: 'The run stopped responding and was closed.' });
+    events.push({
+      v: STORED_EVENT_VERSION,
+      type: 'RUN_ERROR',
+      runId: run.id,
+      code: 'RUN_STALE',
+      message: 'The run stopped responding and was closed.',
+      ...(pos === undefined ? {} : { pos }),
+    });
+    const reserved = await prisma.$queryRaw<Array<{ lastSeq: number }>>`
+      UPDATE "AgentConversation" SET "lastSeq" = "lastSeq" + ${events.length} WHERE "id" = ${run.conversationId} RETURNING "lastSeq"`;
+    let seq = Number(reserved[0]?.lastSeq ?? 0) - events.length;
     await prisma.agentEvent.createMany({
       data: events.map((event) => ({
         id: newId('ev_'),
@@ -77,7 +139,7 @@ export async function recoverStaleRuns(prisma: PrismaClient, staleSeconds: numbe
     });
     await prisma.apiKey.updateMany({ where: { runId: run.id, revokedAt: null }, data: { revokedAt: new Date() } });
   }
-  return closed;
+  return stale.length;
 }
 
 /**
@@ -117,27 +179,9 @@ export function stopStaleSweep(): void {
   g.__inAppAgentSweep = undefined;
 }
 
-/** Creates the run; the partial unique index turns a concurrent second run into RunConflictError. */
-export async function createRun(
-  prisma: PrismaClient,
-  input: { conversationId: string; userId: string; modelId: string; resumedFromId?: string; traceId?: string },
-) {
-  try {
-    return await prisma.agentRun.create({
-      data: {
-        id: newId('run_'),
-        conversationId: input.conversationId,
-        userId: input.userId,
-        modelId: input.modelId,
-        resumedFromId: input.resumedFromId ?? null,
-        traceId: input.traceId ?? null,
-      },
-    });
-  } catch (err) {
-    if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') throw new RunConflictError();
-    if (String((err as Error).message).includes('AgentRun_one_running_per_conversation')) throw new RunConflictError();
-    throw err;
-  }
+/** Removes a run that never started (its resume answer was refused): nothing of it was written. */
+export async function discardRun(prisma: PrismaClient, runId: string): Promise<void> {
+  await prisma.agentRun.deleteMany({ where: { id: runId } });
 }
 
 export type RunEnd =
@@ -146,9 +190,18 @@ export type RunEnd =
   | { status: 'ABORTED' }
   | { status: 'FAILED'; code: AgentErrorCode; message: string };
 
+export interface RecorderOptions {
+  flushIntervalMs?: number;
+  heartbeatMs?: number;
+  /** The run was closed elsewhere (stale sweep): its writes are refused from now on. */
+  onLost?: () => void;
+}
+
 /**
  * Records one run's events: feeds the compactor, writes its row operations in order (one write
- * chain per run), flushes long messages on a timer and keeps the heartbeat fresh.
+ * chain per run), flushes long messages on a timer and keeps the heartbeat fresh. Every write
+ * requires the run to still be RUNNING: once something else closed it, nothing more is written and
+ * `onLost` is called.
  */
 export class RunRecorder {
   private readonly compactor: Compactor;
@@ -158,6 +211,7 @@ export class RunRecorder {
   private lastHeartbeat = Date.now();
   private key: { id: string; ttlSeconds: number; extendAt: number } | undefined;
   private writeError: unknown;
+  private lost = false;
   /** Statements issued, for the bench's O(messages) check. */
   statements = 0;
 
@@ -165,14 +219,15 @@ export class RunRecorder {
     private readonly prisma: PrismaClient,
     readonly conversationId: string,
     readonly runId: string,
-    lastSeq: number,
-    private readonly opts: { flushIntervalMs?: number; heartbeatMs?: number } = {},
+    seqs: { seqFrom: number; seqTo: number },
+    private readonly opts: RecorderOptions = {},
   ) {
-    this.compactor = new Compactor(lastSeq, opts.flushIntervalMs ?? LIMITS.flushIntervalMs);
+    this.compactor = new Compactor(seqs.seqFrom, opts.flushIntervalMs ?? LIMITS.flushIntervalMs, Date.now, seqs.seqTo);
   }
 
-  static async open(prisma: PrismaClient, conversationId: string, runId: string, opts?: { flushIntervalMs?: number; heartbeatMs?: number }) {
-    return new RunRecorder(prisma, conversationId, runId, await nextSeq(prisma, conversationId), opts);
+  /** Whether the run was closed elsewhere while this recorder wrote it. */
+  get isLost(): boolean {
+    return this.lost;
   }
 
   start(): void {
@@ -190,6 +245,13 @@ export class RunRecorder {
     this.key = { id: keyId, ttlSeconds, extendAt: Date.now() + (ttlSeconds * 1000) / 2 };
   }
 
+  private markLost(): void {
+    if (this.lost) return;
+    this.lost = true;
+    if (this.timer) clearInterval(this.timer);
+    this.opts.onLost?.();
+  }
+
   private tick(): void {
     const due = this.compactor.flushDue();
     if (due.length) this.enqueue(due, true);
@@ -200,8 +262,11 @@ export class RunRecorder {
       if (key) key.extendAt = now + (key.ttlSeconds * 1000) / 2;
       this.chain = this.chain
         .then(async () => {
+          if (this.lost) return;
           this.statements += 1;
-          await this.prisma.agentRun.update({ where: { id: this.runId }, data: { lastHeartbeatAt: new Date() } });
+          const alive = await this.prisma.$executeRaw`
+            UPDATE "AgentRun" SET "lastHeartbeatAt" = ${NOW} WHERE "id" = ${this.runId} AND "status" = 'RUNNING'`;
+          if (alive === 0) return this.markLost();
           if (key) {
             this.statements += 1;
             await this.prisma.apiKey.updateMany({
@@ -216,9 +281,10 @@ export class RunRecorder {
     }
   }
 
-  /** Records a live event; writes happen in the background, in order. */
-  record(event: AgentEvent): void {
-    const ops = this.compactor.push(event);
+  /** Records a live event at its position; writes happen in the background, in order. */
+  record(event: AgentEvent, pos?: number): void {
+    if (this.lost) return;
+    const ops = this.compactor.push(event, pos);
     if (!ops.length) return;
     // Messages and tool calls are written when they end; everything else rides along with them
     // or with the final write, so a plain answer costs a handful of statements.
@@ -245,29 +311,36 @@ export class RunRecorder {
       });
   }
 
+  /**
+   * Writes a batch: updates of rows already written first, then the new rows (so a reader never
+   * sees a later row beside an older version of an earlier one), each as one statement that
+   * requires the run to still be RUNNING.
+   */
   private async write(ops: WriteOp[]): Promise<void> {
+    if (this.lost) return;
     const inserts = ops.filter((o) => o.kind === 'insert');
     const updates = ops.filter((o) => o.kind === 'update');
+    const running = Prisma.sql`EXISTS (SELECT 1 FROM "AgentRun" WHERE "id" = ${this.runId} AND "status" = 'RUNNING')`;
+    if (updates.length) {
+      this.statements += 1;
+      const n = await this.prisma.$executeRaw`
+        UPDATE "AgentEvent" AS e SET "payload" = x.payload::jsonb
+        FROM unnest(${updates.map((o) => o.seq)}::int[], ${updates.map((o) => JSON.stringify(o.event))}::text[]) AS x(seq, payload)
+        WHERE e."conversationId" = ${this.conversationId} AND e."seq" = x.seq AND ${running}`;
+      if (n === 0) return this.markLost();
+    }
     if (inserts.length) {
       this.statements += 1;
-      await this.prisma.agentEvent.createMany({
-        data: inserts.map((o) => ({
-          id: newId('ev_'),
-          conversationId: this.conversationId,
-          runId: this.runId,
-          seq: o.seq,
-          type: o.event.type,
-          schemaVersion: o.event.v,
-          payload: o.event as Prisma.InputJsonValue,
-        })),
-      });
-    }
-    for (const o of updates) {
-      this.statements += 1;
-      await this.prisma.agentEvent.updateMany({
-        where: { conversationId: this.conversationId, seq: o.seq },
-        data: { payload: o.event as Prisma.InputJsonValue },
-      });
+      const n = await this.prisma.$executeRaw`
+        INSERT INTO "AgentEvent" ("id", "conversationId", "runId", "seq", "type", "schemaVersion", "payload", "createdAt")
+        SELECT x.id, ${this.conversationId}, ${this.runId}, x.seq, x.type, x.v, x.payload::jsonb, ${NOW}
+        FROM unnest(
+          ${inserts.map(() => newId('ev_'))}::text[], ${inserts.map((o) => o.seq)}::int[],
+          ${inserts.map((o) => o.event.type)}::text[], ${inserts.map((o) => o.event.v)}::int[],
+          ${inserts.map((o) => JSON.stringify(o.event))}::text[]
+        ) AS x(id, seq, type, v, payload)
+        WHERE ${running}`;
+      if (n === 0) return this.markLost();
     }
   }
 
@@ -277,32 +350,66 @@ export class RunRecorder {
     await this.chain;
   }
 
-  /** Closes the run: writes what is open, the final status, usage and the conversation's time. */
+  /**
+   * Closes the run: writes what is open, then, in one statement, the final status and usage (only
+   * while still RUNNING: a sweep may have closed it) and the conversation's time.
+   */
   async finish(end: RunEnd, usage?: { inputTokens?: number; outputTokens?: number }): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.enqueue(this.compactor.drain(), false);
     await this.settle();
-    const data: Prisma.AgentRunUpdateInput = {
-      status: end.status,
-      finishedAt: new Date(),
-      inputTokens: usage?.inputTokens ?? null,
-      outputTokens: usage?.outputTokens ?? null,
-    };
-    if (end.status === 'FAILED') {
-      data.errorCode = end.code;
-      data.errorMessage = end.message.slice(0, 1000);
+    if (!this.lost) {
+      this.statements += 1;
+      const failed = end.status === 'FAILED';
+      await this.prisma.$executeRaw`
+        WITH run AS (
+          UPDATE "AgentRun" SET "status" = ${end.status}::"AgentRunStatus", "finishedAt" = ${NOW},
+            "inputTokens" = ${usage?.inputTokens ?? null}, "outputTokens" = ${usage?.outputTokens ?? null},
+            "errorCode" = ${failed ? end.code : null}, "errorMessage" = ${failed ? end.message.slice(0, 1000) : null}
+          WHERE "id" = ${this.runId} AND "status" = 'RUNNING'
+          RETURNING "conversationId"
+        )
+        UPDATE "AgentConversation" SET "updatedAt" = ${NOW} WHERE "id" IN (SELECT "conversationId" FROM run)`;
     }
-    this.statements += 2;
-    // Only a run that is still RUNNING is closed here: a sweep may have closed it already.
-    await this.prisma.agentRun.updateMany({ where: { id: this.runId, status: 'RUNNING' }, data: data as Prisma.AgentRunUpdateManyMutationInput });
-    await this.prisma.agentConversation.update({ where: { id: this.conversationId }, data: { lastSeq: this.compactor.lastSeq, updatedAt: new Date() } });
     if (this.writeError) console.error('[in-app-agent] event write failed', this.writeError);
   }
+}
+
+/** One run's stored rows in order (to resume a watcher from a position after the run ended). */
+export async function loadRunRows(prisma: PrismaClient, runId: string): Promise<StoredEvent[]> {
+  const rows = await prisma.agentEvent.findMany({ where: { runId }, orderBy: { seq: 'asc' }, select: { payload: true } });
+  const out: StoredEvent[] = [];
+  for (const r of rows) {
+    const res = upgradeStoredEvent(r.payload);
+    if (res.ok) out.push(res.event);
+  }
+  return out;
+}
+
+/** A run's owner and state, for the reattach and stop endpoints. */
+export async function findRun(prisma: PrismaClient, runId: string) {
+  return prisma.agentRun.findUnique({
+    where: { id: runId },
+    select: {
+      id: true,
+      status: true,
+      conversationId: true,
+      conversation: { select: { projectId: true, userId: true, deletedAt: true } },
+    },
+  });
+}
+
+/** The RUNNING run of a conversation, if any (the panel reattaches to it). */
+export async function runningRunOf(prisma: PrismaClient, conversationId: string): Promise<string | null> {
+  const run = await prisma.agentRun.findFirst({ where: { conversationId, status: 'RUNNING' }, select: { id: true } });
+  return run?.id ?? null;
 }
 
 /** A simulated schema version and its upgrade steps (tests); defaults to the module's own. */
 export interface ReplayOptions {
   upgrade?: { version: number; steps: Readonly<Record<number, StoredEventUpgrade>> };
+  /** Leave out this run's rows (the run being prepared reads the history before it). */
+  excludeRunId?: string;
 }
 
 /**
@@ -315,7 +422,11 @@ export async function loadStoredEvents(prisma: PrismaClient, conversationId: str
 }
 
 async function loadRows(prisma: PrismaClient, conversationId: string, opts: ReplayOptions): Promise<{ events: StoredEvent[]; lastSeq: number }> {
-  const rows = await prisma.agentEvent.findMany({ where: { conversationId }, orderBy: { seq: 'asc' }, select: { seq: true, payload: true } });
+  const rows = await prisma.agentEvent.findMany({
+    where: { conversationId, ...(opts.excludeRunId ? { runId: { not: opts.excludeRunId } } : {}) },
+    orderBy: { seq: 'asc' },
+    select: { seq: true, payload: true },
+  });
   const out: StoredEvent[] = [];
   const skipped: string[] = [];
   for (const r of rows) {

@@ -1,0 +1,211 @@
+/**
+ * Runs that are live in this process, and who watches them. A run does not belong to the request
+ * that started it: it keeps going when every watcher has left, and any number of watchers (the
+ * starting request, a reload, a second tab, another instance through fan-out.ts) attach and leave
+ * at any time. Each event gets its position (see compact.ts) and is kept, framed as SSE, in the
+ * run's log until the run ends, so a watcher attaching after position n gets exactly the events
+ * after n, then the live ones. When the run ends, it leaves the registry with its log and
+ * watchers: nothing of it stays in the process.
+ */
+import { EventEncoder } from '@ag-ui/encoder';
+import { registerGauge } from '@/server/diagnostics';
+import { eventWeight } from '../compact';
+import type { AgentEvent } from '../schema';
+
+/** Someone following a run: receives SSE frames in order, then `end` once. */
+export interface Watcher {
+  send(frame: string): void;
+  /** The run ended (its terminal frame was sent) or the watcher was dropped. */
+  end(): void;
+}
+
+const encoder = new EventEncoder();
+
+/**
+ * One SSE frame: the position as `id`, the event as `data`. The per-token events (the hot path)
+ * carry no optional nulls, which is all the encoder would strip: they are framed directly.
+ */
+export function frameOf(event: AgentEvent | Record<string, unknown>, pos?: number): string {
+  const type = (event as { type: string }).type;
+  const data =
+    type === 'TEXT_MESSAGE_CONTENT' || type === 'TOOL_CALL_ARGS'
+      ? `data: ${JSON.stringify(event)}\n\n`
+      : encoder.encodeSSE(event as never);
+  return pos === undefined ? data : `id: ${pos}\n${data}`;
+}
+
+export interface LiveRunInfo {
+  runId: string;
+  conversationId: string;
+  projectId: string;
+  userId: string;
+}
+
+export class LiveRun {
+  private readonly log: Array<{ pos: number; frame: string }> = [];
+  private readonly watchers = new Set<Watcher>();
+  private position = 0;
+  private ended = false;
+  /** Aborting it stops the model and every tool call in flight. */
+  readonly controller = new AbortController();
+
+  constructor(readonly info: LiveRunInfo) {}
+
+  get runId(): string {
+    return this.info.runId;
+  }
+
+  /** The position of the last event emitted. */
+  get lastPosition(): number {
+    return this.position;
+  }
+
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  get watcherCount(): number {
+    return this.watchers.size;
+  }
+
+  /** Gives the event its position, keeps its frame and sends it to every watcher. */
+  emit(event: AgentEvent): number {
+    if (this.ended) return this.position;
+    this.position += eventWeight(event);
+    const frame = frameOf(event, this.position);
+    this.log.push({ pos: this.position, frame });
+    for (const w of this.watchers) w.send(frame);
+    return this.position;
+  }
+
+  /**
+   * Follows the run from after `after`: the logged frames past it at once, then every new one.
+   * Returns the detach function (idempotent). A run that already ended sends what is logged and
+   * ends the watcher at once.
+   */
+  attach(after: number, watcher: Watcher): () => void {
+    for (const entry of this.log) if (entry.pos > after) watcher.send(entry.frame);
+    if (this.ended) {
+      watcher.end();
+      return () => undefined;
+    }
+    this.watchers.add(watcher);
+    return () => {
+      this.watchers.delete(watcher);
+    };
+  }
+
+  /** Stops the run (Stop from any tab or instance, or shutdown). The run writes its own end. */
+  stop(reason: 'user' | 'shutdown' | 'lost'): void {
+    if (!this.controller.signal.aborted) this.controller.abort(reason);
+  }
+
+  /**
+   * The run has sent its terminal event: end every watcher. The log stays until the run leaves
+   * the registry, so a watcher attaching while the end is being recorded still gets the rest.
+   */
+  close(): void {
+    if (this.ended) return;
+    this.ended = true;
+    const watchers = [...this.watchers];
+    this.watchers.clear();
+    for (const w of watchers) w.end();
+  }
+
+  /** Lets go of the log (the run left the registry; its rows are stored). */
+  dispose(): void {
+    this.close();
+    this.log.length = 0;
+  }
+}
+
+interface Registry {
+  runs: Map<string, LiveRun>;
+}
+const registry: Registry = ((globalThis as Record<string, unknown>).__inAppAgentLiveRuns ??= { runs: new Map() }) as Registry;
+
+registerGauge('inAppAgent.liveRuns', () => registry.runs.size);
+registerGauge('inAppAgent.watchers', () => {
+  let n = 0;
+  for (const run of registry.runs.values()) n += run.watcherCount;
+  return n;
+});
+
+export function registerRun(run: LiveRun): void {
+  registry.runs.set(run.runId, run);
+}
+
+/** Closes the run and removes it from the registry (its watchers end). */
+export function releaseRun(run: LiveRun): void {
+  run.dispose();
+  if (registry.runs.get(run.runId) === run) registry.runs.delete(run.runId);
+}
+
+export function liveRun(runId: string): LiveRun | undefined {
+  return registry.runs.get(runId);
+}
+
+export function liveRuns(): LiveRun[] {
+  return [...registry.runs.values()];
+}
+
+/**
+ * An SSE response body fed by frames: coalesces the frames of one event-loop turn into one chunk
+ * (fewer writes under fast models, at most one turn of added latency) and closes after `end`.
+ * `onCancel` runs when the client goes away (the watcher detaches; the run goes on).
+ */
+export function sseStream(onStart: (watcher: Watcher) => void, onCancel: () => void): ReadableStream<Uint8Array> {
+  const bytes = new TextEncoder();
+  let buf = '';
+  let scheduled = false;
+  let closed = false;
+  let endAfterFlush = false;
+  let controller: ReadableStreamDefaultController<Uint8Array>;
+  const flush = () => {
+    scheduled = false;
+    if (closed) return;
+    if (buf) {
+      try {
+        controller.enqueue(bytes.encode(buf));
+      } catch {
+        closed = true;
+      }
+      buf = '';
+    }
+    if (endAfterFlush && !closed) {
+      closed = true;
+      try {
+        controller.close();
+      } catch {
+        /* already closed */
+      }
+    }
+  };
+  const schedule = () => {
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
+  const watcher: Watcher = {
+    send(frame) {
+      if (closed) return;
+      buf += frame;
+      schedule();
+    },
+    end() {
+      endAfterFlush = true;
+      schedule();
+    },
+  };
+  return new ReadableStream<Uint8Array>({
+    start(c) {
+      controller = c;
+      onStart(watcher);
+    },
+    cancel() {
+      closed = true;
+      onCancel();
+    },
+  });
+}

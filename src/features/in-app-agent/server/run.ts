@@ -1,0 +1,363 @@
+/**
+ * A run's life, in the order it happens. The route handler (handler.ts) has already decided who
+ * the user is, what their role allows and what the request says; from there a run:
+ *
+ * 1. opens: one statement checks (or creates) the conversation, reserves the run's row positions
+ *    and inserts the RUNNING run (409 when another run holds the conversation, after closing a
+ *    stale one); a resume consumes its approval answers; the run joins this process's registry
+ *    and RUN_STARTED goes out at once;
+ * 2. prepares, in the background: mints the run's MCP key and reads the history at the same time,
+ *    lists the product's tools for the key (cached per scope set), closes abandoned approvals;
+ * 3. streams: the decided approvals run (with a single-use override) or the user's message is
+ *    added, then the agent answers; every event gets its position, is sent to every watcher and
+ *    recorded (compacted; written per message, not per token);
+ * 4. finishes with exactly one terminal event: RUN_FINISHED (success, interrupt with the held
+ *    calls stored as pending approvals, or cancelled) or RUN_ERROR with a stable code;
+ * 5. records the end, revokes the key, ends the trace and leaves the registry.
+ *
+ * The run does not belong to any connection: watchers (the request that started it, a reload, a
+ * second tab, another instance) come and go; `stopRun` ends it from anywhere. A run whose row was
+ * closed elsewhere (the stale sweep) notices at its next heartbeat and stops writing.
+ */
+import { mintAgentKey, revokeKey } from '@/server/api-keys';
+import type { PrismaClient } from '@/generated/prisma/client';
+import { newId } from '@/server/ids';
+import type { Role } from '@/server/rbac';
+import { CUSTOM_EVENTS, type AgentErrorCode } from '../constants';
+import { foldEvents } from '../fold';
+import type { AgentEvent, ConversationView, ModelInfo, PageContext, ResumeEntry } from '../schema';
+import { capResult, listRunTools, runAgent, type ListedTools, type RunResult } from './agent';
+import { closeAbandoned, consumeResume, executeApproved, markConsumed, persistPending, ResumeError, type Decision } from './human-in-the-loop';
+import { endSpan, RunTrace, traceIdOf, tracer } from './instrumentation';
+import { LiveRun, registerRun, releaseRun } from './live';
+import type { McpGateway } from './mcp-gateway';
+import type { ModelHandle } from './model';
+import { discardRun, openRunRow, recoverStaleRuns, replayConversation, RunConflictError, RunRecorder, type OpenedRun, type RunEnd } from './persistence';
+import { isLocalTool, runLocalTool } from './tools';
+
+/** Settings of a run (from the environment and the handler's options). */
+export interface RunSettings {
+  maxSteps: number;
+  maxRetries: number;
+  contextTokens: number;
+  staleSeconds: number;
+  approvalTtlSeconds: number;
+  keyTtlSeconds: number;
+  idleTimeoutMs: number;
+  flushIntervalMs?: number;
+  heartbeatMs?: number;
+  /** Tools that need approval on top of the approval map (tightens only). */
+  requireApproval?: ReadonlySet<string>;
+}
+
+export interface StartRunInput {
+  prisma: PrismaClient;
+  projectId: string;
+  projectName: string;
+  user: { id: string; name: string; isAdmin: boolean };
+  role: Role;
+  /** The conversation, and the title to create it with when it may be new. */
+  conversation: { id: string; create?: { title: string } };
+  userMessage: string | null;
+  resume: ResumeEntry[] | null;
+  pageContext: PageContext;
+  model: ModelHandle;
+  gateway: McpGateway;
+  settings: RunSettings;
+  /** Set-up timings, for the benchmark (performance.now() marks). */
+  onTimings?: (t: RunTimings) => void;
+}
+
+export type StartRunResult = { ok: true; run: LiveRun } | { ok: false; status: number; code: AgentErrorCode; message: string };
+
+/** When each set-up step ended, relative to the request (ms). */
+export interface RunTimings {
+  opened: number;
+  keyMinted: number;
+  historyLoaded: number;
+  toolsListed: number;
+  agentStarted: number;
+}
+
+const refuse = (status: number, code: AgentErrorCode, message: string): StartRunResult => ({ ok: false, status, code, message });
+
+/** Opens the run and starts it; resolves as soon as RUN_STARTED is out (the run goes on). */
+export async function startRun(input: StartRunInput): Promise<StartRunResult> {
+  const t0 = performance.now();
+  const { prisma } = input;
+  const span = tracer().startSpan('in_app_agent.run', {
+    attributes: {
+      'project.id': input.projectId,
+      'conversation.id': input.conversation.id,
+      'user.id': input.user.id,
+      'model.provider': input.model.info.provider,
+      'model.id': input.model.info.modelId,
+    },
+  });
+  const trace = new RunTrace(span);
+  const open = {
+    runId: newId('run_'),
+    conversationId: input.conversation.id,
+    projectId: input.projectId,
+    userId: input.user.id,
+    modelId: input.model.info.modelId,
+    traceId: traceIdOf(span),
+    ...(input.conversation.create && !input.resume ? { create: input.conversation.create } : {}),
+  };
+
+  // 1. Open: the run row (one statement), or why not.
+  let opened: OpenedRun | null;
+  try {
+    try {
+      opened = await openRunRow(prisma, open);
+    } catch (err) {
+      if (!(err instanceof RunConflictError)) throw err;
+      // Another run holds the conversation: if it stopped responding, close it and try once more.
+      if ((await recoverStaleRuns(prisma, input.settings.staleSeconds, open.conversationId)) === 0) throw err;
+      opened = await openRunRow(prisma, open);
+    }
+  } catch (err) {
+    endSpan(span, { code: err instanceof RunConflictError ? 'RUN_IN_PROGRESS' : 'INTERNAL_ERROR', message: (err as Error).message });
+    if (err instanceof RunConflictError) return refuse(409, 'RUN_IN_PROGRESS', err.message);
+    throw err;
+  }
+  if (!opened) {
+    endSpan(span, { code: 'CONVERSATION_NOT_FOUND', message: 'conversation not found' });
+    return refuse(404, 'CONVERSATION_NOT_FOUND', 'Conversation not found.');
+  }
+  trace.setRunId(opened.runId);
+
+  let decisions: Decision[] = [];
+  if (input.resume) {
+    try {
+      decisions = await consumeResume(prisma, {
+        conversationId: opened.conversationId,
+        userId: input.user.id,
+        subject: { role: input.role, isAdmin: input.user.isAdmin },
+        entries: input.resume,
+        resumingRunId: opened.runId,
+      });
+    } catch (err) {
+      await discardRun(prisma, opened.runId).catch(() => undefined);
+      endSpan(span, { code: err instanceof ResumeError ? err.code : 'INTERNAL_ERROR', message: (err as Error).message });
+      if (err instanceof ResumeError) return refuse(err.status, err.code, err.message);
+      throw err;
+    }
+  }
+
+  const run = new LiveRun({ runId: opened.runId, conversationId: opened.conversationId, projectId: input.projectId, userId: input.user.id });
+  registerRun(run);
+  const opens = performance.now() - t0;
+  void live(run, opened, decisions, trace, input, (t) => input.onTimings?.({ ...t, opened: opens }));
+  return { ok: true, run };
+}
+
+/** Stops a run of this process (Stop from any tab; the run records its own end). */
+export function stopRun(run: LiveRun): void {
+  run.stop('user');
+}
+
+function modelEvent(info: ModelInfo): AgentEvent {
+  return { type: 'CUSTOM', name: CUSTOM_EVENTS.model, value: info };
+}
+
+/** Steps 2-5: runs to exactly one terminal event, records it and leaves the registry. Never throws. */
+async function live(
+  run: LiveRun,
+  opened: OpenedRun,
+  decisions: Decision[],
+  trace: RunTrace,
+  input: StartRunInput,
+  onTimings: (t: Omit<RunTimings, 'opened'>) => void,
+): Promise<void> {
+  const t0 = performance.now();
+  const { prisma, settings } = input;
+  const { runId, conversationId } = opened;
+  const signal = run.controller.signal;
+  const recorder = new RunRecorder(prisma, conversationId, runId, opened, {
+    flushIntervalMs: settings.flushIntervalMs,
+    heartbeatMs: settings.heartbeatMs,
+    onLost: () => run.stop('lost'),
+  });
+  // This run's events until the agent starts: the agent's history is the stored conversation
+  // plus these. Nothing is collected afterwards.
+  let collected: AgentEvent[] | null = [];
+  let terminalSent = false;
+  const send = (event: AgentEvent) => {
+    if (terminalSent) return;
+    if (event.type === 'RUN_FINISHED' || event.type === 'RUN_ERROR') terminalSent = true;
+    const pos = run.emit(event);
+    recorder.record(event, pos);
+    collected?.push(event);
+  };
+  const finished = (outcome: Extract<AgentEvent, { type: 'RUN_FINISHED' }>['outcome'], usage?: unknown[]) =>
+    send({ type: 'RUN_FINISHED', threadId: conversationId, runId, outcome, ...(usage ? { usage: usage as never } : {}) });
+
+  let end: RunEnd = { status: 'FAILED', code: 'INTERNAL_ERROR', message: 'The run ended unexpectedly.' };
+  let result: RunResult | undefined;
+  let keyId: string | undefined;
+  const timings = { keyMinted: 0, historyLoaded: 0, toolsListed: 0, agentStarted: 0 };
+  send({ type: 'RUN_STARTED', threadId: conversationId, runId, ...(decisions[0] ? { parentRunId: decisions[0].runId } : {}) });
+  recorder.start();
+  try {
+    // 2. Prepare: the key and the history at the same time, then the tools (overlapping the rest).
+    const [key, stored] = await Promise.all([
+      mintAgentKey(prisma, { projectId: input.projectId, userId: input.user.id, runId, ttlSeconds: settings.keyTtlSeconds }).then((k) => {
+        timings.keyMinted = performance.now() - t0;
+        return k;
+      }),
+      replayConversation(prisma, conversationId, { excludeRunId: runId }).then((v) => {
+        timings.historyLoaded = performance.now() - t0;
+        return v;
+      }),
+    ]);
+    keyId = key.key.id;
+    recorder.keepKeyAlive(key.key.id, settings.keyTtlSeconds);
+    const mcp = { gateway: input.gateway, secret: key.secret };
+    const listing: Promise<ListedTools> = listRunTools(mcp, { role: input.role, isAdmin: input.user.isAdmin }, signal).then((l) => {
+      timings.toolsListed = performance.now() - t0;
+      return l;
+    });
+    listing.catch(() => undefined); // awaited (and reported) by the agent
+    send(modelEvent(input.model.info));
+
+    // 3. Stream: the decided approvals, or the user's message; then the agent.
+    if (decisions.length) {
+      for (const d of decisions) await runDecision(d, { send, trace, prisma, projectId: input.projectId, mcp, keyId, signal });
+    } else {
+      for (const a of await closeAbandoned(prisma, conversationId, stored)) {
+        if (a.decided) send({ type: 'CUSTOM', name: CUSTOM_EVENTS.approvalDecided, value: a.decided });
+        send({ type: 'TOOL_CALL_RESULT', messageId: newId('msg_'), toolCallId: a.toolCallId, content: capResult(a.result), role: 'tool' });
+      }
+      const messageId = newId('msg_');
+      send({ type: 'TEXT_MESSAGE_START', messageId, role: 'user' });
+      if (input.userMessage) send({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: input.userMessage });
+      send({ type: 'TEXT_MESSAGE_END', messageId });
+    }
+    const history: ConversationView = foldEvents(collected, stored);
+    collected = null;
+    result = await runAgent({
+      prisma,
+      projectId: input.projectId,
+      projectName: input.projectName,
+      user: { id: input.user.id, name: input.user.name },
+      role: input.role,
+      isAdmin: input.user.isAdmin,
+      history,
+      pageContext: input.pageContext,
+      model: input.model,
+      mcp,
+      listing,
+      signal,
+      emit: send,
+      maxSteps: settings.maxSteps,
+      maxRetries: settings.maxRetries,
+      contextTokens: settings.contextTokens,
+      trace,
+      requireApproval: settings.requireApproval,
+      idleTimeoutMs: settings.idleTimeoutMs,
+      onModelStart: () => {
+        timings.agentStarted = performance.now() - t0;
+        onTimings(timings);
+      },
+    });
+
+    // 4. The terminal event.
+    const usage = [
+      { provider: input.model.info.provider, model: input.model.info.modelId, inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens },
+    ];
+    if (signal.reason === 'lost') {
+      end = { status: 'FAILED', code: 'RUN_STALE', message: 'The run stopped responding and was closed.' };
+    } else if (result.kind === 'success') {
+      finished({ type: 'success' }, usage);
+      end = { status: 'COMPLETED', outcome: { type: 'success' } };
+    } else if (result.kind === 'interrupt') {
+      const interrupts = await persistPending(prisma, {
+        runId,
+        conversationId,
+        userId: input.user.id,
+        pending: result.pending,
+        ttlSeconds: settings.approvalTtlSeconds,
+      });
+      const outcome = { type: 'interrupt' as const, interrupts };
+      finished(outcome, usage);
+      end = { status: 'INTERRUPTED', outcome };
+    } else if (result.kind === 'cancelled') {
+      finished({ type: 'cancelled' });
+      end = { status: 'ABORTED' };
+    } else {
+      send({ type: 'RUN_ERROR', code: result.code, message: result.message });
+      end = { status: 'FAILED', code: result.code, message: result.message };
+    }
+  } catch (err) {
+    console.error('[in-app-agent] run failed', err);
+    if (signal.aborted && signal.reason !== 'lost') {
+      finished({ type: 'cancelled' });
+      end = { status: 'ABORTED' };
+    } else if (signal.reason !== 'lost') {
+      send({ type: 'RUN_ERROR', code: 'INTERNAL_ERROR', message: 'Something went wrong. Please try again.' });
+      end = { status: 'FAILED', code: 'INTERNAL_ERROR', message: (err as Error).message };
+    }
+  } finally {
+    if (signal.reason === 'lost' && !terminalSent) {
+      // Closed elsewhere: the stored end is the sweep's RUN_STALE; watchers get the same.
+      terminalSent = true;
+      run.emit({ type: 'RUN_ERROR', code: 'RUN_STALE', message: 'The run stopped responding and was closed.' });
+    }
+    // 5. Record the end, revoke the key, end the trace, leave the registry (watchers end once the
+    // end is stored, so a client that reads the conversation next finds it whole).
+    try {
+      await recorder.finish(end, result?.usage);
+    } catch (err) {
+      console.error('[in-app-agent] could not close the run', err);
+    }
+    if (keyId) await revokeKey(prisma, keyId).catch((err: unknown) => console.error('[in-app-agent] could not revoke the run key', err));
+    trace.span.setAttributes({
+      'run.status': end.status,
+      'gen_ai.usage.input_tokens': result?.usage.inputTokens ?? 0,
+      'gen_ai.usage.output_tokens': result?.usage.outputTokens ?? 0,
+    });
+    endSpan(trace.span, end.status === 'FAILED' ? { code: end.code, message: end.message } : undefined);
+    releaseRun(run);
+  }
+}
+
+/** Streams one decided approval: its decision, then the approved call's result or the rejection. */
+async function runDecision(
+  d: Decision,
+  ctx: {
+    send: (e: AgentEvent) => void;
+    trace: RunTrace;
+    prisma: PrismaClient;
+    projectId: string;
+    mcp: { gateway: McpGateway; secret: string };
+    keyId: string;
+    signal: AbortSignal;
+  },
+): Promise<void> {
+  ctx.send({
+    type: 'CUSTOM',
+    name: CUSTOM_EVENTS.approvalDecided,
+    value: {
+      toolCallId: d.toolCallId,
+      decision: d.approved ? 'approved' : 'rejected',
+      ...(d.edited ? { edited: true } : {}),
+      ...(d.approved ? { args: d.args } : {}),
+      ...(d.feedback ? { feedback: d.feedback } : {}),
+    },
+  });
+  let content: unknown;
+  if (d.approved) {
+    const endTool = ctx.trace.tool(d.toolName, d.toolCallId, { 'tool.approved': true });
+    const res =
+      d.local && isLocalTool(d.toolName)
+        ? await runLocalTool(d.toolName, d.args, { prisma: ctx.prisma, projectId: ctx.projectId, emit: ctx.send })
+        : await executeApproved({ gateway: ctx.mcp.gateway, secret: ctx.mcp.secret, keyId: ctx.keyId, decision: d, signal: ctx.signal });
+    await markConsumed(ctx.prisma, d.approvalId);
+    content = d.edited && res && typeof res === 'object' ? { ...(res as object), executedWithEditedArgs: d.args } : res;
+    endTool((res as { isError?: boolean })?.isError ? 'tool error' : undefined);
+  } else {
+    content = { rejected: true, message: 'The user rejected this call; it was not executed.', ...(d.feedback ? { feedback: d.feedback } : {}) };
+  }
+  ctx.send({ type: 'TOOL_CALL_RESULT', messageId: newId('msg_'), toolCallId: d.toolCallId, content: capResult(content), role: 'tool' });
+}
