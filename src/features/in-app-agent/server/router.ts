@@ -10,7 +10,7 @@ import { newId } from '@/server/ids';
 import { appError, ProjectInput, projectProcedure, router } from '@/server/trpc';
 import { LIMITS } from '../constants';
 import { createModel, DEMO_MODEL_INFO, ModelConfigError } from './model';
-import { replayConversation } from './persistence';
+import { replayConversation, runningRunOf } from './persistence';
 
 const ConversationInput = ProjectInput.extend({ conversationId: z.string().min(1).max(64) });
 const PAGE = 20;
@@ -84,8 +84,13 @@ export const agentRouter = router({
       .input(ConversationInput.pick({ conversationId: true }))
       .query(async ({ ctx, input }) => {
         const c = await ownConversation(ctx.prisma, input.projectId, ctx.user.id, input.conversationId);
-        const [view, feedback] = await Promise.all([replayConversation(ctx.prisma, c.id), feedbackMap(ctx.prisma, c.id, ctx.user.id)]);
-        return { conversation: { id: c.id, title: c.title, createdAt: c.createdAt, updatedAt: c.updatedAt }, view, feedback };
+        const [view, feedback, liveRunId] = await Promise.all([
+          replayConversation(ctx.prisma, c.id),
+          feedbackMap(ctx.prisma, c.id, ctx.user.id),
+          runningRunOf(ctx.prisma, c.id),
+        ]);
+        // `liveRunId`: a run still answering (on any instance); the panel follows it from a snapshot.
+        return { conversation: { id: c.id, title: c.title, createdAt: c.createdAt, updatedAt: c.updatedAt }, view, feedback, liveRunId };
       }),
 
     rename: projectProcedure('agent:use')
