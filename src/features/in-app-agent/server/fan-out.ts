@@ -45,6 +45,11 @@ export interface RemoteWatch {
 
 export interface FanOut {
   readonly kind: 'none' | 'postgres';
+  /**
+   * Listens for other instances' requests (watch, stop) from now on. Called before a run starts:
+   * an instance that runs runs must hear about their watchers. Cheap once listening.
+   */
+  listen(): Promise<void>;
   /** Ask whoever runs `runId` on another instance to stream its frames after `after` to `sink`. */
   watch(runId: string, after: number, sink: RemoteSink, waitMs?: number): Promise<RemoteWatch>;
   /** Ask whoever runs `runId` on another instance to stop it; true when one acknowledged. */
@@ -55,6 +60,7 @@ export interface FanOut {
 /** One process (embedded database): no other instance can run anything. */
 export const NO_FAN_OUT: FanOut = {
   kind: 'none',
+  async listen() {},
   async watch() {
     return { acked: false, close: () => undefined };
   },
@@ -297,6 +303,10 @@ export class PgFanOut implements FanOut {
         this.outgoing.delete(w);
       }
     }
+  }
+
+  async listen(): Promise<void> {
+    await this.connection();
   }
 
   async watch(runId: string, after: number, sink: RemoteSink, waitMs = 1_000): Promise<RemoteWatch> {

@@ -215,6 +215,12 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     requireApproval: opts.requireApproval?.length ? new Set(opts.requireApproval) : undefined,
   });
 
+  /** Once per process, by whichever route comes first: the stale sweep and restart recovery. */
+  const housekeeping = async (prisma: PrismaClient) => {
+    startStaleSweep(getPrisma, env().AGENT_RUN_STALE_SECONDS, opts.staleSweepMs);
+    await recoverAfterRestart(prisma, (await getDb()).kind === 'pglite');
+  };
+
   const start: Route = async (req, ctx) => {
     const e = env();
     const projectId = param((await ctx.params).projectId);
@@ -258,8 +264,8 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     }
 
     await configureTracing(e);
-    startStaleSweep(getPrisma, e.AGENT_RUN_STALE_SECONDS, opts.staleSweepMs);
-    await recoverAfterRestart(prisma, (await getDb()).kind === 'pglite');
+    await fanOut(e.DATABASE_URL).listen();
+    await housekeeping(prisma);
     const conversationId = input.conversationId ?? newId('cv_');
     const started = await startRun({
       prisma,
@@ -295,6 +301,7 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     const projectId = param(params.projectId);
     const runId = param(params.runId);
     const { prisma, member } = await authorize(req, projectId, 'agent:use');
+    await housekeeping(prisma);
     const run = /^run_[a-z0-9]{24}$/.test(runId) ? await findRun(prisma, runId) : null;
     const owner = run?.conversation.userId === member.user.id && run.conversation.deletedAt === null;
     const reviewer = scope === 'watch' && hasProjectAccess({ role: member.role, isAdmin: member.user.isAdmin }, 'agent:review');
