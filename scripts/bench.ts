@@ -56,7 +56,7 @@ if (!isChild) {
 
 const { Agent } = await import('@mastra/core/agent');
 const { getDb, closeDb, queryStats } = await import('@/server/db');
-const { createAgentHandler } = await import('@/features/in-app-agent/server/handler');
+const { createAgentRoutes } = await import('@/features/in-app-agent/server/handler');
 const { replayConversation } = await import('@/features/in-app-agent/server/persistence');
 const { newId } = await import('@/server/ids');
 const { startTestServer } = await import('../tests/helpers/http');
@@ -108,8 +108,11 @@ function benchModel() {
   };
 }
 
-const handler = createAgentHandler({ model: () => ({ model: benchModel(), info: { provider: 'demo', modelId: 'bench', label: 'bench', demo: true } }) });
-const server = await startTestServer({ agentHandler: handler as never });
+type Timings = { opened: number; keyMinted: number; historyLoaded: number; toolsListed: number; agentStarted: number };
+let lastTimings: Timings | undefined;
+const benchHandle = { model: benchModel(), info: { provider: 'demo' as const, modelId: 'bench', label: 'bench', demo: true } };
+const routes = createAgentRoutes({ model: () => benchHandle as never, onRunTimings: (t) => (lastTimings = t) });
+const server = await startTestServer({ agentRoutes: routes as never });
 const project = await createProject('Bench');
 
 const pct = (xs: number[], p: number) => {
@@ -178,6 +181,16 @@ script = { chunks: 5, delayMs: 0, stamp: false };
 for (let i = 0; i < 5; i++) await post(user.cookie, 'warm up');
 for (let i = 0; i < 5; i++) await bare();
 
+// BENCH_CPU_PROFILE=<file>: a CPU profile of the measured short answers (after the warm-up),
+// readable in Chrome DevTools, to see where a run's set-up spends its time.
+const { Session } = await import('node:inspector/promises');
+const profiler = process.env.BENCH_CPU_PROFILE ? new Session() : undefined;
+if (profiler) {
+  profiler.connect();
+  await profiler.post('Profiler.enable');
+  await profiler.post('Profiler.start');
+}
+
 // 1. Added latency, POST to first SSE byte, and POST to the first model request (the set-up:
 // run row, key mint, replay, MCP tool listing, history), both with an instant model.
 if (want('firstByte') || want('firstModelRequest')) {
@@ -186,10 +199,13 @@ if (want('firstByte') || want('firstModelRequest')) {
   const firstModel: number[] = [];
   const bareFirst: number[] = [];
   const bareModel: number[] = [];
+  const phases: Record<keyof Timings, number[]> = { opened: [], keyMinted: [], historyLoaded: [], toolsListed: [], agentStarted: [] };
   for (let i = 0; i < 40; i++) {
+    lastTimings = undefined;
     const r = await post(user.cookie, 'hello');
     firstBytes.push(r.firstByte);
     firstModel.push(r.firstModelRequest);
+    if (lastTimings) for (const k of Object.keys(phases) as Array<keyof Timings>) phases[k].push(lastTimings[k]);
   }
   for (let i = 0; i < 40; i++) {
     const r = await bare();
@@ -198,6 +214,14 @@ if (want('firstByte') || want('firstModelRequest')) {
   }
   out.firstByteMs = { p50: round(pct(firstBytes, 50)), p95: round(pct(firstBytes, 95)), bareMastraP50: round(pct(bareFirst, 50)), budgetP50: 25 };
   out.firstModelRequestMs = { p50: round(pct(firstModel, 50)), p95: round(pct(firstModel, 95)), bareMastraP50: round(pct(bareModel, 50)) };
+  // When each set-up step ended, after the route received the request (p50; key, history and
+  // tools overlap).
+  out.setupPhasesMs = Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, round(pct(v, 50))]));
+}
+if (profiler) {
+  const { profile } = await profiler.post('Profiler.stop');
+  (await import('node:fs')).writeFileSync(process.env.BENCH_CPU_PROFILE!, JSON.stringify(profile));
+  profiler.disconnect();
 }
 
 // 2. Added latency, model chunk to client.

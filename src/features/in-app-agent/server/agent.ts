@@ -6,6 +6,7 @@
 import { setMaxListeners } from 'node:events';
 import { Agent } from '@mastra/core/agent';
 import { createTool } from '@mastra/core/tools';
+import { toStandardSchema } from '@mastra/schema-compat/schema';
 import { MCP_TOOLS, toolInputJsonSchema, type McpToolName } from '@/features/mcp/registry';
 import { TOOL_CALL_META_KEY } from '@/features/mcp/override';
 import { z } from 'zod';
@@ -202,6 +203,36 @@ interface ToolRuntime {
   inflight: { count: number };
 }
 
+type JsonSchemaOptions = { target?: string; libraryOptions?: { override?: unknown } };
+type StandardWithJson = { '~standard': { jsonSchema: Record<'input' | 'output', (o: JsonSchemaOptions) => unknown> } };
+const toolSchemas = new Map<string, unknown>();
+
+/**
+ * A tool's input schema as the runtime takes it, made once per process: the runtime turns every
+ * tool's schema into JSON Schema on every run, so the conversion is remembered here (per target
+ * and override), which is most of what offering fifteen tools would otherwise cost a run.
+ */
+export function toolSchema(name: string, schema: z.ZodType): unknown {
+  let cached = toolSchemas.get(name);
+  if (cached) return cached;
+  const standard = toStandardSchema(schema as never) as unknown as StandardWithJson;
+  const memo = new Map<unknown, Map<string, unknown>>();
+  const remembered = (io: 'input' | 'output') => (options: JsonSchemaOptions) => {
+    const byOverride = memo.get(options?.libraryOptions?.override) ?? new Map<string, unknown>();
+    memo.set(options?.libraryOptions?.override, byOverride);
+    const key = `${io}:${options?.target ?? ''}`;
+    if (!byOverride.has(key)) byOverride.set(key, standard['~standard'].jsonSchema[io](options));
+    return byOverride.get(key);
+  };
+  cached = Object.create(standard) as object;
+  Object.defineProperty(cached, '~standard', {
+    value: { ...standard['~standard'], jsonSchema: { input: remembered('input'), output: remembered('output') } },
+    enumerable: true,
+  });
+  toolSchemas.set(name, cached);
+  return cached;
+}
+
 /** The MCP tools listed for the run's key, by name. */
 export type ListedTools = Map<string, { description: string }>;
 
@@ -255,7 +286,7 @@ async function buildTools(ctx: RunContext, state: { taint: Taint }, spans: Model
     tools[name] = createTool({
       id: name,
       description,
-      inputSchema: MCP_TOOLS[toolName].inputSchema as never,
+      inputSchema: toolSchema(name, MCP_TOOLS[toolName].inputSchema) as never,
       execute: async (input: unknown, c?: unknown) => {
         spans.responseDone();
         const toolCallId = callIdOf(c);
@@ -273,7 +304,7 @@ async function buildTools(ctx: RunContext, state: { taint: Taint }, spans: Model
     createTool({
       id: name,
       description,
-      inputSchema: LOCAL_TOOL_INPUTS[name],
+      inputSchema: toolSchema(name, LOCAL_TOOL_INPUTS[name]) as never,
       execute: async (input: unknown, c?: unknown) => {
         spans.responseDone();
         const toolCallId = callIdOf(c);

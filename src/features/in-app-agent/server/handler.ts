@@ -222,6 +222,7 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
   };
 
   const start: Route = async (req, ctx) => {
+    const receivedAt = performance.now();
     const e = env();
     const projectId = param((await ctx.params).projectId);
     const { prisma, member } = await authorize(req, projectId, 'agent:use');
@@ -280,6 +281,7 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       model,
       gateway: mcpGateway(resolveMcpTarget(e, opts.mcpUrl)),
       settings: settingsOf(e),
+      receivedAt,
       onTimings: opts.onRunTimings,
     });
     if (!started.ok) throw new RequestError(started.status, started.code, started.message);

@@ -202,6 +202,8 @@ export function sseStream(onStart: (watcher: Watcher) => void, onCancel: () => v
     start(c) {
       controller = c;
       onStart(watcher);
+      // What is already there (the run's first events, a snapshot) goes out with the headers.
+      if (buf) flush();
     },
     cancel() {
       closed = true;

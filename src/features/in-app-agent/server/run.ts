@@ -64,18 +64,22 @@ export interface StartRunInput {
   model: ModelHandle;
   gateway: McpGateway;
   settings: RunSettings;
-  /** Set-up timings, for the benchmark (performance.now() marks). */
+  /** When the request arrived (performance.now()); set-up timings are measured from it. */
+  receivedAt?: number;
+  /** Set-up timings, for the benchmark. */
   onTimings?: (t: RunTimings) => void;
 }
 
 export type StartRunResult = { ok: true; run: LiveRun } | { ok: false; status: number; code: AgentErrorCode; message: string };
 
-/** When each set-up step ended, relative to the request (ms). */
+/** When each set-up step ended, in ms after the request arrived (steps 2 overlap each other). */
 export interface RunTimings {
+  /** The run row (and conversation) written: the request is accepted. */
   opened: number;
   keyMinted: number;
   historyLoaded: number;
   toolsListed: number;
+  /** The agent asks the model. */
   agentStarted: number;
 }
 
@@ -83,7 +87,7 @@ const refuse = (status: number, code: AgentErrorCode, message: string): StartRun
 
 /** Opens the run and starts it; resolves as soon as RUN_STARTED is out (the run goes on). */
 export async function startRun(input: StartRunInput): Promise<StartRunResult> {
-  const t0 = performance.now();
+  const t0 = input.receivedAt ?? performance.now();
   const { prisma } = input;
   const span = tracer().startSpan('in_app_agent.run', {
     attributes: {
@@ -147,8 +151,11 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
 
   const run = new LiveRun({ runId: opened.runId, conversationId: opened.conversationId, projectId: input.projectId, userId: input.user.id });
   registerRun(run);
-  const opens = performance.now() - t0;
-  void live(run, opened, decisions, trace, input, (t) => input.onTimings?.({ ...t, opened: opens }));
+  const timings: RunTimings = { opened: performance.now() - t0, keyMinted: 0, historyLoaded: 0, toolsListed: 0, agentStarted: 0 };
+  void live(run, opened, decisions, trace, input, (step) => {
+    timings[step] = performance.now() - t0;
+    if (step === 'agentStarted') input.onTimings?.(timings);
+  });
   return { ok: true, run };
 }
 
@@ -168,9 +175,8 @@ async function live(
   decisions: Decision[],
   trace: RunTrace,
   input: StartRunInput,
-  onTimings: (t: Omit<RunTimings, 'opened'>) => void,
+  mark: (step: Exclude<keyof RunTimings, 'opened'>) => void,
 ): Promise<void> {
-  const t0 = performance.now();
   const { prisma, settings } = input;
   const { runId, conversationId } = opened;
   const signal = run.controller.signal;
@@ -196,18 +202,20 @@ async function live(
   let end: RunEnd = { status: 'FAILED', code: 'INTERNAL_ERROR', message: 'The run ended unexpectedly.' };
   let result: RunResult | undefined;
   let keyId: string | undefined;
-  const timings = { keyMinted: 0, historyLoaded: 0, toolsListed: 0, agentStarted: 0 };
   send({ type: 'RUN_STARTED', threadId: conversationId, runId, ...(decisions[0] ? { parentRunId: decisions[0].runId } : {}) });
   recorder.start();
   try {
+    // One turn of the event loop first: the response and RUN_STARTED reach the client before the
+    // set-up's database work (which, on the embedded database, runs on this thread).
+    await new Promise<void>((resolve) => setImmediate(resolve));
     // 2. Prepare: the key and the history at the same time, then the tools (overlapping the rest).
     const [key, stored] = await Promise.all([
       mintAgentKey(prisma, { projectId: input.projectId, userId: input.user.id, runId, ttlSeconds: settings.keyTtlSeconds }).then((k) => {
-        timings.keyMinted = performance.now() - t0;
+        mark('keyMinted');
         return k;
       }),
       replayConversation(prisma, conversationId, { excludeRunId: runId }).then((v) => {
-        timings.historyLoaded = performance.now() - t0;
+        mark('historyLoaded');
         return v;
       }),
     ]);
@@ -215,7 +223,7 @@ async function live(
     recorder.keepKeyAlive(key.key.id, settings.keyTtlSeconds);
     const mcp = { gateway: input.gateway, secret: key.secret };
     const listing: Promise<ListedTools> = listRunTools(mcp, { role: input.role, isAdmin: input.user.isAdmin }, signal).then((l) => {
-      timings.toolsListed = performance.now() - t0;
+      mark('toolsListed');
       return l;
     });
     listing.catch(() => undefined); // awaited (and reported) by the agent
@@ -256,10 +264,7 @@ async function live(
       trace,
       requireApproval: settings.requireApproval,
       idleTimeoutMs: settings.idleTimeoutMs,
-      onModelStart: () => {
-        timings.agentStarted = performance.now() - t0;
-        onTimings(timings);
-      },
+      onModelStart: () => mark('agentStarted'),
     });
 
     // 4. The terminal event.
