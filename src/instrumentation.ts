@@ -7,6 +7,9 @@
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== 'nodejs') return;
   if (process.env.NEXT_PHASE === 'phase-production-build') return;
+  // First, so every async-local storage the process enables is counted (see diagnostics.ts).
+  const { trackAsyncLocalStorages } = await import('./server/diagnostics');
+  trackAsyncLocalStorages();
   const { env } = await import('./server/env');
   env();
 }

@@ -100,6 +100,9 @@ const EnvSchema = z.object({
   /** OpenTelemetry: spans are exported only when an endpoint is set. */
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(z.url().optional()),
   OTEL_EXPORTER_OTLP_HEADERS: optionalString,
+
+  /** Enables `GET /api/diagnostics` for requests carrying this bearer token (soak tests, operators). */
+  DIAGNOSTICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

@@ -17,6 +17,7 @@
  */
 import { handleMcpPost } from '@/features/mcp/server';
 import { loadProjectMember, type ProjectMember } from '@/server/access';
+import { registerGauge } from '@/server/diagnostics';
 import { getSessionUserId, isSameOrigin } from '@/server/auth';
 import { getDb, getPrisma, type PrismaClient } from '@/server/db';
 import { env, type Env } from '@/server/env';
@@ -152,6 +153,7 @@ export function sanitize(body: AgentRequest): SanitizedRequest {
 
 // A sliding one-minute window per user, per process (entries past their window are dropped).
 const windows = new Map<string, number[]>();
+registerGauge('inAppAgent.rateLimitWindows', () => windows.size);
 function rateLimited(userId: string, perMinute: number): number | null {
   const now = Date.now();
   for (const [id, list] of windows) if (now - list[list.length - 1]! >= 60_000) windows.delete(id);

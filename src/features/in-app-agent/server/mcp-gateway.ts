@@ -10,6 +10,7 @@
  * the process), so it is asked for once per scope set and reused; over HTTP it is asked for again
  * after a minute, as the server may change under it.
  */
+import { registerGauge } from '@/server/diagnostics';
 import type { AgentErrorCode } from '../constants';
 
 /** The MCP server's POST handler, called in process (`handleMcpPost`). */
@@ -232,3 +233,5 @@ export function cachedListingCount(): number {
   for (const gw of holder.gateways.values()) n += gw.cachedListings;
   return n;
 }
+
+registerGauge('inAppAgent.mcpListings', cachedListingCount);
