@@ -9,7 +9,7 @@ import { createAgentHandler } from '@/features/in-app-agent/server/handler';
 import { consumeResume, ResumeError } from '@/features/in-app-agent/server/human-in-the-loop';
 import { getPrisma } from '@/server/db';
 import { newId } from '@/server/ids';
-import { postAgent, textOf, types, userMessageBody, type AgentResponse, useScriptedModelEnv } from '../../helpers/agent';
+import { cancelRun, postAgent, startRunStream, textOf, types, userMessageBody, type AgentResponse, useScriptedModelEnv } from '../../helpers/agent';
 import { startFakeOpenAI, type FakeServer, type ScriptedTurn } from '../../helpers/fake-models';
 import { createIssue, createProject, type TestProject, type TestUser } from '../../helpers/fixtures';
 import { startTestServer, type TestServer } from '../../helpers/http';
@@ -33,7 +33,10 @@ beforeAll(async () => {
   const s = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    received.push(JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}'));
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { message?: string };
+    // A slow receiver for messages that ask for it: the call is still running when the user acts.
+    if (String(body.message ?? '').includes('slowly')) await new Promise((r) => setTimeout(r, 800));
+    received.push(body);
     res.writeHead(200).end('ok');
   });
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
@@ -299,6 +302,36 @@ describe('approvals', () => {
     expect(result.content).toContain('Ran before the crash');
     expect(await issueCount('Ran before the crash')).toBe(1);
     await expectReplayEqualsStream(member, threadId, [...first.events, ...next.events]);
+  });
+
+  it('lets an approved call that is running finish and records its real outcome when the user stops the run', async () => {
+    script({ toolCalls: [{ name: 'notify_webhook', args: { message: 'deploy done, slowly' } }] }, { text: ['never asked'] });
+    const member = project.users.MEMBER;
+    const held = await postAgent(server.url, project.id, member.cookie, userMessageBody('notify the webhook'));
+    const { threadId } = held.events[0] as { threadId: string };
+    const [interrupt] = interruptsOf(held);
+    webhook.received.length = 0;
+    const resumed = startRunStream(server.url, project.id, member.cookie, {
+      threadId,
+      messages: [],
+      resume: [{ interruptId: interrupt!.id, status: 'resolved', payload: { approved: true } }],
+    });
+    // The webhook holds the call for 800 ms; the user presses Stop meanwhile.
+    await new Promise((r) => setTimeout(r, 300));
+    const prisma = await getPrisma();
+    const running = await prisma.agentRun.findFirstOrThrow({ where: { conversationId: threadId, status: 'RUNNING' } });
+    expect((await cancelRun(server.url, project.id, running.id, member.cookie)).status).toBe(202);
+    const events = (await resumed).events.map((e) => e.event);
+    // The call ran and its result is what it really was; then the run stopped, without the model.
+    expect(webhook.received).toEqual([expect.objectContaining({ message: 'deploy done, slowly' })]);
+    webhook.received.length = 0;
+    const result = events.find((e) => e.type === 'TOOL_CALL_RESULT') as { content: string };
+    expect(JSON.parse(result.content)).not.toHaveProperty('isError');
+    expect(events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
+    expect(model.requests).toHaveLength(1);
+    const stored = await trpcClient(server.url, member.cookie).agent.conversations.get.query({ projectId: project.id, conversationId: threadId });
+    const call = stored.view.messages.flatMap((m) => (m.role === 'assistant' ? m.toolCalls : [])).find((t) => t.name === 'notify_webhook');
+    expect(call?.status).toBe('done');
   });
 
   it('refuses unknown, foreign, duplicate and mismatched answers with stable codes and stays usable', async () => {

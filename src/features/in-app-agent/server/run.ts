@@ -83,6 +83,20 @@ export interface RunTimings {
   agentStarted: number;
 }
 
+/** How long an approved call may take (it is not stopped by Stop, see runDecision). */
+const APPROVED_CALL_TIMEOUT_MS = 60_000;
+
+/** Runs `fn` with a signal that aborts after `ms`; the timer ends with the call. */
+async function withTimeout<T>(ms: number, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), ms);
+  try {
+    return await fn(controller.signal);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const refuse = (status: number, code: AgentErrorCode, message: string): StartRunResult => ({ ok: false, status, code, message });
 
 /** Opens the run and starts it; resolves as soon as RUN_STARTED is out (the run goes on). */
@@ -231,7 +245,7 @@ async function live(
 
     // 3. Stream: the decided approvals, or the user's message; then the agent.
     if (decisions.length) {
-      for (const d of decisions) await runDecision(d, { send, trace, prisma, projectId: input.projectId, mcp, keyId, signal });
+      for (const d of decisions) await runDecision(d, { send, trace, prisma, projectId: input.projectId, mcp, keyId });
     } else {
       for (const a of await closeAbandoned(prisma, conversationId, stored)) {
         if (a.decided) send({ type: 'CUSTOM', name: CUSTOM_EVENTS.approvalDecided, value: a.decided });
@@ -337,7 +351,6 @@ async function runDecision(
     projectId: string;
     mcp: { gateway: McpGateway; secret: string };
     keyId: string;
-    signal: AbortSignal;
   },
 ): Promise<void> {
   ctx.send({
@@ -357,7 +370,11 @@ async function runDecision(
     const res =
       d.local && isLocalTool(d.toolName)
         ? await runLocalTool(d.toolName, d.args, { prisma: ctx.prisma, projectId: ctx.projectId, emit: ctx.send })
-        : await executeApproved({ gateway: ctx.mcp.gateway, secret: ctx.mcp.secret, keyId: ctx.keyId, decision: d, signal: ctx.signal });
+        : // Not cut short by Stop: an approved change either happens or not, and its real outcome is
+          // what the run records (a bounded wait instead, so a hung tool cannot hold the run).
+          await withTimeout(APPROVED_CALL_TIMEOUT_MS, (signal) =>
+            executeApproved({ gateway: ctx.mcp.gateway, secret: ctx.mcp.secret, keyId: ctx.keyId, decision: d, signal }),
+          );
     await markConsumed(ctx.prisma, d.approvalId);
     content = d.edited && res && typeof res === 'object' ? { ...(res as object), executedWithEditedArgs: d.args } : res;
     endTool((res as { isError?: boolean })?.isError ? 'tool error' : undefined);
