@@ -52,6 +52,13 @@ export const LIMITS = {
    * writes one row per message, tool call, result or custom event: far fewer.
    */
   runSeqBlock: 10_000,
+  /**
+   * Runs one conversation may hold (every message, resume, edit and regeneration is a run). Past
+   * it the user is asked to start a new conversation (409 CONVERSATION_TOO_LONG).
+   */
+  maxRunsPerConversation: 1_000,
+  /** Runs of the shown path per page of a conversation's replay (the panel loads older on scroll). */
+  replayPageRuns: 40,
   /** Heartbeat cadence for a running run (ms). */
   heartbeatMs: 5_000,
   /**
@@ -82,6 +89,10 @@ export const AGENT_ERROR_CODES = [
   /** A resume that also carries a new user message: answer the approvals first. */
   'RESUME_WITH_MESSAGE',
   'RUN_IN_PROGRESS',
+  /** The conversation reached LIMITS.maxRunsPerConversation: start a new one. */
+  'CONVERSATION_TOO_LONG',
+  /** A version of a turn that is not in the conversation's shown path. */
+  'VERSION_NOT_FOUND',
   'RATE_LIMITED',
   'MODEL_ERROR',
   'MODEL_RATE_LIMITED',

@@ -223,7 +223,11 @@ export const AgentRequestSchema = z.object({
   context: z.array(z.unknown()).max(100).optional(),
   state: z.unknown().optional(),
   forwardedProps: z
-    .object({ pageContext: z.unknown().optional() })
+    .object({
+      pageContext: z.unknown().optional(),
+      /** A new version of a turn (edit: with a user message; regenerate: without): the run starting it. */
+      version: z.object({ of: z.string().min(1).max(100) }).strict().optional(),
+    })
     .passthrough()
     .optional(),
   resume: z.array(ResumeEntrySchema).max(50).optional(),
@@ -235,6 +239,8 @@ export interface SanitizedRequest {
   userMessage: string | null;
   pageContext: PageContext;
   resume: ResumeEntry[] | null;
+  /** A new version of a turn (edit or regenerate). */
+  version: { of: string } | null;
 }
 
 export const ErrorBodySchema = z.object({ error: z.object({ code: z.enum(AGENT_ERROR_CODES), message: z.string() }) });
@@ -377,11 +383,19 @@ export const RunStateSchema = z.object({
 });
 export type RunState = z.infer<typeof RunStateSchema>;
 
+/** A turn with several versions (edits, regenerations): which one is shown, of how many. */
+export const TurnVersionsSchema = z.object({ index: z.number().int().positive(), count: z.number().int().positive(), runIds: z.array(z.string()) });
+
 export const ConversationViewSchema = z.object({
   threadId: z.string().nullable(),
   messages: z.array(ViewMessageSchema),
   runs: z.array(RunStateSchema),
   decisions: z.record(z.string(), ApprovalDecidedValueSchema),
   navigations: z.array(z.string()),
+  /**
+   * Turns with more than one version, by the run that starts the shown version (present only when
+   * there are any; the replay sets it, live events do not).
+   */
+  versions: z.record(z.string(), TurnVersionsSchema).optional(),
 });
 export type ConversationView = z.infer<typeof ConversationViewSchema>;

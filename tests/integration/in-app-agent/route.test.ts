@@ -226,9 +226,18 @@ describe('POST /api/projects/:projectId/in-app-agent', () => {
     const first = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('start'));
     const threadId = (first.events[0] as { threadId: string }).threadId;
     const prisma = await getPrisma();
+    // A run whose process died: opened (it is the conversation's last run), then no heartbeat.
     const stale = await prisma.agentRun.create({
-      data: { id: newId('run_'), conversationId: threadId, userId: project.users.MEMBER.id, status: 'RUNNING', lastHeartbeatAt: new Date(Date.now() - 120_000) },
+      data: {
+        id: newId('run_'),
+        conversationId: threadId,
+        userId: project.users.MEMBER.id,
+        status: 'RUNNING',
+        lastHeartbeatAt: new Date(Date.now() - 120_000),
+        precedingRunId: (first.events[0] as { runId: string }).runId,
+      },
     });
+    await prisma.agentConversation.update({ where: { id: threadId }, data: { headRunId: stale.id } });
     script({ text: ['again'] });
     const res = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('next', threadId));
     expect(res.status).toBe(200);

@@ -27,12 +27,14 @@ interface Fx {
   outsiderEmail: string;
   /** An assistant conversation of the calling role's user (the OWNER's for non-members)… */
   conversationId: string;
-  /** …and the id of the assistant's answer in it. */
+  /** …and the id of the assistant's answer in it… */
   messageId: string;
+  /** …and of its run. */
+  runId: string;
 }
 
 /** A finished assistant conversation of `userId`, written through the module's own recorder. */
-async function conversationOf(projectId: string, userId: string): Promise<{ conversationId: string; messageId: string }> {
+async function conversationOf(projectId: string, userId: string): Promise<{ conversationId: string; messageId: string; runId: string }> {
   const prisma = await getPrisma();
   const opened = await openRunRow(prisma, {
     runId: newId('run_'),
@@ -67,7 +69,7 @@ async function conversationOf(projectId: string, userId: string): Promise<{ conv
   const view = await replayConversation(prisma, conversation.id);
   const answer = view.messages.find((m) => m.role === 'assistant');
   if (!answer) throw new Error('the recorded conversation has no assistant message');
-  return { conversationId: conversation.id, messageId: answer.id };
+  return { conversationId: conversation.id, messageId: answer.id, runId: run.id };
 }
 
 async function fixtures(p: TestProject, role: Role = 'OWNER'): Promise<Fx> {
@@ -165,6 +167,14 @@ const CASES: Record<string, Case> = {
     scope: 'agent:use',
     call: (c, f) => c.agent.conversations.get.query({ projectId: f.projectId, conversationId: f.conversationId }),
   },
+  'agent.conversations.older': {
+    scope: 'agent:use',
+    call: (c, f) => c.agent.conversations.older.query({ projectId: f.projectId, conversationId: f.conversationId, before: f.runId }),
+  },
+  'agent.conversations.selectVersion': {
+    scope: 'agent:use',
+    call: (c, f) => c.agent.conversations.selectVersion.mutate({ projectId: f.projectId, conversationId: f.conversationId, runId: f.runId }),
+  },
   'agent.conversations.rename': {
     scope: 'agent:use',
     call: (c, f) => c.agent.conversations.rename.mutate({ projectId: f.projectId, conversationId: f.conversationId, title: 'Renamed' }),
@@ -187,6 +197,10 @@ const CASES: Record<string, Case> = {
   'agent.review.get': {
     scope: 'agent:review',
     call: (c, f) => c.agent.review.get.query({ projectId: f.projectId, conversationId: f.conversationId }),
+  },
+  'agent.review.older': {
+    scope: 'agent:review',
+    call: (c, f) => c.agent.review.older.query({ projectId: f.projectId, conversationId: f.conversationId, before: f.runId }),
   },
   'agent.review.export': {
     scope: 'agent:review',

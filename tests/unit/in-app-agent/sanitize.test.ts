@@ -24,6 +24,7 @@ describe('sanitize', () => {
       userMessage: 'newest',
       pageContext: { route: '/projects/p/issues/3', issueNumber: 3, selection: 'text' },
       resume: null,
+      version: null,
     });
   });
 

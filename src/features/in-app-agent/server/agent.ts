@@ -68,15 +68,21 @@ export interface RunContext {
   idleTimeoutMs?: number;
   /** Called when the agent is about to ask the model (set-up timings). */
   onModelStart?: () => void;
+  /** What the conversation read before the history window (the data-flow guard's memory). */
+  readSoFar?: Taint;
 }
 
 export type Usage = { inputTokens?: number; outputTokens?: number };
 
-export type RunResult =
+export type RunResult = (
   | { kind: 'success'; usage: Usage }
   | { kind: 'interrupt'; pending: PendingCall[]; usage: Usage }
   | { kind: 'cancelled'; usage: Usage }
-  | { kind: 'error'; code: AgentErrorCode; message: string; usage: Usage };
+  | { kind: 'error'; code: AgentErrorCode; message: string; usage: Usage }
+) & {
+  /** What the conversation has read by the end of the run (to remember for the next ones). */
+  read?: Taint;
+};
 
 // ------------------------------------------------------------------------------------------------
 // History
@@ -467,7 +473,13 @@ class Normalizer {
 
 /** Runs the agent until it answers, needs approval, is aborted or fails. Never throws. */
 export async function runAgent(ctx: RunContext): Promise<RunResult> {
-  const state = { taint: taintOf(ctx.history) };
+  const seen = taintOf(ctx.history);
+  const state = {
+    taint: {
+      privateData: seen.privateData || Boolean(ctx.readSoFar?.privateData),
+      untrustedContent: seen.untrustedContent || Boolean(ctx.readSoFar?.untrustedContent),
+    },
+  };
   const spans = new ModelCallSpans(ctx.trace, { 'model.provider': ctx.model.info.provider, 'model.id': ctx.model.info.modelId });
   const normalizer = new Normalizer(ctx.emit, spans);
   // The model stream stops on client disconnect and on an idle timeout.
@@ -480,7 +492,7 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
   let runtime: ToolRuntime | undefined;
   const finish = (r: RunResult): RunResult => {
     spans.end(r.kind === 'error' ? { code: r.code, message: r.message } : r.kind === 'cancelled' ? { message: 'cancelled' } : undefined);
-    return r;
+    return { ...r, read: state.taint };
   };
   try {
     runtime = await buildTools(ctx, state, spans);

@@ -148,6 +148,7 @@ export function sanitize(body: AgentRequest): SanitizedRequest {
     userMessage,
     pageContext: page.success ? page.data : {},
     resume: body.resume?.length ? body.resume : null,
+    version: body.forwardedProps?.version ?? null,
   };
 }
 
@@ -252,7 +253,10 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     if (input.resume && input.userMessage) {
       throw new RequestError(400, 'RESUME_WITH_MESSAGE', 'Answer the pending approvals first, then send your message.');
     }
-    if (!input.resume && !input.userMessage) throw new RequestError(400, 'NO_USER_MESSAGE', 'Send a user message.');
+    if (input.version && (input.resume || !input.conversationId)) {
+      throw new RequestError(400, 'INVALID_REQUEST', 'A new version needs its conversation (threadId) and cannot answer approvals.');
+    }
+    if (!input.resume && !input.userMessage && !input.version) throw new RequestError(400, 'NO_USER_MESSAGE', 'Send a user message.');
 
     const retryAfter = rateLimited(member.user.id, e.AGENT_RATE_LIMIT_PER_MINUTE);
     if (retryAfter !== null) {
@@ -277,6 +281,7 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       user: member.user,
       role: member.role,
       conversation: { id: conversationId, ...(input.userMessage ? { create: { title: titleFrom(input.userMessage) } } : {}) },
+      ...(input.version ? { version: input.version } : {}),
       userMessage: input.userMessage,
       resume: input.resume,
       pageContext: input.pageContext,

@@ -35,15 +35,27 @@ export interface OpenedRun {
   conversationId: string;
   seqFrom: number;
   seqTo: number;
+  /** The run this one follows (the conversation's last shown run, or the one a new version follows). */
+  precedingRunId: string | null;
+}
+
+/** The conversation has as many runs as it may have (LIMITS.maxRunsPerConversation). */
+export class ConversationFullError extends Error {
+  readonly code = 'CONVERSATION_TOO_LONG' as const;
+  constructor() {
+    super('This conversation is as long as a conversation can be. Start a new one to go on.');
+  }
 }
 
 /**
  * Opens a run in ONE statement: checks that the conversation is the user's (or creates it, with
  * the id the client chose, when `create` is given), reserves the run's block of row positions on
- * the conversation's counter (so nothing else, such as the stale sweep, can write into it), bumps
- * the conversation's time, and inserts the RUNNING run. Null: no such conversation of this user
- * and project (or another user's or project's: the same answer). RunConflictError: a run is
- * already RUNNING there (the partial unique index).
+ * the conversation's counter (so nothing else, such as the stale sweep, can write into it), makes
+ * the run the last one of the conversation's shown path (following the previous last one, or, for
+ * a new version of a turn, the run that turn follows), counts it against the size limit, and
+ * inserts the RUNNING run. Null: no such conversation of this user and project (or another user's
+ * or project's: the same answer). RunConflictError: a run is already RUNNING there (the partial
+ * unique index). ConversationFullError: the conversation reached its size limit.
  */
 export async function openRunRow(
   prisma: PrismaClient,
@@ -56,37 +68,161 @@ export async function openRunRow(
     traceId?: string;
     /** Create the conversation with this title when it does not exist. */
     create?: { title: string };
+    /** A new version of a turn: the run that turn follows (null: the conversation's first turn). */
+    version?: { precedingRunId: string | null };
+    /** A resume: the run it continues. */
+    resumedFromId?: string;
   },
 ): Promise<OpenedRun | null> {
   const block = LIMITS.runSeqBlock;
-  const { conversationId: cid, projectId: pid, userId: uid } = input;
+  const max = LIMITS.maxRunsPerConversation;
+  const { conversationId: cid, projectId: pid, userId: uid, runId } = input;
+  const owned = Prisma.sql`"AgentConversation"."projectId" = ${pid} AND "AgentConversation"."userId" = ${uid}
+    AND "AgentConversation"."deletedAt" IS NULL AND "AgentConversation"."runCount" < ${max}`;
+  const update = Prisma.sql`"lastSeq" = "AgentConversation"."lastSeq" + ${block}, "updatedAt" = ${NOW},
+    "runCount" = "AgentConversation"."runCount" + 1, "headRunId" = ${runId}`;
   const conv = input.create
-    ? Prisma.sql`INSERT INTO "AgentConversation" ("id", "projectId", "userId", "title", "lastSeq", "createdAt", "updatedAt")
-        VALUES (${cid}, ${pid}, ${uid}, ${input.create.title.slice(0, LIMITS.maxTitleChars)}, ${block}, ${NOW}, ${NOW})
-        ON CONFLICT ("id") DO UPDATE SET "lastSeq" = "AgentConversation"."lastSeq" + ${block}, "updatedAt" = ${NOW}
-        WHERE "AgentConversation"."projectId" = ${pid} AND "AgentConversation"."userId" = ${uid}
-          AND "AgentConversation"."deletedAt" IS NULL
+    ? Prisma.sql`INSERT INTO "AgentConversation"
+          ("id", "projectId", "userId", "title", "lastSeq", "runCount", "headRunId", "createdAt", "updatedAt")
+        VALUES (${cid}, ${pid}, ${uid}, ${input.create.title.slice(0, LIMITS.maxTitleChars)}, ${block}, 1, ${runId}, ${NOW}, ${NOW})
+        ON CONFLICT ("id") DO UPDATE SET ${update} WHERE ${owned}
         RETURNING "id", "lastSeq"`
-    : Prisma.sql`UPDATE "AgentConversation" SET "lastSeq" = "lastSeq" + ${block}, "updatedAt" = ${NOW}
-        WHERE "id" = ${cid} AND "projectId" = ${pid} AND "userId" = ${uid} AND "deletedAt" IS NULL
-        RETURNING "id", "lastSeq"`;
+    : Prisma.sql`UPDATE "AgentConversation" SET ${update} WHERE "id" = ${cid} AND ${owned} RETURNING "id", "lastSeq"`;
+  // A conversation written without a head (rows from before versions existed) goes on after its
+  // latest run rather than starting a second first turn.
+  const preceding = input.version
+    ? Prisma.sql`${input.version.precedingRunId}::text`
+    : Prisma.sql`COALESCE((SELECT "headRunId" FROM prev),
+        (SELECT "id" FROM "AgentRun" WHERE "conversationId" = ${cid} ORDER BY "startedAt" DESC, "id" DESC LIMIT 1))`;
   try {
-    const rows = await prisma.$queryRaw<Array<{ lastSeq: number }>>`
-      WITH conv AS (${conv}),
+    const rows = await prisma.$queryRaw<Array<{ lastSeq: number; precedingRunId: string | null }>>`
+      -- Every part of the statement sees the conversation as it was before it: \`prev\` is the old head.
+      WITH prev AS (SELECT "headRunId" FROM "AgentConversation" WHERE "id" = ${cid}),
+      conv AS (${conv}),
       run AS (
-        INSERT INTO "AgentRun" ("id", "conversationId", "userId", "status", "startedAt", "lastHeartbeatAt", "modelId", "traceId")
-        SELECT ${input.runId}, conv."id", ${uid}, 'RUNNING', ${NOW}, ${NOW}, ${input.modelId}, ${input.traceId ?? null} FROM conv
-        RETURNING "id"
+        INSERT INTO "AgentRun" ("id", "conversationId", "userId", "status", "startedAt", "lastHeartbeatAt", "selectedAt",
+          "modelId", "traceId", "precedingRunId", "resumedFromId")
+        SELECT ${runId}, conv."id", ${uid}, 'RUNNING', ${NOW}, ${NOW}, ${NOW}, ${input.modelId}, ${input.traceId ?? null},
+          ${preceding}, ${input.resumedFromId ?? null}
+        FROM conv
+        RETURNING "precedingRunId"
       )
-      SELECT conv."lastSeq" FROM conv JOIN run ON true`;
+      SELECT conv."lastSeq", run."precedingRunId" FROM conv JOIN run ON true`;
     const row = rows[0];
-    if (!row) return null;
+    if (!row) {
+      const full = await prisma.agentConversation.count({
+        where: { id: cid, projectId: pid, userId: uid, deletedAt: null, runCount: { gte: max } },
+      });
+      if (full) throw new ConversationFullError();
+      return null;
+    }
     const seqTo = Number(row.lastSeq);
-    return { runId: input.runId, conversationId: cid, seqFrom: seqTo - block, seqTo };
+    return { runId, conversationId: cid, seqFrom: seqTo - block, seqTo, precedingRunId: row.precedingRunId };
   } catch (err) {
     if (isRunConflict(err)) throw new RunConflictError();
     throw err;
   }
+}
+
+/** A run as the conversation's tree knows it. */
+export interface RunNode {
+  id: string;
+  precedingRunId: string | null;
+  resumedFromId: string | null;
+  selectedAt: Date;
+  status: string;
+}
+
+/** Every run of a conversation (bounded by the size limit), oldest first. */
+export async function loadRunTree(prisma: PrismaClient, conversationId: string): Promise<RunNode[]> {
+  return prisma.agentRun.findMany({
+    where: { conversationId },
+    orderBy: [{ startedAt: 'asc' }, { id: 'asc' }],
+    select: { id: true, precedingRunId: true, resumedFromId: true, selectedAt: true, status: true },
+  });
+}
+
+function childrenOf(nodes: readonly RunNode[]): Map<string | null, RunNode[]> {
+  const children = new Map<string | null, RunNode[]>();
+  for (const n of nodes) {
+    const list = children.get(n.precedingRunId) ?? [];
+    list.push(n);
+    children.set(n.precedingRunId, list);
+  }
+  return children;
+}
+
+const selectedOf = (siblings: readonly RunNode[]) =>
+  siblings.reduce((a, b) => (b.selectedAt.getTime() > a.selectedAt.getTime() || (b.selectedAt.getTime() === a.selectedAt.getTime() && b.id > a.id) ? b : a));
+
+/**
+ * The runs shown, first to last: from the first turn, the selected version of each turn (the run
+ * selected last among those following the same run), down to the end. `from` starts the walk below
+ * a run instead of at the top (the runs after a newly selected version).
+ */
+export function selectedPath(nodes: readonly RunNode[], from: string | null = null): string[] {
+  const children = childrenOf(nodes);
+  const path: string[] = [];
+  for (let at = from, guard = 0; guard <= nodes.length; guard++) {
+    const next = children.get(at);
+    if (!next?.length) break;
+    at = selectedOf(next).id;
+    path.push(at);
+  }
+  return path;
+}
+
+/** The versions of each turn on the path that has more than one: position (1-based), count, ids. */
+export function versionsOnPath(nodes: readonly RunNode[], path: readonly string[]): ConversationView['versions'] {
+  const children = childrenOf(nodes);
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const out: NonNullable<ConversationView['versions']> = {};
+  for (const id of path) {
+    const siblings = children.get(byId.get(id)?.precedingRunId ?? null) ?? [];
+    if (siblings.length > 1) out[id] = { index: siblings.findIndex((s) => s.id === id) + 1, count: siblings.length, runIds: siblings.map((s) => s.id) };
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+/**
+ * Shows another version of a turn: selects it and makes the end of the path below it the
+ * conversation's last run. Pending approvals of the branch left are expired (they can no longer be
+ * answered). Null when `runId` is no run of this conversation or a run is answering.
+ */
+export async function selectVersion(prisma: PrismaClient, conversationId: string, runId: string): Promise<{ headRunId: string } | null> {
+  return prisma.$transaction(async (tx) => {
+    const nodes = await loadRunTree(tx as unknown as PrismaClient, conversationId);
+    const target = nodes.find((n) => n.id === runId);
+    if (!target || nodes.some((n) => n.status === 'RUNNING')) return null;
+    const before = new Set(selectedPath(nodes));
+    target.selectedAt = new Date();
+    const after = selectedPath(nodes);
+    await tx.agentRun.update({ where: { id: runId }, data: { selectedAt: target.selectedAt } });
+    const headRunId = after.at(-1)!;
+    await tx.agentConversation.update({ where: { id: conversationId }, data: { headRunId } });
+    const left = [...before].filter((id) => !after.includes(id));
+    if (left.length) {
+      await tx.agentPendingApproval.updateMany({ where: { runId: { in: left }, status: 'PENDING' }, data: { status: 'EXPIRED', decidedAt: new Date() } });
+    }
+    return { headRunId };
+  });
+}
+
+/** Expires the pending approvals of runs outside the path (a new version replaced their turn). */
+export async function expireOffPath(prisma: PrismaClient, conversationId: string, path: readonly string[]): Promise<void> {
+  await prisma.agentPendingApproval.updateMany({
+    where: { conversationId, status: 'PENDING', runId: { notIn: [...path] } },
+    data: { status: 'EXPIRED', decidedAt: new Date() },
+  });
+}
+
+/** Records what the run read for the data-flow guard of later runs (only ever turns flags on). */
+export async function rememberReads(prisma: PrismaClient, conversationId: string, read: { privateData: boolean; untrustedContent: boolean }): Promise<void> {
+  if (!read.privateData && !read.untrustedContent) return;
+  await prisma.agentConversation.update({
+    where: { id: conversationId },
+    data: { ...(read.privateData ? { readPrivateData: true } : {}), ...(read.untrustedContent ? { readUntrustedContent: true } : {}) },
+  });
 }
 
 /**
@@ -179,9 +315,15 @@ export function stopStaleSweep(): void {
   g.__inAppAgentSweep = undefined;
 }
 
-/** Removes a run that never started (its resume answer was refused): nothing of it was written. */
+/**
+ * Removes a run that never started (its resume answer was refused): nothing of it was written, and
+ * the conversation's last shown run is the one before it again.
+ */
 export async function discardRun(prisma: PrismaClient, runId: string): Promise<void> {
-  await prisma.agentRun.deleteMany({ where: { id: runId } });
+  await prisma.$executeRaw`
+    WITH gone AS (DELETE FROM "AgentRun" WHERE "id" = ${runId} RETURNING "conversationId", "precedingRunId")
+    UPDATE "AgentConversation" AS c SET "headRunId" = gone."precedingRunId", "runCount" = c."runCount" - 1
+    FROM gone WHERE c."id" = gone."conversationId" AND c."headRunId" = ${runId}`;
 }
 
 export type RunEnd =
@@ -332,13 +474,14 @@ export class RunRecorder {
     if (inserts.length) {
       this.statements += 1;
       const n = await this.prisma.$executeRaw`
-        INSERT INTO "AgentEvent" ("id", "conversationId", "runId", "seq", "type", "schemaVersion", "payload", "createdAt")
-        SELECT x.id, ${this.conversationId}, ${this.runId}, x.seq, x.type, x.v, x.payload::jsonb, ${NOW}
+        INSERT INTO "AgentEvent" ("id", "conversationId", "runId", "seq", "type", "schemaVersion", "payload", "messageId", "createdAt")
+        SELECT x.id, ${this.conversationId}, ${this.runId}, x.seq, x.type, x.v, x.payload::jsonb, x.message_id, ${NOW}
         FROM unnest(
           ${inserts.map(() => newId('ev_'))}::text[], ${inserts.map((o) => o.seq)}::int[],
           ${inserts.map((o) => o.event.type)}::text[], ${inserts.map((o) => o.event.v)}::int[],
-          ${inserts.map((o) => JSON.stringify(o.event))}::text[]
-        ) AS x(id, seq, type, v, payload)
+          ${inserts.map((o) => JSON.stringify(o.event))}::text[],
+          ${inserts.map((o) => (o.event.type === 'TEXT_MESSAGE' ? o.event.messageId : null))}::text[]
+        ) AS x(id, seq, type, v, payload, message_id)
         WHERE ${running}`;
       if (n === 0) return this.markLost();
     }
@@ -405,28 +548,17 @@ export async function runningRunOf(prisma: PrismaClient, conversationId: string)
   return run?.id ?? null;
 }
 
-/** A simulated schema version and its upgrade steps (tests); defaults to the module's own. */
 export interface ReplayOptions {
+  /** A simulated schema version and its upgrade steps (tests); defaults to the module's own. */
   upgrade?: { version: number; steps: Readonly<Record<number, StoredEventUpgrade>> };
   /** Leave out this run's rows (the run being prepared reads the history before it). */
   excludeRunId?: string;
+  /** One page: the last `runs` runs of the shown path, before the run `before` when given. */
+  page?: { runs: number; before?: string };
 }
 
-/**
- * Reads stored rows in order, upgrading older versions step by step. A row that cannot be read
- * (no upgrade path, corrupt, written by a newer build) is left out of the replay and logged with
- * its seq and reason; it never fails the replay.
- */
-export async function loadStoredEvents(prisma: PrismaClient, conversationId: string, opts: ReplayOptions = {}): Promise<StoredEvent[]> {
-  return (await loadRows(prisma, conversationId, opts)).events;
-}
-
-async function loadRows(prisma: PrismaClient, conversationId: string, opts: ReplayOptions): Promise<{ events: StoredEvent[]; lastSeq: number }> {
-  const rows = await prisma.agentEvent.findMany({
-    where: { conversationId, ...(opts.excludeRunId ? { runId: { not: opts.excludeRunId } } : {}) },
-    orderBy: { seq: 'asc' },
-    select: { seq: true, payload: true },
-  });
+/** Parses stored payloads, upgrading older versions; an unreadable row is logged and left out. */
+function readRows(conversationId: string, rows: Array<{ seq: number; payload: unknown }>, opts: ReplayOptions): StoredEvent[] {
   const out: StoredEvent[] = [];
   const skipped: string[] = [];
   for (const r of rows) {
@@ -439,16 +571,114 @@ async function loadRows(prisma: PrismaClient, conversationId: string, opts: Repl
       `[in-app-agent] ${skipped.length} stored event(s) of conversation ${conversationId} could not be read and were left out of the replay: ${skipped.slice(0, 5).join('; ')}${skipped.length > 5 ? '; ...' : ''}`,
     );
   }
-  return { events: out, lastSeq: rows.at(-1)?.seq ?? 0 };
+  return out;
 }
 
-/** Replays a conversation into the view the panel renders. */
+/** The stored rows of these runs, in order (a later run of a path always has later rows). */
+async function rowsOfRuns(prisma: PrismaClient, conversationId: string, runIds: readonly string[], opts: ReplayOptions): Promise<StoredEvent[]> {
+  if (!runIds.length) return [];
+  const rows = await prisma.agentEvent.findMany({
+    where: { conversationId, runId: { in: [...runIds] } },
+    orderBy: { seq: 'asc' },
+    select: { seq: true, payload: true },
+  });
+  return readRows(conversationId, rows, opts);
+}
+
+/**
+ * A page of the conversation as the panel shows it: the selected version of every turn, the last
+ * `page.runs` runs of that path (all of it without `page`), folded with the live reducer, with the
+ * versions of its turns. `olderBefore`: the run to ask for the previous page with, or null.
+ */
+export async function replayPage(
+  prisma: PrismaClient,
+  conversationId: string,
+  opts: ReplayOptions = {},
+): Promise<{ view: ConversationView; olderBefore: string | null }> {
+  const nodes = await loadRunTree(prisma, conversationId);
+  let path = selectedPath(nodes);
+  if (opts.excludeRunId) path = path.filter((id) => id !== opts.excludeRunId);
+  let end = path.length;
+  if (opts.page?.before) {
+    const at = path.indexOf(opts.page.before);
+    end = at < 0 ? 0 : at;
+  }
+  const start = opts.page ? Math.max(0, end - opts.page.runs) : 0;
+  const runs = path.slice(start, end);
+  const view = foldEvents(expand(await rowsOfRuns(prisma, conversationId, runs, opts)), emptyView(conversationId));
+  const versions = versionsOnPath(nodes, runs);
+  if (versions) view.versions = versions;
+  return { view, olderBefore: start > 0 ? path[start]! : null };
+}
+
+/** Replays a conversation (the whole shown path) into the view the panel renders. */
 export async function replayConversation(prisma: PrismaClient, conversationId: string, opts: ReplayOptions = {}): Promise<ConversationView> {
-  return (await replayWithSeq(prisma, conversationId, opts)).view;
+  return (await replayPage(prisma, conversationId, { ...opts, page: undefined })).view;
 }
 
-/** The replayed view and the highest stored seq (unreadable rows included), in one query. */
-export async function replayWithSeq(prisma: PrismaClient, conversationId: string, opts: ReplayOptions = {}): Promise<{ view: ConversationView; lastSeq: number }> {
-  const { events, lastSeq } = await loadRows(prisma, conversationId, opts);
-  return { view: foldEvents(expand(events), emptyView(conversationId)), lastSeq };
+/** Every stored row of the conversation, all versions included, in order (the review export). */
+export async function loadStoredEvents(prisma: PrismaClient, conversationId: string, opts: ReplayOptions = {}): Promise<Array<StoredEvent & { runId: string }>> {
+  const rows = await prisma.agentEvent.findMany({ where: { conversationId }, orderBy: { seq: 'asc' }, select: { seq: true, payload: true, runId: true } });
+  const out: Array<StoredEvent & { runId: string }> = [];
+  for (const r of rows) {
+    const [event] = readRows(conversationId, [r], opts);
+    if (event) out.push({ ...event, runId: r.runId });
+  }
+  return out;
+}
+
+/**
+ * The model's history: the shown path before this run, read newest first and only as far back as
+ * the budget reaches (plus what a turn needs to stay whole), so a run's cost does not grow with
+ * the conversation's age. The token budget decides later what is sent; this decides what is read.
+ */
+export async function historyWindow(
+  prisma: PrismaClient,
+  conversationId: string,
+  input: { excludeRunId: string; budgetChars: number; pageRows?: number },
+): Promise<ConversationView> {
+  const nodes = await loadRunTree(prisma, conversationId);
+  const path = selectedPath(nodes).filter((id) => id !== input.excludeRunId);
+  if (!path.length) return emptyView(conversationId);
+  const pageRows = input.pageRows ?? 200;
+  const collected: Array<{ seq: number; payload: unknown; runId: string }> = [];
+  let chars = 0;
+  let before: number | undefined;
+  for (;;) {
+    const rows = await prisma.agentEvent.findMany({
+      where: { conversationId, runId: { in: path }, ...(before === undefined ? {} : { seq: { lt: before } }) },
+      orderBy: { seq: 'desc' },
+      take: pageRows,
+      select: { seq: true, payload: true, runId: true },
+    });
+    for (const r of rows) {
+      if (chars >= input.budgetChars) break;
+      collected.push(r);
+      chars += JSON.stringify(r.payload).length;
+    }
+    if (rows.length < pageRows || chars >= input.budgetChars) break;
+    before = rows.at(-1)!.seq;
+  }
+  // Start at a run's beginning so every message and tool call of the window is whole (a window
+  // inside one long run starts mid-run: the model's history drops what comes before a user turn).
+  collected.reverse();
+  const start = collected.findIndex((r) => (r.payload as { type?: string }).type === 'RUN_STARTED');
+  const window = start > 0 ? collected.slice(start) : collected;
+  return foldEvents(expand(readRows(conversationId, window, {})), emptyView(conversationId));
+}
+
+/** What the conversation has read so far (the data-flow guard's memory beyond the window). */
+export async function conversationReads(prisma: PrismaClient, conversationId: string): Promise<{ privateData: boolean; untrustedContent: boolean }> {
+  const c = await prisma.agentConversation.findUnique({ where: { id: conversationId }, select: { readPrivateData: true, readUntrustedContent: true } });
+  return { privateData: c?.readPrivateData ?? false, untrustedContent: c?.readUntrustedContent ?? false };
+}
+
+/** A turn's user message text (a regeneration asks the same again). */
+export async function userMessageOfRun(prisma: PrismaClient, runId: string): Promise<string | null> {
+  const rows = await prisma.agentEvent.findMany({ where: { runId, type: 'TEXT_MESSAGE' }, orderBy: { seq: 'asc' }, select: { payload: true } });
+  for (const r of rows) {
+    const p = r.payload as { role?: string; content?: string };
+    if (p.role === 'user' && typeof p.content === 'string') return p.content;
+  }
+  return null;
 }

@@ -10,7 +10,7 @@ import { newId } from '@/server/ids';
 import { appError, ProjectInput, projectProcedure, router } from '@/server/trpc';
 import { LIMITS } from '../constants';
 import { createModel, DEMO_MODEL_INFO, ModelConfigError } from './model';
-import { replayConversation, runningRunOf } from './persistence';
+import { loadStoredEvents, replayPage, runningRunOf, selectVersion } from './persistence';
 
 const ConversationInput = ProjectInput.extend({ conversationId: z.string().min(1).max(64) });
 const PAGE = 20;
@@ -84,13 +84,39 @@ export const agentRouter = router({
       .input(ConversationInput.pick({ conversationId: true }))
       .query(async ({ ctx, input }) => {
         const c = await ownConversation(ctx.prisma, input.projectId, ctx.user.id, input.conversationId);
-        const [view, feedback, liveRunId] = await Promise.all([
-          replayConversation(ctx.prisma, c.id),
+        const [page, feedback, liveRunId] = await Promise.all([
+          replayPage(ctx.prisma, c.id, { page: { runs: LIMITS.replayPageRuns } }),
           feedbackMap(ctx.prisma, c.id, ctx.user.id),
           runningRunOf(ctx.prisma, c.id),
         ]);
-        // `liveRunId`: a run still answering (on any instance); the panel follows it from a snapshot.
-        return { conversation: { id: c.id, title: c.title, createdAt: c.createdAt, updatedAt: c.updatedAt }, view, feedback, liveRunId };
+        // The newest page of the conversation (`olderBefore` asks for the one before it), and
+        // `liveRunId`: a run still answering (on any instance), which the panel follows.
+        return {
+          conversation: { id: c.id, title: c.title, createdAt: c.createdAt, updatedAt: c.updatedAt },
+          view: page.view,
+          olderBefore: page.olderBefore,
+          feedback,
+          liveRunId,
+        };
+      }),
+
+    /** The page of the conversation before the run `before` (scrolling back in a long conversation). */
+    older: projectProcedure('agent:use')
+      .input(ConversationInput.pick({ conversationId: true }).extend({ before: z.string().min(1).max(64) }))
+      .query(async ({ ctx, input }) => {
+        const c = await ownConversation(ctx.prisma, input.projectId, ctx.user.id, input.conversationId);
+        return replayPage(ctx.prisma, c.id, { page: { runs: LIMITS.replayPageRuns, before: input.before } });
+      }),
+
+    /** Shows another version of a turn (the arrows of "2 / 3"); not while an answer is being written. */
+    selectVersion: projectProcedure('agent:use')
+      .input(ConversationInput.pick({ conversationId: true }).extend({ runId: z.string().min(1).max(64) }))
+      .mutation(async ({ ctx, input }) => {
+        const c = await ownConversation(ctx.prisma, input.projectId, ctx.user.id, input.conversationId);
+        if (!(await selectVersion(ctx.prisma, c.id, input.runId))) {
+          throw appError('CONFLICT', 'VERSION_NOT_SELECTABLE', 'That version cannot be shown now (an answer is being written, or it is gone).');
+        }
+        return replayPage(ctx.prisma, c.id, { page: { runs: LIMITS.replayPageRuns } });
       }),
 
     rename: projectProcedure('agent:use')
@@ -129,9 +155,14 @@ export const agentRouter = router({
       )
       .mutation(async ({ ctx, input }) => {
         const c = await ownConversation(ctx.prisma, input.projectId, ctx.user.id, input.conversationId);
-        const view = await replayConversation(ctx.prisma, c.id);
-        const target = view.messages.find((m) => m.id === input.messageId);
-        if (!target || target.role !== 'assistant') throw appError('NOT_FOUND', 'MESSAGE_NOT_FOUND', 'Message not found.');
+        // The rated message, found by its id (one indexed row, not a replay of the conversation).
+        const target = await ctx.prisma.agentEvent.findFirst({
+          where: { conversationId: c.id, messageId: input.messageId, type: 'TEXT_MESSAGE' },
+          select: { payload: true },
+        });
+        if ((target?.payload as { role?: string } | undefined)?.role !== 'assistant') {
+          throw appError('NOT_FOUND', 'MESSAGE_NOT_FOUND', 'Message not found.');
+        }
         // A comment is kept with either rating (what was good is worth as much as what was not).
         const comment = input.comment ? input.comment : null;
         const row = await ctx.prisma.agentFeedback.upsert({
@@ -206,27 +237,43 @@ export const agentRouter = router({
 
     get: projectProcedure('agent:review')
       .input(ConversationInput.pick({ conversationId: true }))
-      .query(async ({ ctx, input }) => reviewDetail(ctx.prisma, input.projectId, input.conversationId)),
+      .query(async ({ ctx, input }) => reviewDetail(ctx.prisma, input.projectId, input.conversationId, { runs: LIMITS.replayPageRuns })),
 
+    /** The page of a reviewed conversation before the run `before`. */
+    older: projectProcedure('agent:review')
+      .input(ConversationInput.pick({ conversationId: true }).extend({ before: z.string().min(1).max(64) }))
+      .query(async ({ ctx, input }) => {
+        const c = await ctx.prisma.agentConversation.findFirst({ where: { id: input.conversationId, projectId: input.projectId }, select: { id: true } });
+        if (!c) throw appError('NOT_FOUND', 'CONVERSATION_NOT_FOUND', 'Conversation not found.');
+        return replayPage(ctx.prisma, c.id, { page: { runs: LIMITS.replayPageRuns, before: input.before } });
+      }),
+
+    /**
+     * Everything about one conversation: the shown path, and every version of every turn as stored
+     * events (`events`, each with its run; `runs` carries each run's `precedingRunId`).
+     */
     export: projectProcedure('agent:review')
       .input(ConversationInput.pick({ conversationId: true }))
       .query(async ({ ctx, input }) => {
         const detail = await reviewDetail(ctx.prisma, input.projectId, input.conversationId);
-        const runs = await ctx.prisma.agentRun.findMany({ where: { conversationId: input.conversationId }, orderBy: { startedAt: 'asc' } });
-        return { format: 'in-app-agent.conversation', version: 1, exportedAt: new Date().toISOString(), ...detail, runs };
+        const [runs, events] = await Promise.all([
+          ctx.prisma.agentRun.findMany({ where: { conversationId: input.conversationId }, orderBy: { startedAt: 'asc' } }),
+          loadStoredEvents(ctx.prisma, input.conversationId),
+        ]);
+        return { format: 'in-app-agent.conversation', version: 2, exportedAt: new Date().toISOString(), ...detail, runs, events };
       }),
   }),
 });
 
-async function reviewDetail(prisma: PrismaClient, projectId: string, conversationId: string) {
+async function reviewDetail(prisma: PrismaClient, projectId: string, conversationId: string, page?: { runs: number }) {
   const c = await prisma.agentConversation.findFirst({
     where: { id: conversationId, projectId },
     include: { user: { select: { id: true, name: true, email: true } } },
   });
   if (!c) throw appError('NOT_FOUND', 'CONVERSATION_NOT_FOUND', 'Conversation not found.');
   const runs = await prisma.agentRun.findMany({ where: { conversationId }, select: { id: true } });
-  const [view, feedbackRows, audit, approvals] = await Promise.all([
-    replayConversation(prisma, conversationId),
+  const [replayed, feedbackRows, audit, approvals] = await Promise.all([
+    replayPage(prisma, conversationId, page ? { page } : {}),
     prisma.agentFeedback.findMany({ where: { conversationId } }),
     prisma.toolCallAudit.findMany({ where: { runId: { in: runs.map((r) => r.id) } }, orderBy: { startedAt: 'asc' } }),
     prisma.agentPendingApproval.findMany({ where: { conversationId }, orderBy: { createdAt: 'asc' } }),
@@ -234,7 +281,8 @@ async function reviewDetail(prisma: PrismaClient, projectId: string, conversatio
   return {
     conversation: { id: c.id, title: c.title, createdAt: c.createdAt, updatedAt: c.updatedAt, deletedAt: c.deletedAt },
     user: c.user,
-    view,
+    view: replayed.view,
+    olderBefore: replayed.olderBefore,
     feedback: Object.fromEntries(feedbackRows.map((f) => [f.messageId, { value: f.value as 1 | -1, comment: f.comment }])),
     audit: audit.map((a) => ({
       id: a.id,

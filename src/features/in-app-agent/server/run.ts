@@ -32,7 +32,23 @@ import { endSpan, RunTrace, traceIdOf, tracer } from './instrumentation';
 import { LiveRun, registerRun, releaseRun } from './live';
 import type { McpGateway } from './mcp-gateway';
 import type { ModelHandle } from './model';
-import { discardRun, openRunRow, recoverStaleRuns, replayConversation, RunConflictError, RunRecorder, type OpenedRun, type RunEnd } from './persistence';
+import {
+  ConversationFullError,
+  conversationReads,
+  discardRun,
+  expireOffPath,
+  historyWindow,
+  loadRunTree,
+  openRunRow,
+  recoverStaleRuns,
+  rememberReads,
+  RunConflictError,
+  RunRecorder,
+  selectedPath,
+  userMessageOfRun,
+  type OpenedRun,
+  type RunEnd,
+} from './persistence';
 import { isLocalTool, runLocalTool } from './tools';
 
 /** Settings of a run (from the environment and the handler's options). */
@@ -58,6 +74,11 @@ export interface StartRunInput {
   role: Role;
   /** The conversation, and the title to create it with when it may be new. */
   conversation: { id: string; create?: { title: string } };
+  /**
+   * A new version of a turn of the shown path (edit: with a new user message; regenerate: without
+   * one, the turn's message is asked again): the run that starts that turn.
+   */
+  version?: { of: string };
   userMessage: string | null;
   resume: ResumeEntry[] | null;
   pageContext: PageContext;
@@ -113,6 +134,23 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
     },
   });
   const trace = new RunTrace(span);
+  // A new version of a turn follows the run that turn follows; a regeneration asks its message again.
+  let version: { precedingRunId: string | null } | undefined;
+  let userMessage = input.userMessage;
+  if (input.version) {
+    const nodes = await loadRunTree(prisma, input.conversation.id);
+    const turn = nodes.find((n) => n.id === input.version!.of);
+    if (!turn || turn.resumedFromId || !selectedPath(nodes).includes(turn.id)) {
+      endSpan(span, { code: 'VERSION_NOT_FOUND', message: 'no such turn' });
+      return refuse(404, 'VERSION_NOT_FOUND', 'That message is not part of this conversation any more. Reload it.');
+    }
+    version = { precedingRunId: turn.precedingRunId };
+    userMessage ??= await userMessageOfRun(prisma, turn.id);
+    if (!userMessage) {
+      endSpan(span, { code: 'VERSION_NOT_FOUND', message: 'turn without a message' });
+      return refuse(404, 'VERSION_NOT_FOUND', 'That answer has no message to ask again.');
+    }
+  }
   const open = {
     runId: newId('run_'),
     conversationId: input.conversation.id,
@@ -120,7 +158,8 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
     userId: input.user.id,
     modelId: input.model.info.modelId,
     traceId: traceIdOf(span),
-    ...(input.conversation.create && !input.resume ? { create: input.conversation.create } : {}),
+    ...(input.conversation.create && !input.resume && !version ? { create: input.conversation.create } : {}),
+    ...(version ? { version } : {}),
   };
 
   // 1. Open: the run row (one statement), or why not.
@@ -135,8 +174,9 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
       opened = await openRunRow(prisma, open);
     }
   } catch (err) {
-    endSpan(span, { code: err instanceof RunConflictError ? 'RUN_IN_PROGRESS' : 'INTERNAL_ERROR', message: (err as Error).message });
-    if (err instanceof RunConflictError) return refuse(409, 'RUN_IN_PROGRESS', err.message);
+    const known = err instanceof RunConflictError || err instanceof ConversationFullError;
+    endSpan(span, { code: known ? err.code : 'INTERNAL_ERROR', message: (err as Error).message });
+    if (known) return refuse(409, err.code, err.message);
     throw err;
   }
   if (!opened) {
@@ -163,10 +203,15 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
     }
   }
 
+  if (version) {
+    // The replaced turn's branch is no longer shown: its pending approvals can never be answered.
+    await expireOffPath(prisma, opened.conversationId, [opened.runId]);
+  }
+
   const run = new LiveRun({ runId: opened.runId, conversationId: opened.conversationId, projectId: input.projectId, userId: input.user.id });
   registerRun(run);
   const timings: RunTimings = { opened: performance.now() - t0, keyMinted: 0, historyLoaded: 0, toolsListed: 0, agentStarted: 0 };
-  void live(run, opened, decisions, trace, input, (step) => {
+  void live(run, opened, decisions, trace, { ...input, userMessage }, (step) => {
     timings[step] = performance.now() - t0;
     if (step === 'agentStarted') input.onTimings?.(timings);
   });
@@ -223,16 +268,22 @@ async function live(
     // set-up's database work (which, on the embedded database, runs on this thread).
     await new Promise<void>((resolve) => setImmediate(resolve));
     // 2. Prepare: the key and the history at the same time, then the tools (overlapping the rest).
-    const [key, stored] = await Promise.all([
+    const [key, history] = await Promise.all([
       mintAgentKey(prisma, { projectId: input.projectId, userId: input.user.id, runId, ttlSeconds: settings.keyTtlSeconds }).then((k) => {
         mark('keyMinted');
         return k;
       }),
-      replayConversation(prisma, conversationId, { excludeRunId: runId }).then((v) => {
+      // The history the model can be sent (bounded by the context budget), and what the
+      // conversation read before it (the data-flow guard remembers past the window).
+      Promise.all([
+        historyWindow(prisma, conversationId, { excludeRunId: runId, budgetChars: settings.contextTokens * 6 }),
+        conversationReads(prisma, conversationId),
+      ]).then((v) => {
         mark('historyLoaded');
         return v;
       }),
     ]);
+    const [stored, readSoFar] = history;
     keyId = key.key.id;
     recorder.keepKeyAlive(key.key.id, settings.keyTtlSeconds);
     const mcp = { gateway: input.gateway, secret: key.secret };
@@ -256,7 +307,7 @@ async function live(
       if (input.userMessage) send({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: input.userMessage });
       send({ type: 'TEXT_MESSAGE_END', messageId });
     }
-    const history: ConversationView = foldEvents(collected, stored);
+    const modelHistory: ConversationView = foldEvents(collected, stored);
     collected = null;
     result = await runAgent({
       prisma,
@@ -265,7 +316,8 @@ async function live(
       user: { id: input.user.id, name: input.user.name },
       role: input.role,
       isAdmin: input.user.isAdmin,
-      history,
+      history: modelHistory,
+      readSoFar,
       pageContext: input.pageContext,
       model: input.model,
       mcp,
@@ -281,6 +333,11 @@ async function live(
       onModelStart: () => mark('agentStarted'),
     });
 
+    const newlyRead = {
+      privateData: Boolean(result.read?.privateData && !readSoFar.privateData),
+      untrustedContent: Boolean(result.read?.untrustedContent && !readSoFar.untrustedContent),
+    };
+    await rememberReads(prisma, conversationId, newlyRead).catch((err: unknown) => console.error('[in-app-agent] could not remember reads', err));
     // 4. The terminal event.
     const usage = [
       { provider: input.model.info.provider, model: input.model.info.modelId, inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens },
