@@ -424,10 +424,14 @@ describe('assistant panel', () => {
     await panelShot(owner, 'assistant-stopped');
   });
 
-  it('queues a message sent from another window while the conversation is busy, and sends it when the answer ends', async () => {
+  it('queues a message from another window while the conversation is busy; sends it when the answer ends', async () => {
     // Another window with its own browser context: the tabs of this one cannot tell it about runs,
     // so it only learns from the server that the conversation is busy.
-    const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: BASE_URL, storageState: await owner.context().storageState() });
+    const ctx = await browser.newContext({
+      viewport: { width: 1280, height: 800 },
+      baseURL: BASE_URL,
+      storageState: await owner.context().storageState(),
+    });
     const other = await ctx.newPage();
     await other.goto(`${BASE_URL}/projects/${projectId}/issues`);
     await other.locator(PANEL).waitFor();
@@ -442,7 +446,9 @@ describe('assistant panel', () => {
     await queued.waitFor();
     expect(await queued.textContent()).toContain('list closed issues');
     await other.locator(`${ASSISTANT}[data-streaming="true"]`).last().waitFor({ timeout: 15_000 });
-    expect(await announcements(other)).toContain('The assistant is still answering (maybe in another tab): your message is queued.');
+    expect(await announcements(other)).toContain(
+      'The assistant is still answering (maybe in another tab): your message is queued.',
+    );
     expect(await other.locator(`${PANEL} [data-testid="assistant-error"]`).count()).toBe(0);
 
     await owner.locator(`${PANEL} [data-testid="assistant-stop"]`).click();
@@ -488,7 +494,11 @@ describe('assistant panel', () => {
         ];
         await route.fulfill({
           status: 200,
-          headers: { 'content-type': 'text/event-stream', 'x-in-app-agent-run-id': runId, 'x-in-app-agent-thread-id': threadId },
+          headers: {
+            'content-type': 'text/event-stream',
+            'x-in-app-agent-run-id': runId,
+            'x-in-app-agent-thread-id': threadId,
+          },
           body: events.map((e, i) => `id: ${i + 1}\ndata: ${JSON.stringify(e)}\n\n`).join(''),
         });
       },
@@ -498,13 +508,16 @@ describe('assistant panel', () => {
     const error = owner.locator(`${PANEL} [data-testid="assistant-error"][data-code="TOOLS_UNAVAILABLE"]`);
     await error.waitFor();
     expect(await error.textContent()).toContain("could not reach this project's tools");
-    expect((await announcements(owner)).at(-1)).toMatch(/^The answer failed: The assistant could not reach this project's tools/);
+    expect((await announcements(owner)).at(-1)).toMatch(
+      /^The answer failed: The assistant could not reach this project's tools/,
+    );
     await shotLightAndDark(owner, 'assistant-error-row');
 
     await error.getByTestId('assistant-retry').click();
-    await owner.locator(`${PANEL} [data-testid="tool-card"][data-tool="get_project_summary"]`).last().waitFor({ timeout: 15_000 });
+    const summaryCard = owner.locator(`${PANEL} [data-testid="tool-card"][data-tool="get_project_summary"]`).last();
+    await summaryCard.waitFor({ timeout: 15_000 });
     await waitIdle(owner);
-    expect(await owner.locator(`${PANEL} [data-testid="tool-card"][data-tool="get_project_summary"]`).last().getAttribute('data-status')).toBe('done');
+    expect(await summaryCard.getAttribute('data-status')).toBe('done');
     expect(await owner.locator(`${PANEL} [data-run-status]`).last().getAttribute('data-run-status')).toBe('completed');
     // The refused run never reached the server: a reload shows the server's conversation.
     await owner.reload();

@@ -53,9 +53,11 @@ export async function ask(page: Page, text: string, opts: { wait?: boolean } = {
 export async function waitForUserMessage(page: Page, text: string, timeout = 15_000): Promise<void> {
   await page.waitForFunction(
     (t) =>
-      [...document.querySelectorAll('[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="user"]')].some(
-        (e) => e.getAttribute('data-message-id') && e.textContent?.includes(t),
-      ),
+      [
+        ...document.querySelectorAll(
+          '[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="user"]',
+        ),
+      ].some((e) => e.getAttribute('data-message-id') && e.textContent?.includes(t)),
     text,
     { timeout },
   );
@@ -69,7 +71,9 @@ export async function lastAnswerText(page: Page): Promise<string> {
 export async function waitForStreamingAnswer(page: Page, chars: number, timeout = 20_000): Promise<void> {
   await page.waitForFunction(
     (n) => {
-      const all = document.querySelectorAll('[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="assistant"]');
+      const all = document.querySelectorAll(
+        '[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="assistant"]',
+      );
       const last = all[all.length - 1];
       return last?.getAttribute('data-streaming') === 'true' && (last.textContent ?? '').length >= n;
     },
@@ -84,7 +88,8 @@ export async function messages(page: Page): Promise<string[]> {
     els.map((e) => {
       const copy = e.cloneNode(true) as Element;
       for (const s of copy.querySelectorAll('[role="status"]')) s.remove();
-      return `${e.getAttribute('data-role')}:${e.getAttribute('data-message-id')}:${(copy.textContent ?? '').replace(/\s+/g, ' ').trim()}`;
+      const text = (copy.textContent ?? '').replace(/\s+/g, ' ').trim();
+      return `${e.getAttribute('data-role')}:${e.getAttribute('data-message-id')}:${text}`;
     }),
   );
 }
@@ -96,5 +101,7 @@ export async function currentConversation(page: Page): Promise<string> {
 
 /** Tool and state of every approval card. */
 export async function cardStates(page: Page): Promise<string[]> {
-  return page.$$eval(`${PANEL} [data-testid="approval-card"]`, (els) => els.map((e) => `${e.getAttribute('data-tool')}:${e.getAttribute('data-state')}`));
+  return page.$$eval(`${PANEL} [data-testid="approval-card"]`, (els) =>
+    els.map((e) => `${e.getAttribute('data-tool')}:${e.getAttribute('data-state')}`),
+  );
 }

@@ -97,7 +97,10 @@ describe('runs that outlive the connection', () => {
     await first.reload();
     await first.locator(PANEL).waitFor();
     await waitLoaded(first);
-    await first.waitForFunction((n) => document.querySelectorAll('[data-testid="assistant-panel"] [data-testid="assistant-message"]').length >= n, (await messages(second)).length);
+    await first.waitForFunction(
+      (n) => document.querySelectorAll('[data-testid="assistant-panel"] [data-testid="assistant-message"]').length >= n,
+      (await messages(second)).length,
+    );
     expect(await messages(first)).toEqual(await messages(second));
   });
 
@@ -125,7 +128,9 @@ describe('runs that outlive the connection', () => {
     await editor.waitFor();
     await editor.fill('list closed issues');
     await editor.press('Enter');
-    await first.waitForFunction(() => document.querySelector('[data-testid="assistant-queued-text"]')?.textContent === 'list closed issues');
+    await first.waitForFunction(
+      () => document.querySelector('[data-testid="assistant-queued-text"]')?.textContent === 'list closed issues',
+    );
     // Still streaming: nothing was sent yet.
     expect(await first.locator(`${PANEL} [data-testid="assistant-stop"]`).count()).toBe(1);
 
@@ -133,7 +138,12 @@ describe('runs that outlive the connection', () => {
     await waitForUserMessage(first, 'list closed issues', 20_000);
     await waitIdle(first);
     expect(await queued.count()).toBe(0);
-    expect(await first.locator(`${PANEL} [data-testid="tool-card"][data-tool="list_issues"]`).last().getAttribute('data-status')).toBe('done');
+    expect(
+      await first
+        .locator(`${PANEL} [data-testid="tool-card"][data-tool="list_issues"]`)
+        .last()
+        .getAttribute('data-status'),
+    ).toBe('done');
     expect((await messages(first)).filter((m) => m.startsWith('user:') && m.includes('remove me'))).toEqual([]);
   });
 
@@ -160,30 +170,44 @@ describe('runs that outlive the connection', () => {
     await second.close();
     // Reject all with one note, by keyboard: Alt+Shift+R while a card has focus.
     await ask(first, 'close issues 4 and 5');
-    const openCards = first.locator(`${PANEL} [data-testid="approval-card"][data-tool="close_issue"][data-state="open"]`);
-    await first.waitForFunction(() => document.querySelectorAll('[data-testid="approval-card"][data-state="open"]').length === 2);
+    const openCards = first.locator(
+      `${PANEL} [data-testid="approval-card"][data-tool="close_issue"][data-state="open"]`,
+    );
+    await first.waitForFunction(
+      () => document.querySelectorAll('[data-testid="approval-card"][data-state="open"]').length === 2,
+    );
     await first.locator(`${PANEL} [data-testid="approval-reject-all-note"]`).fill('Keep them open for now');
     await shot(first, 'assistant-approve-all', { fullPage: false });
     await openCards.first().getByTestId('approval-feedback').focus();
     await first.keyboard.press('Alt+Shift+R');
     await waitIdle(first);
-    await first.waitForFunction(
-      () => [...document.querySelectorAll('[data-testid="approval-card"][data-tool="close_issue"]')].slice(-2).every((c) => c.getAttribute('data-state') === 'rejected'),
+    await first.waitForFunction(() =>
+      [...document.querySelectorAll('[data-testid="approval-card"][data-tool="close_issue"]')]
+        .slice(-2)
+        .every((c) => c.getAttribute('data-state') === 'rejected'),
     );
-    const rejected = first.locator(`${PANEL} [data-testid="approval-card"][data-tool="close_issue"][data-state="rejected"]`);
+    const rejected = first.locator(
+      `${PANEL} [data-testid="approval-card"][data-tool="close_issue"][data-state="rejected"]`,
+    );
     expect(await rejected.last().textContent()).toContain('Keep them open for now');
     expect(await rejected.nth(-2).textContent()).toContain('Keep them open for now');
 
     // Approve all: reachable with Tab from the last card's controls, one click.
     await ask(first, 'close issues 4 and 5');
-    await first.waitForFunction(() => document.querySelectorAll('[data-testid="approval-card"][data-state="open"]').length === 2);
+    await first.waitForFunction(
+      () => document.querySelectorAll('[data-testid="approval-card"][data-state="open"]').length === 2,
+    );
     await openCards.last().getByTestId('approval-reject').focus();
     await first.keyboard.press('Tab');
-    expect(await first.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('approval-approve-all');
+    expect(await first.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe(
+      'approval-approve-all',
+    );
     await first.keyboard.press('Enter');
     await waitIdle(first);
-    await first.waitForFunction(
-      () => [...document.querySelectorAll('[data-testid="approval-card"][data-tool="close_issue"]')].slice(-2).every((c) => c.getAttribute('data-state') === 'approved'),
+    await first.waitForFunction(() =>
+      [...document.querySelectorAll('[data-testid="approval-card"][data-tool="close_issue"]')]
+        .slice(-2)
+        .every((c) => c.getAttribute('data-state') === 'approved'),
     );
     const tools = first.locator(`${PANEL} [data-testid="tool-card"][data-tool="close_issue"]`);
     expect(await tools.nth(-1).getAttribute('data-status')).toBe('done');
@@ -202,13 +226,17 @@ describe('browser storage per user', () => {
     await waitLoaded(page);
     await page.locator(`${PANEL} [data-testid="assistant-input"]`).fill('member secret draft');
     await page.waitForFunction(() => Object.values({ ...window.localStorage }).includes('member secret draft'));
-    const keys = await page.evaluate(() => Object.keys(window.localStorage).filter((k) => k.startsWith('in-app-agent:')));
+    const keys = await page.evaluate(() =>
+      Object.keys(window.localStorage).filter((k) => k.startsWith('in-app-agent:')),
+    );
     expect(keys.length).toBeGreaterThan(0);
     expect(keys.every((k) => k.startsWith('in-app-agent:u:'))).toBe(true);
 
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.waitForURL(/\/login/);
-    expect(await page.evaluate(() => Object.keys(window.localStorage).filter((k) => k.startsWith('in-app-agent:')))).toEqual([]);
+    expect(
+      await page.evaluate(() => Object.keys(window.localStorage).filter((k) => k.startsWith('in-app-agent:'))),
+    ).toEqual([]);
 
     await login(page, 'viewer@example.com');
     await page.goto(issuesPage());

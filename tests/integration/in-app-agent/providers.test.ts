@@ -144,7 +144,8 @@ describe('demo model (default without credentials)', () => {
   it('holds "close issues 1 and 2" as one batch: one approval per call', async () => {
     useEnv({});
     await createIssue(project.id, { title: 'Second issue for the batch' });
-    const res = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('close issues 1 and 2'));
+    const body = userMessageBody('close issues 1 and 2');
+    const res = await postAgent(server.url, project.id, project.users.MEMBER.cookie, body);
     const calls = res.events.filter((e) => e.type === 'TOOL_CALL_START');
     expect(calls.map((e) => e.type === 'TOOL_CALL_START' && e.toolCallName)).toEqual(['close_issue', 'close_issue']);
     const end = res.events.at(-1);

@@ -324,7 +324,17 @@ export const BATCH_SHORTCUTS = { approveAll: 'Alt+Shift+A', rejectAll: 'Alt+Shif
  * The cards of one interrupted run; open ones are answered call by call and submitted once, or
  * all at once with Approve all / Reject all.
  */
-export function ApprovalBatch({ requests, states, drafts, onDraftChange, onSubmit, onAnswerAll, submitting, error, now }: ApprovalBatchProps) {
+export function ApprovalBatch({
+  requests,
+  states,
+  drafts,
+  onDraftChange,
+  onSubmit,
+  onAnswerAll,
+  submitting,
+  error,
+  now,
+}: ApprovalBatchProps) {
   const noteId = useId();
   const [rejectNote, setRejectNote] = useState('');
   const openCount = states.filter((s) => s.kind === 'open').length;
@@ -356,7 +366,10 @@ export function ApprovalBatch({ requests, states, drafts, onDraftChange, onSubmi
         <div
           role="group"
           aria-label={`Answer all ${openCount} requests`}
-          className="mb-2 flex flex-wrap items-center gap-2 rounded-md border border-slate-300 bg-slate-50 p-2 text-sm dark:border-slate-600 dark:bg-slate-800"
+          className={[
+            'mb-2 flex flex-wrap items-center gap-2 rounded-md border border-slate-300 bg-slate-50 p-2 text-sm',
+            'dark:border-slate-600 dark:bg-slate-800',
+          ].join(' ')}
           data-testid="approval-all"
         >
           <button
@@ -366,7 +379,10 @@ export function ApprovalBatch({ requests, states, drafts, onDraftChange, onSubmi
             title={`Approve all ${openCount} (${BATCH_SHORTCUTS.approveAll} while a card has focus)`}
             onClick={() => onAnswerAll('approve')}
             disabled={submitting}
-            className="rounded border border-emerald-700 px-3 py-1 font-medium text-emerald-800 hover:bg-emerald-50 disabled:opacity-50 dark:text-emerald-300 dark:hover:bg-emerald-950"
+            className={[
+              'rounded border border-emerald-700 px-3 py-1 font-medium text-emerald-800 hover:bg-emerald-50',
+              'disabled:opacity-50 dark:text-emerald-300 dark:hover:bg-emerald-950',
+            ].join(' ')}
           >
             <span aria-hidden="true">✓ </span>Approve all
           </button>
@@ -377,7 +393,10 @@ export function ApprovalBatch({ requests, states, drafts, onDraftChange, onSubmi
             title={`Reject all ${openCount} (${BATCH_SHORTCUTS.rejectAll} while a card has focus)`}
             onClick={() => onAnswerAll('reject', rejectNote)}
             disabled={submitting}
-            className="rounded border border-red-700 px-3 py-1 font-medium text-red-800 hover:bg-red-50 disabled:opacity-50 dark:text-red-300 dark:hover:bg-red-950"
+            className={[
+              'rounded border border-red-700 px-3 py-1 font-medium text-red-800 hover:bg-red-50',
+              'disabled:opacity-50 dark:text-red-300 dark:hover:bg-red-950',
+            ].join(' ')}
           >
             <span aria-hidden="true">⊘ </span>Reject all
           </button>
@@ -392,7 +411,10 @@ export function ApprovalBatch({ requests, states, drafts, onDraftChange, onSubmi
             maxLength={2000}
             disabled={submitting}
             placeholder="Note with Reject all (optional)"
-            className="min-w-0 flex-1 rounded border border-slate-300 bg-white px-2 py-1 text-xs dark:border-slate-600 dark:bg-slate-950"
+            className={[
+              'min-w-0 flex-1 rounded border border-slate-300 bg-white px-2 py-1 text-xs dark:border-slate-600',
+              'dark:bg-slate-950',
+            ].join(' ')}
           />
           <p className="w-full text-xs text-slate-600 dark:text-slate-300">
             Every request gets its own answer. Shortcuts while a card has focus: {BATCH_SHORTCUTS.approveAll} approves

@@ -437,7 +437,10 @@ export function AssistantPanel() {
                       data-testid="assistant-queue-send"
                       disabled={!a.canSend || !a.draft.trim()}
                       title="Queue this message: it is sent when the answer ends (Enter)"
-                      className="rounded-md border border-blue-700 px-3 py-1 text-sm font-medium text-blue-800 disabled:opacity-50 dark:text-blue-300"
+                      className={[
+                        'rounded-md border border-blue-700 px-3 py-1 text-sm font-medium text-blue-800',
+                        'disabled:opacity-50 dark:text-blue-300',
+                      ].join(' ')}
                     >
                       Queue
                     </button>

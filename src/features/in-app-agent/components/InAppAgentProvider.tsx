@@ -8,7 +8,17 @@
  * components receive everything through `useInAppAgent()` and props.
  */
 import { usePathname, useRouter } from 'next/navigation';
-import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode, type RefObject } from 'react';
+import {
+  createContext,
+  useCallback,
+  useContext,
+  useEffect,
+  useMemo,
+  useRef,
+  useState,
+  type ReactNode,
+  type RefObject,
+} from 'react';
 import { LIMITS } from '../constants';
 import type { ConversationView, ModelInfo } from '../schema';
 import { agentStoreApi, useAgentApi } from './agent-api';
@@ -38,7 +48,8 @@ const SELECTION_CLEAR_MS = 400;
 export function isTextField(el: Element | null): el is HTMLElement {
   if (!el) return false;
   if (el instanceof HTMLTextAreaElement) return true;
-  if (el instanceof HTMLInputElement) return !['button', 'checkbox', 'radio', 'submit', 'reset', 'range', 'color', 'file', 'image'].includes(el.type);
+  if (el instanceof HTMLInputElement)
+    return !['button', 'checkbox', 'radio', 'submit', 'reset', 'range', 'color', 'file', 'image'].includes(el.type);
   return el instanceof HTMLElement && el.isContentEditable;
 }
 
@@ -155,7 +166,11 @@ export function InAppAgentProvider({ projectId, userId, children }: InAppAgentPr
         return () => window.cancelAnimationFrame(frame);
       },
       pageContext: () =>
-        buildPageContext({ pathname: latest.current.pathname, title: document.title, selection: latest.current.selection }),
+        buildPageContext({
+          pathname: latest.current.pathname,
+          title: document.title,
+          selection: latest.current.selection,
+        }),
       navigate: (path) => latest.current.router.push(path),
       viewportWidth: () => window.innerWidth,
     }),
@@ -265,7 +280,10 @@ export function InAppAgentProvider({ projectId, userId, children }: InAppAgentPr
     const timer = window.setInterval(() => setNow(Date.now()), 1000);
     return () => window.clearInterval(timer);
   }, [openApprovals.length]);
-  const approvalDrafts = useMemo(() => effectiveApprovalDrafts(openApprovals, state.approvalDrafts), [openApprovals, state.approvalDrafts]);
+  const approvalDrafts = useMemo(
+    () => effectiveApprovalDrafts(openApprovals, state.approvalDrafts),
+    [openApprovals, state.approvalDrafts],
+  );
   const liveApprovals = openApprovals.filter((request) => !isExpired(request.expiresAt, now));
   const queueHeld = state.queue.length > 0 && liveApprovals.length > 0 && state.connection === 'idle';
 

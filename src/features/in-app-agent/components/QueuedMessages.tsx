@@ -48,7 +48,12 @@ function QueuedItem({
   const label = `Queued message ${position}`;
 
   return (
-    <li data-testid="assistant-queued" data-queued-id={item.id} data-editing={item.editing ? 'true' : 'false'} className="flex flex-col gap-1">
+    <li
+      data-testid="assistant-queued"
+      data-queued-id={item.id}
+      data-editing={item.editing ? 'true' : 'false'}
+      className="flex flex-col gap-1"
+    >
       {item.editing ? (
         <>
           <label htmlFor={id} className="sr-only">
@@ -72,10 +77,18 @@ function QueuedItem({
                 onEditing(item.id, false);
               }
             }}
-            className="w-full resize-none rounded border border-slate-300 bg-white p-1.5 text-sm dark:border-slate-600 dark:bg-slate-900"
+            className={[
+              'w-full resize-none rounded border border-slate-300 bg-white p-1.5 text-sm dark:border-slate-600',
+              'dark:bg-slate-900',
+            ].join(' ')}
           />
           <div className="flex gap-2 text-xs">
-            <button type="button" data-testid="assistant-queued-save" onClick={save} className="rounded border border-slate-400 px-2 py-0.5 font-medium">
+            <button
+              type="button"
+              data-testid="assistant-queued-save"
+              onClick={save}
+              className="rounded border border-slate-400 px-2 py-0.5 font-medium"
+            >
               Save
             </button>
             <button type="button" onClick={() => onEditing(item.id, false)} className="rounded px-2 py-0.5 underline">
@@ -90,7 +103,12 @@ function QueuedItem({
           </p>
           <div className="flex shrink-0 gap-1 text-xs" role="group" aria-label={label}>
             {canSendNow ? (
-              <button type="button" data-testid="assistant-queued-send-now" onClick={() => onSendNow(item.id)} className="rounded px-1.5 py-0.5 underline">
+              <button
+                type="button"
+                data-testid="assistant-queued-send-now"
+                onClick={() => onSendNow(item.id)}
+                className="rounded px-1.5 py-0.5 underline"
+              >
                 Send now
               </button>
             ) : null}
@@ -125,7 +143,10 @@ export function QueuedMessages({ items, busy, held, onEdit, onEditing, onRemove,
     <section
       aria-label="Queued messages"
       data-testid="assistant-queue"
-      className="mb-2 rounded-md border border-dashed border-slate-400 bg-slate-50 p-2 dark:border-slate-600 dark:bg-slate-900"
+      className={[
+        'mb-2 rounded-md border border-dashed border-slate-400 bg-slate-50 p-2 dark:border-slate-600',
+        'dark:bg-slate-900',
+      ].join(' ')}
     >
       <p className="mb-1 text-xs font-medium text-slate-600 dark:text-slate-300">
         {held

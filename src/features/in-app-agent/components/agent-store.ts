@@ -42,7 +42,13 @@ import {
   type ApprovalRequest,
   type DraftAnswer,
 } from './approval';
-import { createAgentTransport, type AgentTransport, type FetchLike, type OpenedStream, type Refused } from './agent-transport';
+import {
+  createAgentTransport,
+  type AgentTransport,
+  type FetchLike,
+  type OpenedStream,
+  type Refused,
+} from './agent-transport';
 import { describeError, type PanelError } from './errors';
 import type { FeedbackValue } from './FeedbackButtons';
 import { LiveView } from './live-view';
@@ -255,7 +261,8 @@ function defaultId(): string {
 // Internals
 // ------------------------------------------------------------------------------------------------
 
-type RunRequest = { kind: 'message'; text: string; messageId: string } | { kind: 'resume'; resume: ResumeEntry[] } | { kind: 'follow' };
+type RunRequest =
+  { kind: 'message'; text: string; messageId: string } | { kind: 'resume'; resume: ResumeEntry[] } | { kind: 'follow' };
 
 /** One run this tab starts or follows, across however many HTTP connections it takes. */
 interface Connection {
@@ -526,12 +533,18 @@ export class AgentStore {
     const queue = [...this.state.queue, { id: this.newId(), text, editing: false }];
     this.setQueue(queue);
     this.announce(
-      queue.length === 1 ? 'Message queued: it is sent when the answer ends.' : `Message queued (${queue.length} waiting).`,
+      queue.length === 1
+        ? 'Message queued: it is sent when the answer ends.'
+        : `Message queued (${queue.length} waiting).`,
     );
   }
 
   editQueued(id: string, text: string): void {
-    this.setQueue(this.state.queue.map((item) => (item.id === id ? { ...item, text: text.slice(0, LIMITS.maxUserMessageChars) } : item)));
+    this.setQueue(
+      this.state.queue.map((item) =>
+        item.id === id ? { ...item, text: text.slice(0, LIMITS.maxUserMessageChars) } : item,
+      ),
+    );
   }
 
   /** Starts or ends editing a queued message; it is not sent while being edited. */
@@ -566,7 +579,9 @@ export class AgentStore {
   }
 
   private readQueue(conversationId: string | null): QueuedMessage[] {
-    return this.session.readList(this.keys.queue(conversationId), QueuedMessageSchema).map((item) => ({ ...item, editing: false }));
+    return this.session
+      .readList(this.keys.queue(conversationId), QueuedMessageSchema)
+      .map((item) => ({ ...item, editing: false }));
   }
 
   /**
@@ -582,7 +597,8 @@ export class AgentStore {
     const waiting = selectOpenApprovals(this.state.view).filter((request) => !isExpired(request.expiresAt, now));
     if (waiting.length > 0) {
       const soonest = Math.min(...waiting.map((request) => Date.parse(request.expiresAt ?? '') || Infinity));
-      if (Number.isFinite(soonest)) this.timers.set('queue-expiry', Math.max(0, soonest - now) + 50, () => this.flushQueue());
+      if (Number.isFinite(soonest))
+        this.timers.set('queue-expiry', Math.max(0, soonest - now) + 50, () => this.flushQueue());
       return;
     }
     this.setQueue(this.state.queue.slice(1));
@@ -667,7 +683,12 @@ export class AgentStore {
     this.loadedConversationId = null;
     this.replaceView(emptyView());
     this.resetConversationState();
-    this.set({ feedback: {}, hydrating: false, draft: this.local.read(this.keys.draft(null)) ?? '', queue: this.readQueue(null) });
+    this.set({
+      feedback: {},
+      hydrating: false,
+      draft: this.local.read(this.keys.draft(null)) ?? '',
+      queue: this.readQueue(null),
+    });
     this.flushQueue();
   }
 
@@ -789,7 +810,8 @@ export class AgentStore {
     if (lastRun?.status === 'running' && (opts.attempt ?? 0) < STALE_RECHECK.attempts) {
       // Marked running but nobody runs it (its server stopped): the sweep closes it soon.
       this.timers.set('stale-recheck', STALE_RECHECK.delayMs, () => {
-        if (!this.connection && this.state.conversationId === id) void this.hydrate(id, { quiet: true, attempt: (opts.attempt ?? 0) + 1 });
+        if (!this.connection && this.state.conversationId === id)
+          void this.hydrate(id, { quiet: true, attempt: (opts.attempt ?? 0) + 1 });
       });
     }
     this.flushQueue();
@@ -808,18 +830,22 @@ export class AgentStore {
     const now = this.clock.now();
     const openIds = new Set(
       openInterrupts(view)
-        .filter((interrupt) => interrupt.reason === INTERRUPT_REASON_TOOL_APPROVAL && !isExpired(interrupt.expiresAt, now))
+        .filter(
+          (interrupt) => interrupt.reason === INTERRUPT_REASON_TOOL_APPROVAL && !isExpired(interrupt.expiresAt, now),
+        )
         .map((interrupt) => interrupt.id),
     );
     const storedApprovals = this.local.readRecord(this.keys.approvals(id), DraftAnswerSchema);
     const approvals: Record<string, DraftAnswer> = {};
-    for (const [interruptId, draft] of Object.entries(storedApprovals)) if (openIds.has(interruptId)) approvals[interruptId] = draft;
+    for (const [interruptId, draft] of Object.entries(storedApprovals))
+      if (openIds.has(interruptId)) approvals[interruptId] = draft;
     this.local.writeRecord(this.keys.approvals(id), approvals);
 
     const messageIds = new Set(view.messages.filter((m) => m.role === 'assistant').map((m) => m.id));
     const storedComments = this.local.readRecord(this.keys.feedbackDrafts(id), FeedbackDraftSchema);
     const comments: Record<string, string> = {};
-    for (const [messageId, text] of Object.entries(storedComments)) if (messageIds.has(messageId)) comments[messageId] = text;
+    for (const [messageId, text] of Object.entries(storedComments))
+      if (messageIds.has(messageId)) comments[messageId] = text;
     this.local.writeRecord(this.keys.feedbackDrafts(id), comments);
     this.set({ approvalDrafts: approvals, feedbackDrafts: comments });
   }
@@ -898,7 +924,9 @@ export class AgentStore {
     const result = await this.transport.startRun(
       {
         threadId: connection.threadId,
-        ...(request.kind === 'message' ? { message: { id: request.messageId, text: request.text } } : { resume: request.resume }),
+        ...(request.kind === 'message'
+          ? { message: { id: request.messageId, text: request.text } }
+          : { resume: request.resume }),
         pageContext: this.deps.pageContext?.() ?? {},
       },
       connection.controller.signal,
@@ -999,7 +1027,11 @@ export class AgentStore {
         break;
       case 'TEXT_MESSAGE_END': {
         const message = this.liveView.current.messages.findLast((m) => m.id === event.messageId);
-        if (message?.role === 'user' && connection.request.kind === 'message' && message.content.trim() === connection.request.text.trim()) {
+        if (
+          message?.role === 'user' &&
+          connection.request.kind === 'message' &&
+          message.content.trim() === connection.request.text.trim()
+        ) {
           connection.echoed = true;
         }
         if (message?.role === 'assistant' && message.content.trim() && !connection.catchingUp) {
@@ -1030,7 +1062,8 @@ export class AgentStore {
           event.outcome?.type === 'interrupt'
             ? event.outcome.interrupts.filter((interrupt) => interrupt.reason === INTERRUPT_REASON_TOOL_APPROVAL).length
             : 0;
-        if (approvals > 0) this.announce(`The assistant needs your approval for ${approvals} action${approvals === 1 ? '' : 's'}.`);
+        if (approvals > 0)
+          this.announce(`The assistant needs your approval for ${approvals} action${approvals === 1 ? '' : 's'}.`);
         this.onTerminal(connection);
         break;
       }
@@ -1082,7 +1115,11 @@ export class AgentStore {
       ...(connection.started ? { pendingUserMessage: null } : {}),
     });
     this.pruneApprovalDrafts();
-    if (connection.request.kind === 'message' && !connection.echoed && !this.lastRunHasUserText(connection.request.text)) {
+    if (
+      connection.request.kind === 'message' &&
+      !connection.echoed &&
+      !this.lastRunHasUserText(connection.request.text)
+    ) {
       if (connection.recovered) {
         // Followed the live run after the request got no answer, and it was not ours: the
         // message never arrived.
@@ -1111,7 +1148,8 @@ export class AgentStore {
   private pruneApprovalDrafts(): void {
     const openIds = new Set(selectOpenApprovals(this.liveView.current).map((request) => request.interruptId));
     const kept: Record<string, DraftAnswer | undefined> = {};
-    for (const [interruptId, draft] of Object.entries(this.state.approvalDrafts)) if (openIds.has(interruptId)) kept[interruptId] = draft;
+    for (const [interruptId, draft] of Object.entries(this.state.approvalDrafts))
+      if (openIds.has(interruptId)) kept[interruptId] = draft;
     if (Object.keys(kept).length === Object.keys(this.state.approvalDrafts).length) return;
     if (this.state.conversationId) this.local.writeRecord(this.keys.approvals(this.state.conversationId), kept);
     this.set({ approvalDrafts: kept });
@@ -1132,7 +1170,11 @@ export class AgentStore {
       this.announce('The connection to the answer was lost. Reconnecting…');
     }
     connection.reconnectPending = true;
-    this.timers.set('reconnect', reconnectDelay(attempt, this.deps.random?.() ?? Math.random()), () => void this.reattach(connection));
+    this.timers.set(
+      'reconnect',
+      reconnectDelay(attempt, this.deps.random?.() ?? Math.random()),
+      () => void this.reattach(connection),
+    );
   }
 
   /** GET the run's events after the last position (or from a snapshot when there is none). */
@@ -1168,10 +1210,20 @@ export class AgentStore {
     if (current?.status === 'running' && current.runId === connection.runId) {
       // Nothing may stay "streaming" forever: the run's end is shown from what is known.
       const code = AGENT_ERROR_CODES.find((known) => known === error?.code);
-      this.liveView.apply({ type: 'RUN_ERROR', message: error?.message ?? describeError('NETWORK').message, ...(code ? { code } : {}) });
+      this.liveView.apply({
+        type: 'RUN_ERROR',
+        message: error?.message ?? describeError('NETWORK').message,
+        ...(code ? { code } : {}),
+      });
     }
     this.renderNow();
-    this.set({ connection: 'idle', liveRunId: null, reconnectAttempt: 0, runsFinished: this.state.runsFinished + 1, pendingUserMessage: null });
+    this.set({
+      connection: 'idle',
+      liveRunId: null,
+      reconnectAttempt: 0,
+      runsFinished: this.state.runsFinished + 1,
+      pendingUserMessage: null,
+    });
     if (error) {
       this.set({ requestError: { ...error, retryable: false } });
       this.announce(`The answer could not be followed: ${error.message}`);
@@ -1371,7 +1423,8 @@ export class AgentStore {
       return;
     }
     if (message.userId !== this.deps.userId || message.projectId !== this.deps.projectId) return;
-    if (message.conversationId !== this.state.conversationId || this.loadedConversationId !== message.conversationId) return;
+    if (message.conversationId !== this.state.conversationId || this.loadedConversationId !== message.conversationId)
+      return;
     if (this.connection?.runId === message.runId) return;
     this.attach(message.runId);
   }
@@ -1420,7 +1473,12 @@ export class AgentStore {
     const trimmed = text.trim();
     if (!trimmed) return;
     this.announcementId += 1;
-    this.set({ announcements: [...this.state.announcements.slice(-(ANNOUNCEMENTS_KEPT - 1)), { id: this.announcementId, text: trimmed }] });
+    this.set({
+      announcements: [
+        ...this.state.announcements.slice(-(ANNOUNCEMENTS_KEPT - 1)),
+        { id: this.announcementId, text: trimmed },
+      ],
+    });
   }
 
   private newId(): string {

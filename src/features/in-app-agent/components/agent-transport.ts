@@ -52,7 +52,8 @@ export const THREAD_ID_HEADER = 'x-in-app-agent-thread-id';
 
 export function createAgentTransport(deps: { fetch: FetchLike; baseUrl?: string; projectId: string }): AgentTransport {
   const routeBase = `${deps.baseUrl ?? ''}/api/projects/${encodeURIComponent(deps.projectId)}/in-app-agent`;
-  const runRoute = (runId: string, action: 'events' | 'cancel') => `${routeBase}/runs/${encodeURIComponent(runId)}/${action}`;
+  const runRoute = (runId: string, action: 'events' | 'cancel') =>
+    `${routeBase}/runs/${encodeURIComponent(runId)}/${action}`;
 
   async function open(url: string, init: RequestInit): Promise<OpenResult> {
     let response: Response;
@@ -70,7 +71,11 @@ export function createAgentTransport(deps: { fetch: FetchLike; baseUrl?: string;
         body: response.body,
       };
     }
-    return { kind: 'refused', status: response.status, error: errorFromResponse(response.status, await readJson(response)) };
+    return {
+      kind: 'refused',
+      status: response.status,
+      error: errorFromResponse(response.status, await readJson(response)),
+    };
   }
 
   return {
@@ -99,7 +104,11 @@ export function createAgentTransport(deps: { fetch: FetchLike; baseUrl?: string;
     async cancelRun(runId) {
       let response: Response;
       try {
-        response = await deps.fetch(runRoute(runId, 'cancel'), { method: 'POST', credentials: 'same-origin', cache: 'no-store' });
+        response = await deps.fetch(runRoute(runId, 'cancel'), {
+          method: 'POST',
+          credentials: 'same-origin',
+          cache: 'no-store',
+        });
       } catch {
         return { kind: 'unreachable', error: describeError('NETWORK') };
       }

@@ -9,7 +9,9 @@ import { emptyView, foldEvent } from '../fold';
 import type { AgentEvent, ConversationView, ViewMessage } from '../schema';
 
 function cloneMessage(message: ViewMessage): ViewMessage {
-  return message.role === 'assistant' ? { ...message, toolCalls: message.toolCalls.map((call) => ({ ...call })) } : { ...message };
+  return message.role === 'assistant'
+    ? { ...message, toolCalls: message.toolCalls.map((call) => ({ ...call })) }
+    : { ...message };
 }
 
 export class LiveView {

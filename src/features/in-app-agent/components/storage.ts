@@ -140,7 +140,8 @@ export function clearAssistantStorage(stores: ReadonlyArray<StorageLike | null>)
 export function dropUnattributedKeys(store: StorageLike | null): void {
   if (!store) return;
   try {
-    for (const key of keysOf(store, (k) => k.startsWith(`${PREFIX}:`) && !k.startsWith(USER_PREFIX))) store.removeItem(key);
+    for (const key of keysOf(store, (k) => k.startsWith(`${PREFIX}:`) && !k.startsWith(USER_PREFIX)))
+      store.removeItem(key);
   } catch {
     // Storage disabled.
   }
@@ -161,7 +162,9 @@ export function browserStorages(): { local: StorageLike | null; session: Storage
 export const PANEL_WIDTH = { min: 320, max: 960, default: 420, step: 24 } as const;
 
 export function clampWidth(width: number, viewport?: number): number {
-  const max = viewport ? Math.max(PANEL_WIDTH.min, Math.min(PANEL_WIDTH.max, Math.floor(viewport * 0.75))) : PANEL_WIDTH.max;
+  const max = viewport
+    ? Math.max(PANEL_WIDTH.min, Math.min(PANEL_WIDTH.max, Math.floor(viewport * 0.75)))
+    : PANEL_WIDTH.max;
   if (!Number.isFinite(width)) return PANEL_WIDTH.default;
   return Math.round(Math.min(max, Math.max(PANEL_WIDTH.min, width)));
 }

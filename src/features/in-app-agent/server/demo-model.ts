@@ -122,8 +122,10 @@ function planFromUser(text: string, tools: Set<string>): Plan {
     const numbers = [...new Set([...closeMany[1]!.matchAll(/\d+/g)].map((m) => Number(m[0])))].slice(0, 10);
     const [first, ...rest] = numbers;
     if (first !== undefined && rest.length > 0) {
-      const plan = need('close_issue', { number: first }, `I'll close issues ${numbers.map((n) => `#${n}`).join(', ')} once you approve.`);
-      return plan.kind === 'tool' ? { ...plan, more: rest.map((n) => ({ tool: 'close_issue', args: { number: n } })) } : plan;
+      const names = numbers.map((n) => `#${n}`).join(', ');
+      const plan = need('close_issue', { number: first }, `I'll close issues ${names} once you approve.`);
+      if (plan.kind !== 'tool') return plan;
+      return { ...plan, more: rest.map((n) => ({ tool: 'close_issue', args: { number: n } })) };
     }
   }
 
@@ -346,7 +348,8 @@ export function createDemoModel(options: DemoModelOptions = {}): RuntimeModel {
             if (p.kind === 'tool') {
               for (const call of [{ tool: p.tool, args: p.args }, ...(p.more ?? [])]) {
                 const toolCallId = `call_demo_${Date.now().toString(36)}_${++callCounter}`;
-                controller.enqueue({ type: 'tool-call', toolCallId, toolName: call.tool, input: JSON.stringify(call.args) });
+                const input = JSON.stringify(call.args);
+                controller.enqueue({ type: 'tool-call', toolCallId, toolName: call.tool, input });
                 outputTokens += 10;
               }
             }

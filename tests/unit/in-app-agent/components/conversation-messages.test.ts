@@ -73,7 +73,7 @@ describe('ConversationMessages', () => {
     expect(html).toMatch(/data-testid="tool-card"[^>]*data-status="awaiting-approval"/);
   });
 
-  it('offers Approve all / Reject all (with their shortcuts) on a batch of two or more, not on a single card or read-only', () => {
+  it('offers Approve all / Reject all (with shortcuts) on a batch of two or more, not on one card or read-only', () => {
     const single = interruptedRun();
     const finishedEvent = single.at(-1) as Extract<AgentEvent, { type: 'RUN_FINISHED' }>;
     const firstInterrupt = finishedEvent.outcome?.type === 'interrupt' ? finishedEvent.outcome.interrupts[0]! : null;
@@ -84,7 +84,10 @@ describe('ConversationMessages', () => {
       { type: 'TOOL_CALL_END', toolCallId: 'call_2' },
       {
         ...finishedEvent,
-        outcome: { type: 'interrupt', interrupts: [firstInterrupt!, { ...firstInterrupt!, id: 'int_2', toolCallId: 'call_2' }] },
+        outcome: {
+          type: 'interrupt',
+          interrupts: [firstInterrupt!, { ...firstInterrupt!, id: 'int_2', toolCallId: 'call_2' }],
+        },
       },
     ];
     const onAnswerAll = () => undefined;

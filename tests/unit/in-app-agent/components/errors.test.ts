@@ -26,13 +26,14 @@ describe('describeError', () => {
   it('explains TOOLS_UNAVAILABLE and RUN_STALE in plain words, both with Retry', () => {
     const tools = describeError('TOOLS_UNAVAILABLE', 'The tools could not be listed within the set-up budget.');
     expect(tools.message).toBe(
-      "The assistant could not reach this project's tools just now, so it did not answer (without them it could not look at or " +
-        'change anything here). Wait a moment and retry.',
+      "The assistant could not reach this project's tools just now, so it did not answer (without them it " +
+        'could not look at or change anything here). Wait a moment and retry.',
     );
     expect(tools.retryable).toBe(true);
     const stale = describeError('RUN_STALE', 'The run stopped responding and was closed.');
     expect(stale.message).toBe(
-      'The server that was writing this answer stopped, so the answer was ended. What was already written is kept; Retry asks again.',
+      'The server that was writing this answer stopped, so the answer was ended. What was already written ' +
+        'is kept; Retry asks again.',
     );
     expect(stale.retryable).toBe(true);
     expect(describeError('RESUME_WITH_MESSAGE').retryable).toBe(false);
@@ -40,7 +41,8 @@ describe('describeError', () => {
   });
 
   it('reads a refused request from its error body, else from its status', () => {
-    expect(errorFromResponse(409, { error: { code: 'RUN_IN_PROGRESS', message: 'busy' } }).code).toBe('RUN_IN_PROGRESS');
+    const busy = errorFromResponse(409, { error: { code: 'RUN_IN_PROGRESS', message: 'busy' } });
+    expect(busy.code).toBe('RUN_IN_PROGRESS');
     expect(errorFromResponse(401, null).code).toBe('UNAUTHENTICATED');
     expect(errorFromResponse(502, 'not json').code).toBe('INTERNAL_ERROR');
     expect(errorFromResponse(400, {}).code).toBe('INVALID_REQUEST');

@@ -1,7 +1,13 @@
 // The panel's store without a browser: runs, reattach, backoff, snapshots, the queue, Stop,
 // Approve all / Reject all, other tabs and per-user storage, against a scripted agent server.
 import { afterEach, describe, expect, it } from 'vitest';
-import { CONFLICT_RETRY, FINISH_GRACE_MS, RECONNECT, reconnectDelay, type AgentStore } from '@/features/in-app-agent/components/agent-store';
+import {
+  CONFLICT_RETRY,
+  FINISH_GRACE_MS,
+  RECONNECT,
+  reconnectDelay,
+  type AgentStore,
+} from '@/features/in-app-agent/components/agent-store';
 import { emptyView, foldEvents } from '@/features/in-app-agent/fold';
 import type { AgentEvent, ConversationView } from '@/features/in-app-agent/schema';
 import {
@@ -51,12 +57,20 @@ async function startStreaming(h: Harness, text = 'write a long answer', runId = 
   h.server.onStart(() => streamResponse(stream, runId, T));
   h.store.send(text);
   await settle();
-  stream.emit(...userTurn(T, runId, `u-${runId}`, text), { type: 'TEXT_MESSAGE_START', messageId: `a-${runId}`, role: 'assistant' });
+  stream.emit(...userTurn(T, runId, `u-${runId}`, text), {
+    type: 'TEXT_MESSAGE_START',
+    messageId: `a-${runId}`,
+    role: 'assistant',
+  });
   await settle();
   return stream;
 }
 
-async function openLoaded(h: Harness, view: ConversationView = completedConversation(), liveRunId: string | null = null): Promise<void> {
+async function openLoaded(
+  h: Harness,
+  view: ConversationView = completedConversation(),
+  liveRunId: string | null = null,
+): Promise<void> {
   withConversation(h, view, liveRunId);
   h.store.mount();
   await settle();
@@ -79,11 +93,16 @@ describe('agent store: runs and reattach', () => {
     await h.clock.advance(RECONNECT.firstDelayMs - 1);
     expect(h.server.of('follow')).toHaveLength(0);
     await h.clock.advance(1);
-    expect(h.server.of('follow').map((r) => r.url)).toEqual([`/api/projects/${PROJECT}/in-app-agent/runs/run_1/events?after=${lastSeen}`]);
+    expect(h.server.of('follow').map((r) => r.url)).toEqual([
+      `/api/projects/${PROJECT}/in-app-agent/runs/run_1/events?after=${lastSeen}`,
+    ]);
 
     // A frame at or before the position is never applied twice (even if a server sent it again).
     second.emitAt(lastSeen, { type: 'TEXT_MESSAGE_CONTENT', messageId: 'a-run_1', delta: 'brown ' });
-    second.emit({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'a-run_1', delta: 'fox' }, { type: 'TEXT_MESSAGE_END', messageId: 'a-run_1' });
+    second.emit(
+      { type: 'TEXT_MESSAGE_CONTENT', messageId: 'a-run_1', delta: 'fox' },
+      { type: 'TEXT_MESSAGE_END', messageId: 'a-run_1' },
+    );
     second.emit(finished(T, 'run_1'));
     second.close();
     await settle();
@@ -95,7 +114,7 @@ describe('agent store: runs and reattach', () => {
     expect(h.server.of('cancel')).toHaveLength(0);
   });
 
-  it('backs off between failed reattach attempts (doubling, capped), says so once, and resets once connected', async () => {
+  it('backs off between failed reattach attempts (doubling, capped), says so once, resets when connected', async () => {
     const h = harness();
     await openLoaded(h);
     const first = await startStreaming(h);
@@ -139,7 +158,9 @@ describe('agent store: runs and reattach', () => {
     h.server.onFollow(() => streamResponse(live, 'run_live', T));
     h.store.mount();
     await settle();
-    expect(h.server.of('follow').map((r) => r.url)).toEqual([`/api/projects/${PROJECT}/in-app-agent/runs/run_live/events`]);
+    expect(h.server.of('follow').map((r) => r.url)).toEqual([
+      `/api/projects/${PROJECT}/in-app-agent/runs/run_live/events`,
+    ]);
     expect(h.store.getSnapshot().connection).toBe('streaming');
 
     const runEvents: AgentEvent[] = [
@@ -177,7 +198,7 @@ describe('agent store: runs and reattach', () => {
     expect(h.bus.openEnds).toBe(0);
   });
 
-  it('waits for the stream to close after the terminal event (the server stores the end first), with a limit', async () => {
+  it('waits for the stream to close after the terminal event (the end is stored first), with a limit', async () => {
     const h = harness();
     await openLoaded(h);
     const stream = await startStreaming(h, 'hi');
@@ -195,7 +216,7 @@ describe('agent store: runs and reattach', () => {
 });
 
 describe('agent store: queue', () => {
-  it('queues messages typed while an answer streams (edit, remove) and sends them one by one after the run ends', async () => {
+  it('queues messages typed while an answer streams (edit, remove), sends them one by one after the run', async () => {
     const h = harness();
     await openLoaded(h);
     const first = await startStreaming(h);
@@ -243,7 +264,7 @@ describe('agent store: queue', () => {
     expect(h.store.getSnapshot().queue).toEqual([]);
   });
 
-  it('holds the queue while approvals are open; the resume carries no message; the queue goes after the resume run', async () => {
+  it('holds the queue while approvals are open; the resume carries no message; the queue goes after it', async () => {
     const h = harness();
     await openLoaded(h);
     const expiresAt = new Date(START + 10 * 60_000).toISOString();
@@ -294,7 +315,9 @@ describe('agent store: queue', () => {
     h.server.onFollow(() => streamResponse(other, 'run_other', T));
     h.store.send('my question');
     await settle();
-    expect(h.server.of('follow').map((r) => r.url)).toEqual([`/api/projects/${PROJECT}/in-app-agent/runs/run_other/events`]);
+    expect(h.server.of('follow').map((r) => r.url)).toEqual([
+      `/api/projects/${PROJECT}/in-app-agent/runs/run_other/events`,
+    ]);
     expect(h.store.getSnapshot().queue.map((q) => q.text)).toEqual(['my question']);
     expect(h.store.getSnapshot().requestError).toBeNull();
 
@@ -382,7 +405,9 @@ describe('agent store: Stop', () => {
     const stream = new ScriptedStream();
     answer(streamResponse(stream, 'run_1', T));
     await settle();
-    expect(h.server.of('cancel').map((r) => r.url)).toEqual([`/api/projects/${PROJECT}/in-app-agent/runs/run_1/cancel`]);
+    expect(h.server.of('cancel').map((r) => r.url)).toEqual([
+      `/api/projects/${PROJECT}/in-app-agent/runs/run_1/cancel`,
+    ]);
   });
 });
 
@@ -406,7 +431,11 @@ describe('agent store: approvals', () => {
     h.store.answerAll('approve');
     await settle();
     expect(h.server.of('start')[1]!.body!.resume).toEqual([
-      { interruptId: 'int_1', status: 'resolved', payload: { approved: true, argsFingerprint: 'fp-int_1', args: { number: 11 } } },
+      {
+        interruptId: 'int_1',
+        status: 'resolved',
+        payload: { approved: true, argsFingerprint: 'fp-int_1', args: { number: 11 } },
+      },
       { interruptId: 'int_2', status: 'resolved', payload: { approved: true, argsFingerprint: 'fp-int_2' } },
     ]);
   });
@@ -417,8 +446,16 @@ describe('agent store: approvals', () => {
     h.store.answerAll('reject', '  not this week ');
     await settle();
     expect(h.server.of('start')[1]!.body!.resume).toEqual([
-      { interruptId: 'int_1', status: 'resolved', payload: { approved: false, argsFingerprint: 'fp-int_1', feedback: 'not this week' } },
-      { interruptId: 'int_2', status: 'resolved', payload: { approved: false, argsFingerprint: 'fp-int_2', feedback: 'not this week' } },
+      {
+        interruptId: 'int_1',
+        status: 'resolved',
+        payload: { approved: false, argsFingerprint: 'fp-int_1', feedback: 'not this week' },
+      },
+      {
+        interruptId: 'int_2',
+        status: 'resolved',
+        payload: { approved: false, argsFingerprint: 'fp-int_2', feedback: 'not this week' },
+      },
     ]);
   });
 });
@@ -447,7 +484,11 @@ describe('agent store: other tabs', () => {
     const events = interruptedTurn(T, 'run_1', new Date(START + 10 * 60_000).toISOString());
     started.emit(...events);
     started.close();
-    followed.emitUnpositioned({ type: 'CUSTOM', name: 'in-app-agent.snapshot', value: { view: completedConversation() } });
+    followed.emitUnpositioned({
+      type: 'CUSTOM',
+      name: 'in-app-agent.snapshot',
+      value: { view: completedConversation() },
+    });
     followed.emit(...events);
     followed.close();
     await settle();
@@ -467,7 +508,11 @@ describe('agent store: other tabs', () => {
       { type: 'CUSTOM', name: 'in-app-agent.approval-decided', value: { toolCallId: 'call_2', decision: 'rejected' } },
       finished(T, 'run_2'),
     ];
-    resumeFollowed.emitUnpositioned({ type: 'CUSTOM', name: 'in-app-agent.snapshot', value: { view: first.store.getSnapshot().view } });
+    resumeFollowed.emitUnpositioned({
+      type: 'CUSTOM',
+      name: 'in-app-agent.snapshot',
+      value: { view: first.store.getSnapshot().view },
+    });
     resumeFollowed.emit(...decided);
     resumeFollowed.close();
     await settle();
@@ -484,12 +529,14 @@ describe('agent store: other tabs', () => {
     await h.clock.advance(5_000);
     h.store.checkLiveRun();
     await settle();
-    expect(h.server.of('follow').map((r) => r.url)).toEqual([`/api/projects/${PROJECT}/in-app-agent/runs/run_elsewhere/events`]);
+    expect(h.server.of('follow').map((r) => r.url)).toEqual([
+      `/api/projects/${PROJECT}/in-app-agent/runs/run_elsewhere/events`,
+    ]);
   });
 });
 
 describe('agent store: storage per user', () => {
-  it('keys drafts and panel state by user; another user on the same browser sees none of it; sign-out clears it everywhere', async () => {
+  it('keys drafts and panel state by user; the next user sees none of it; sign-out clears it everywhere', async () => {
     const local = new MemoryStorage();
     const session = new MemoryStorage();
     const bus = new TabBus();
@@ -501,7 +548,12 @@ describe('agent store: storage per user', () => {
     alice.store.setWidth(500);
     alice.store.setDraft('secret plan');
     await settle();
-    expect(local.keys().filter((k) => k.startsWith('in-app-agent:')).every((k) => k.startsWith('in-app-agent:u:user-a:'))).toBe(true);
+    expect(
+      local
+        .keys()
+        .filter((k) => k.startsWith('in-app-agent:'))
+        .every((k) => k.startsWith('in-app-agent:u:user-a:')),
+    ).toBe(true);
     expect(local.keys()).not.toContain(`in-app-agent:${PROJECT}:draft:new`);
 
     const bob = harness({ local, session, bus, userId: 'user-b' });

@@ -2,7 +2,13 @@
 // (SSE streams the test feeds event by event, with positions computed as the server does), a
 // manual clock, in-memory storages and an in-memory tab channel.
 import { eventWeight } from '@/features/in-app-agent/compact';
-import { createAgentStore, type AgentStore, type AgentStoreDeps, type Clock, type ConversationLoad } from '@/features/in-app-agent/components/agent-store';
+import {
+  createAgentStore,
+  type AgentStore,
+  type AgentStoreDeps,
+  type Clock,
+  type ConversationLoad,
+} from '@/features/in-app-agent/components/agent-store';
 import type { StorageLike } from '@/features/in-app-agent/components/storage';
 import type { ChannelLike } from '@/features/in-app-agent/components/tab-channel';
 import type { AgentEvent, ConversationView } from '@/features/in-app-agent/schema';
@@ -168,12 +174,19 @@ type Responder = (request: RecordedRequest) => Response | Promise<Response>;
 export function streamResponse(stream: ScriptedStream, runId: string, threadId: string): Response {
   return new Response(stream.body, {
     status: 200,
-    headers: { 'content-type': 'text/event-stream', 'x-in-app-agent-run-id': runId, 'x-in-app-agent-thread-id': threadId },
+    headers: {
+      'content-type': 'text/event-stream',
+      'x-in-app-agent-run-id': runId,
+      'x-in-app-agent-thread-id': threadId,
+    },
   });
 }
 
 export function errorResponse(status: number, code: string, message = code): Response {
-  return new Response(JSON.stringify({ error: { code, message } }), { status, headers: { 'content-type': 'application/json' } });
+  return new Response(JSON.stringify({ error: { code, message } }), {
+    status,
+    headers: { 'content-type': 'application/json' },
+  });
 }
 
 export function networkError(): never {
@@ -272,7 +285,13 @@ export interface Harness {
 
 /** A store wired to fakes; tabs of one browser share `local`, `bus` and `server`. */
 export function makeStore(
-  overrides: Partial<AgentStoreDeps> & { server?: FakeAgentServer; clock?: ManualClock; local?: MemoryStorage; session?: MemoryStorage; bus?: TabBus } = {},
+  overrides: Partial<AgentStoreDeps> & {
+    server?: FakeAgentServer;
+    clock?: ManualClock;
+    local?: MemoryStorage;
+    session?: MemoryStorage;
+    bus?: TabBus;
+  } = {},
 ): Harness {
   const server = overrides.server ?? new FakeAgentServer();
   const clock = overrides.clock ?? new ManualClock();
@@ -299,7 +318,13 @@ export function makeStore(
 // Event builders
 // ------------------------------------------------------------------------------------------------
 
-export function userTurn(threadId: string, runId: string, messageId: string, text: string, parentRunId?: string): AgentEvent[] {
+export function userTurn(
+  threadId: string,
+  runId: string,
+  messageId: string,
+  text: string,
+  parentRunId?: string,
+): AgentEvent[] {
   return [
     { type: 'RUN_STARTED', threadId, runId, ...(parentRunId ? { parentRunId } : {}) },
     { type: 'TEXT_MESSAGE_START', messageId, role: 'user' },
@@ -325,7 +350,12 @@ export function approvalInterrupt(id: string, toolCallId: string, args: Record<s
       approvalReason: 'destructive',
       why: 'Closes an issue.',
       destructive: true,
-      inputSchema: { type: 'object', properties: { number: { type: 'integer' } }, required: ['number'], additionalProperties: false },
+      inputSchema: {
+        type: 'object',
+        properties: { number: { type: 'integer' } },
+        required: ['number'],
+        additionalProperties: false,
+      },
     },
   };
 }
@@ -346,7 +376,10 @@ export function interruptedTurn(threadId: string, runId: string, expiresAt: stri
       runId,
       outcome: {
         type: 'interrupt',
-        interrupts: [approvalInterrupt('int_1', 'call_1', { number: 1 }, expiresAt), approvalInterrupt('int_2', 'call_2', { number: 2 }, expiresAt)],
+        interrupts: [
+          approvalInterrupt('int_1', 'call_1', { number: 1 }, expiresAt),
+          approvalInterrupt('int_2', 'call_2', { number: 2 }, expiresAt),
+        ],
       },
     },
   ];
