@@ -148,6 +148,22 @@ describe('agent store: runs and reattach', () => {
     expect(assistantText(h.store.getSnapshot().view)).toEqual(['partial and more']);
   });
 
+  it('unmounting while a reattach waits clears its timer and never stops the run', async () => {
+    const h = harness();
+    await openLoaded(h);
+    const stream = await startStreaming(h);
+    stream.fail();
+    await settle();
+    expect(h.store.getSnapshot().connection).toBe('reconnecting');
+    expect(h.clock.pending).toBeGreaterThan(0);
+    h.store.unmount();
+    expect(h.clock.pending).toBe(0);
+    expect(h.bus.openEnds).toBe(0);
+    await h.clock.advance(60_000);
+    expect(h.server.of('follow')).toHaveLength(0);
+    expect(h.server.of('cancel')).toHaveLength(0);
+  });
+
   it('attaches to the live run of a reloaded conversation from a snapshot, replacing the view exactly', async () => {
     const h = harness();
     const before = completedConversation();
