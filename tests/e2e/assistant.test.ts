@@ -1,8 +1,9 @@
 // The assistant panel in a real browser against `next start` with the seeded demo data and the
 // offline demo model: shortcut, focus and Escape, resize, small screens, streaming, tool cards,
 // approvals (per-field validation, edit, approve, reject with feedback, drafts kept across a reload
-// and a refused answer), stop (and agreement with what the server kept), a busy-conversation error
-// with Retry, code copy, reload/replay, feedback, client-side navigation, history (newest first,
+// and a refused answer), stop (and agreement with what the server kept), a message from another
+// window queued behind a busy conversation, a failed answer explained with Retry, code copy,
+// reload/replay, feedback, client-side navigation, history (newest first,
 // rename, delete with an undo toast), inert unsafe markdown, and the review page's access rules.
 // Screenshots of every panel state, light and dark, go to test-artifacts/screenshots.
 import type { Browser, Page } from 'playwright-core';
@@ -254,7 +255,7 @@ describe('assistant panel', () => {
     await card.locator('summary').click();
     expect(await card.locator('pre').textContent()).toMatch(/\S/);
     // The conversation now exists on the server and is remembered.
-    conversationId = (await owner.evaluate((p) => window.localStorage.getItem(`in-app-agent:${p}:conversation`), projectId)) ?? '';
+    conversationId = (await owner.locator(PANEL).getAttribute('data-conversation-id')) ?? '';
     expect(conversationId).not.toBe('');
     // The live region announced the completed answer.
     expect((await announcements(owner)).at(-1)).toMatch(/^Assistant: /);
@@ -423,8 +424,15 @@ describe('assistant panel', () => {
     await panelShot(owner, 'assistant-stopped');
   });
 
-  it('shows a clear error row with Retry when the conversation is busy in another tab; Retry then works', async () => {
-    const other = await owner.context().newPage();
+  it('queues a message from another window while the conversation is busy; sends it when the answer ends', async () => {
+    // Another window with its own browser context: the tabs of this one cannot tell it about runs,
+    // so it only learns from the server that the conversation is busy.
+    const ctx = await browser.newContext({
+      viewport: { width: 1280, height: 800 },
+      baseURL: BASE_URL,
+      storageState: await owner.context().storageState(),
+    });
+    const other = await ctx.newPage();
     await other.goto(`${BASE_URL}/projects/${projectId}/issues`);
     await other.locator(PANEL).waitFor();
     await waitLoaded(other);
@@ -433,34 +441,33 @@ describe('assistant panel', () => {
 
     await other.locator(`${PANEL} [data-testid="assistant-input"]`).fill('list closed issues');
     await other.locator(`${PANEL} [data-testid="assistant-send"]:not([disabled])`).click();
-    const error = other.locator(`${PANEL} [data-testid="assistant-error"][data-code="RUN_IN_PROGRESS"]`);
-    await error.waitFor();
-    expect(await error.textContent()).toContain('still answering in this conversation');
-    expect((await announcements(other)).at(-1)).toMatch(/^Your message was not sent: The assistant is still answering/);
-    await shotLightAndDark(other, 'assistant-error-row');
+    // Refused as busy: the window follows the live answer instead, with the message queued.
+    const queued = other.locator(`${PANEL} [data-testid="assistant-queued"]`);
+    await queued.waitFor();
+    expect(await queued.textContent()).toContain('list closed issues');
+    await other.locator(`${ASSISTANT}[data-streaming="true"]`).last().waitFor({ timeout: 15_000 });
+    expect(await announcements(other)).toContain(
+      'The assistant is still answering (maybe in another tab): your message is queued.',
+    );
+    expect(await other.locator(`${PANEL} [data-testid="assistant-error"]`).count()).toBe(0);
 
     await owner.locator(`${PANEL} [data-testid="assistant-stop"]`).click();
     await waitIdle(owner);
     await owner.locator(`${PANEL} [data-testid="assistant-stopped"]`).last().waitFor();
-    // The server closes the stopped run a moment later; until then Retry meets the same answer,
-    // so retry the way a user would until the message goes through.
-    const sent = () =>
-      other.evaluate(() =>
+    // The answer ended: the queued message goes out.
+    await other.waitForFunction(
+      () =>
         [...document.querySelectorAll('[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="user"]')].some(
           (e) => e.getAttribute('data-message-id') && e.textContent?.includes('list closed issues'),
         ),
-      );
-    for (let attempt = 0; attempt < 20 && !(await sent()); attempt++) {
-      const retry = other.locator(`${PANEL} [data-testid="assistant-retry"]`);
-      if (await retry.count()) await retry.click();
-      await other.waitForTimeout(500);
-    }
-    expect(await sent()).toBe(true);
+      undefined,
+      { timeout: 20_000 },
+    );
     await waitIdle(other);
-    expect(await other.locator(`${PANEL} [data-testid="assistant-error"]`).count()).toBe(0);
+    expect(await queued.count()).toBe(0);
     expect(await other.locator(`${PANEL} [data-testid="tool-card"][data-tool="list_issues"]`).last().getAttribute('data-status')).toBe('done');
-    await other.close();
-    // This tab catches up with what the other one added.
+    await ctx.close();
+    // This window catches up with what the other one added.
     await owner.reload();
     await owner.locator(PANEL).waitFor();
     await owner.waitForFunction(() =>
@@ -468,6 +475,55 @@ describe('assistant panel', () => {
         e.textContent?.includes('list closed issues'),
       ),
     );
+  });
+
+  it('explains in plain words when the tools could not be loaded, with Retry; Retry then works', async () => {
+    // The server answers this one request as it does when the product's tools cannot be listed.
+    await owner.route(
+      `**/api/projects/${projectId}/in-app-agent`,
+      async (route) => {
+        if (route.request().method() !== 'POST') return route.continue();
+        const threadId = (JSON.parse(route.request().postData() ?? '{}') as { threadId: string }).threadId;
+        const runId = 'run_toolsunavailable0000000';
+        const events = [
+          { type: 'RUN_STARTED', threadId, runId },
+          { type: 'TEXT_MESSAGE_START', messageId: 'msg_tools_unavailable_user', role: 'user' },
+          { type: 'TEXT_MESSAGE_CONTENT', messageId: 'msg_tools_unavailable_user', delta: 'summarize the project' },
+          { type: 'TEXT_MESSAGE_END', messageId: 'msg_tools_unavailable_user' },
+          { type: 'RUN_ERROR', code: 'TOOLS_UNAVAILABLE', message: 'The tools could not be listed.' },
+        ];
+        await route.fulfill({
+          status: 200,
+          headers: {
+            'content-type': 'text/event-stream',
+            'x-in-app-agent-run-id': runId,
+            'x-in-app-agent-thread-id': threadId,
+          },
+          body: events.map((e, i) => `id: ${i + 1}\ndata: ${JSON.stringify(e)}\n\n`).join(''),
+        });
+      },
+      { times: 1 },
+    );
+    await ask(owner, 'summarize the project');
+    const error = owner.locator(`${PANEL} [data-testid="assistant-error"][data-code="TOOLS_UNAVAILABLE"]`);
+    await error.waitFor();
+    expect(await error.textContent()).toContain("could not reach this project's tools");
+    expect((await announcements(owner)).at(-1)).toMatch(
+      /^The answer failed: The assistant could not reach this project's tools/,
+    );
+    await shotLightAndDark(owner, 'assistant-error-row');
+
+    await error.getByTestId('assistant-retry').click();
+    const summaryCard = owner.locator(`${PANEL} [data-testid="tool-card"][data-tool="get_project_summary"]`).last();
+    await summaryCard.waitFor({ timeout: 15_000 });
+    await waitIdle(owner);
+    expect(await summaryCard.getAttribute('data-status')).toBe('done');
+    expect(await owner.locator(`${PANEL} [data-run-status]`).last().getAttribute('data-run-status')).toBe('completed');
+    // The refused run never reached the server: a reload shows the server's conversation.
+    await owner.reload();
+    await owner.locator(PANEL).waitFor();
+    await waitLoaded(owner);
+    await owner.locator(`${PANEL} [data-testid="tool-card"][data-tool="get_project_summary"]`).last().waitFor();
   });
 
   it('renders unsafe markdown inert', async () => {
@@ -613,7 +669,7 @@ describe('assistant panel', () => {
     // A second conversation, left waiting for an approval (the review shows it as open).
     await ask(owner, 'create an issue titled Waiting for review');
     await owner.locator(`${PANEL} [data-testid="approval-card"][data-state="open"]`).waitFor();
-    waitingConversationId = (await owner.evaluate((p) => window.localStorage.getItem(`in-app-agent:${p}:conversation`), projectId)) ?? '';
+    waitingConversationId = (await owner.locator(PANEL).getAttribute('data-conversation-id')) ?? '';
     expect(waitingConversationId).not.toBe(conversationId);
 
     await owner.locator(`${PANEL} [data-testid="assistant-history"]`).click();

@@ -140,4 +140,17 @@ describe('demo model (default without credentials)', () => {
     expect(textOf(other.events)).toContain('OPENAI_COMPATIBLE_BASE_URL=http://127.0.0.1:11434/v1');
     expect(textOf(other.events)).toContain('AGENT_MODEL_PROVIDER');
   });
+
+  it('holds "close issues 1 and 2" as one batch: one approval per call', async () => {
+    useEnv({});
+    await createIssue(project.id, { title: 'Second issue for the batch' });
+    const body = userMessageBody('close issues 1 and 2');
+    const res = await postAgent(server.url, project.id, project.users.MEMBER.cookie, body);
+    const calls = res.events.filter((e) => e.type === 'TOOL_CALL_START');
+    expect(calls.map((e) => e.type === 'TOOL_CALL_START' && e.toolCallName)).toEqual(['close_issue', 'close_issue']);
+    const end = res.events.at(-1);
+    expect(end?.type).toBe('RUN_FINISHED');
+    const interrupts = end?.type === 'RUN_FINISHED' && end.outcome?.type === 'interrupt' ? end.outcome.interrupts : [];
+    expect(interrupts.map((i) => (i.metadata as { args?: unknown }).args)).toEqual([{ number: 1 }, { number: 2 }]);
+  });
 });

@@ -20,7 +20,7 @@ export default async function ProjectLayout({ children, params }: { children: Re
   const base = `/projects/${encodeURIComponent(ctx.project.id)}`;
   const assistant = ctx.can('agent:use');
   return (
-    <InAppAgentProvider projectId={ctx.project.id}>
+    <InAppAgentProvider projectId={ctx.project.id} userId={ctx.user.id}>
     <div className="flex min-h-screen flex-col">
       <header className="border-b border-slate-200 bg-white dark:border-slate-800 dark:bg-slate-900">
         <div className="mx-auto flex max-w-6xl flex-wrap items-center justify-between gap-3 px-4 py-2.5">

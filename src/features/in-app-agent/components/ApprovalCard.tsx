@@ -1,5 +1,5 @@
 'use client';
-import { useId } from 'react';
+import { useId, useState, type KeyboardEvent as ReactKeyboardEvent } from 'react';
 import type { ApprovalDecidedValue } from '../schema';
 import {
   REASON_TEXT,
@@ -310,18 +310,47 @@ export interface ApprovalBatchProps {
   drafts: Record<string, DraftAnswer | undefined>;
   onDraftChange?: (interruptId: string, draft: DraftAnswer) => void;
   onSubmit?: () => void;
+  /** Approve all / Reject all in one click (each card still gets its own explicit answer). */
+  onAnswerAll?: (decision: 'approve' | 'reject', note?: string) => void;
   submitting?: boolean;
   error?: string | null;
   now: number;
 }
 
-/** The cards of one interrupted run; open ones are answered call by call and submitted once. */
-export function ApprovalBatch({ requests, states, drafts, onDraftChange, onSubmit, submitting, error, now }: ApprovalBatchProps) {
+/** Keyboard shortcuts of a batch, active while the focus is inside it (on a card or its controls). */
+export const BATCH_SHORTCUTS = { approveAll: 'Alt+Shift+A', rejectAll: 'Alt+Shift+R' } as const;
+
+/**
+ * The cards of one interrupted run; open ones are answered call by call and submitted once, or
+ * all at once with Approve all / Reject all.
+ */
+export function ApprovalBatch({
+  requests,
+  states,
+  drafts,
+  onDraftChange,
+  onSubmit,
+  onAnswerAll,
+  submitting,
+  error,
+  now,
+}: ApprovalBatchProps) {
+  const noteId = useId();
+  const [rejectNote, setRejectNote] = useState('');
   const openCount = states.filter((s) => s.kind === 'open').length;
   const answered = requests.filter((r, i) => states[i]?.kind === 'open' && drafts[r.interruptId]?.decision).length;
   const interactive = openCount > 0 && onDraftChange && onSubmit;
+  const answerAll = interactive && onAnswerAll && openCount > 1 && !submitting ? onAnswerAll : undefined;
+  const onKeyDown = (e: ReactKeyboardEvent<HTMLDivElement>) => {
+    // `code`, not `key`: Alt+Shift changes the typed character on some layouts (macOS: Å).
+    if (!answerAll || !e.altKey || !e.shiftKey || e.ctrlKey || e.metaKey || e.nativeEvent.isComposing) return;
+    if (e.code === 'KeyA') answerAll('approve');
+    else if (e.code === 'KeyR') answerAll('reject', rejectNote);
+    else return;
+    e.preventDefault();
+  };
   return (
-    <div className="my-2" data-testid="approval-batch">
+    <div className="my-2" data-testid="approval-batch" onKeyDown={onKeyDown}>
       {requests.map((r, i) => (
         <ApprovalCard
           key={r.interruptId}
@@ -333,6 +362,66 @@ export function ApprovalBatch({ requests, states, drafts, onDraftChange, onSubmi
           disabled={submitting}
         />
       ))}
+      {interactive && onAnswerAll && openCount > 1 ? (
+        <div
+          role="group"
+          aria-label={`Answer all ${openCount} requests`}
+          className={[
+            'mb-2 flex flex-wrap items-center gap-2 rounded-md border border-slate-300 bg-slate-50 p-2 text-sm',
+            'dark:border-slate-600 dark:bg-slate-800',
+          ].join(' ')}
+          data-testid="approval-all"
+        >
+          <button
+            type="button"
+            data-testid="approval-approve-all"
+            aria-keyshortcuts={BATCH_SHORTCUTS.approveAll}
+            title={`Approve all ${openCount} (${BATCH_SHORTCUTS.approveAll} while a card has focus)`}
+            onClick={() => onAnswerAll('approve')}
+            disabled={submitting}
+            className={[
+              'rounded border border-emerald-700 px-3 py-1 font-medium text-emerald-800 hover:bg-emerald-50',
+              'disabled:opacity-50 dark:text-emerald-300 dark:hover:bg-emerald-950',
+            ].join(' ')}
+          >
+            <span aria-hidden="true">✓ </span>Approve all
+          </button>
+          <button
+            type="button"
+            data-testid="approval-reject-all"
+            aria-keyshortcuts={BATCH_SHORTCUTS.rejectAll}
+            title={`Reject all ${openCount} (${BATCH_SHORTCUTS.rejectAll} while a card has focus)`}
+            onClick={() => onAnswerAll('reject', rejectNote)}
+            disabled={submitting}
+            className={[
+              'rounded border border-red-700 px-3 py-1 font-medium text-red-800 hover:bg-red-50',
+              'disabled:opacity-50 dark:text-red-300 dark:hover:bg-red-950',
+            ].join(' ')}
+          >
+            <span aria-hidden="true">⊘ </span>Reject all
+          </button>
+          <label htmlFor={noteId} className="sr-only">
+            Note for the assistant with Reject all (optional)
+          </label>
+          <input
+            id={noteId}
+            data-testid="approval-reject-all-note"
+            value={rejectNote}
+            onChange={(e) => setRejectNote(e.target.value)}
+            maxLength={2000}
+            disabled={submitting}
+            placeholder="Note with Reject all (optional)"
+            className={[
+              'min-w-0 flex-1 rounded border border-slate-300 bg-white px-2 py-1 text-xs dark:border-slate-600',
+              'dark:bg-slate-950',
+            ].join(' ')}
+          />
+          <p className="w-full text-xs text-slate-600 dark:text-slate-300">
+            Every request gets its own answer. Shortcuts while a card has focus: {BATCH_SHORTCUTS.approveAll} approves
+            all, {BATCH_SHORTCUTS.rejectAll} rejects all.
+          </p>
+        </div>
+      ) : null}
       {interactive ? (
         <div className="sticky bottom-0 flex flex-wrap items-center gap-2 rounded-md border border-slate-300 bg-white p-2 text-sm dark:border-slate-600 dark:bg-slate-900">
           <button

@@ -9,7 +9,9 @@ import { LIMITS } from '../constants';
 import { ConversationList } from './ConversationList';
 import { ConversationMessages } from './ConversationMessages';
 import { EmptyState } from './EmptyState';
+import type { ConnectionPhase } from './agent-store';
 import { isTextField, useInAppAgent, type Announcement } from './InAppAgentProvider';
+import { QueuedMessages } from './QueuedMessages';
 import { UndoToast } from './UndoToast';
 import { ModelNotice } from './ModelNotice';
 import { suggestionsFor, type Suggestion } from './page-context';
@@ -118,6 +120,15 @@ function ResizeHandle({ width, setWidth }: { width: number; setWidth: (w: number
     />
   );
 }
+
+/** What the status line under the input says while an answer runs. */
+const CONNECTION_TEXT: Record<ConnectionPhase, string> = {
+  idle: '',
+  sending: 'Sending…',
+  streaming: 'The assistant is answering… (Enter queues a message)',
+  reconnecting: 'Reconnecting…',
+  stopping: 'Stopping…',
+};
 
 export function AssistantPanel() {
   const a = useInAppAgent();
@@ -248,6 +259,7 @@ export function AssistantPanel() {
         tabIndex={-1}
         data-testid="assistant-panel"
         data-layout={desktop ? 'docked' : 'fullscreen'}
+        data-conversation-id={a.conversationId ?? ''}
         aria-label="Assistant"
         role={desktop ? undefined : 'dialog'}
         aria-modal={desktop ? undefined : true}
@@ -337,6 +349,7 @@ export function AssistantPanel() {
                       drafts: a.approvalDrafts,
                       onDraftChange: a.setApprovalDraft,
                       onSubmit: a.submitApprovals,
+                      onAnswerAll: a.answerAll,
                       submitting: a.busy,
                       error: a.approvalError,
                     }}
@@ -367,6 +380,15 @@ export function AssistantPanel() {
                 submit();
               }}
             >
+              <QueuedMessages
+                items={a.queue}
+                busy={a.busy}
+                held={a.queueHeld}
+                onEdit={a.editQueued}
+                onEditing={a.setQueuedEditing}
+                onRemove={a.removeQueued}
+                onSendNow={a.sendQueuedNow}
+              />
               {a.selection ? (
                 <div className="mb-1 flex items-center gap-1 text-xs text-slate-600 dark:text-slate-300" data-testid="assistant-selection">
                   <span className="min-w-0 flex-1 truncate">
@@ -400,18 +422,39 @@ export function AssistantPanel() {
                 className="w-full resize-none rounded-md border border-slate-300 bg-white p-2 text-sm dark:border-slate-600 dark:bg-slate-900"
               />
               <div className="mt-1 flex items-center gap-2">
-                <p id="assistant-blocked" className="min-w-0 flex-1 text-xs text-slate-600 dark:text-slate-300">
-                  {a.blockedReason ?? (a.busy ? 'The assistant is answering…' : (a.inputHint ?? ''))}
+                <p
+                  id="assistant-blocked"
+                  data-testid="assistant-status"
+                  data-connection={a.connection}
+                  className="min-w-0 flex-1 text-xs text-slate-600 dark:text-slate-300"
+                >
+                  {a.blockedReason ?? a.statusNote ?? (a.busy ? CONNECTION_TEXT[a.connection] : (a.inputHint ?? ''))}
                 </p>
                 {a.busy ? (
-                  <button
-                    type="button"
-                    data-testid="assistant-stop"
-                    onClick={a.stop}
-                    className="rounded-md border border-slate-400 px-3 py-1 text-sm font-medium"
-                  >
-                    <span aria-hidden="true">■ </span>Stop
-                  </button>
+                  <>
+                    <button
+                      type="submit"
+                      data-testid="assistant-queue-send"
+                      disabled={!a.canSend || !a.draft.trim()}
+                      title="Queue this message: it is sent when the answer ends (Enter)"
+                      className={[
+                        'rounded-md border border-blue-700 px-3 py-1 text-sm font-medium text-blue-800',
+                        'disabled:opacity-50 dark:text-blue-300',
+                      ].join(' ')}
+                    >
+                      Queue
+                    </button>
+                    <button
+                      type="button"
+                      data-testid="assistant-stop"
+                      onClick={a.stop}
+                      disabled={a.connection === 'stopping'}
+                      className="rounded-md border border-slate-400 px-3 py-1 text-sm font-medium disabled:opacity-50"
+                    >
+                      <span aria-hidden="true">■ </span>
+                      {a.connection === 'stopping' ? 'Stopping…' : 'Stop'}
+                    </button>
+                  </>
                 ) : (
                   <button
                     type="submit"

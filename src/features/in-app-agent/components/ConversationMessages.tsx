@@ -19,6 +19,8 @@ export interface ApprovalControls {
   drafts: Record<string, DraftAnswer | undefined>;
   onDraftChange: (interruptId: string, draft: DraftAnswer) => void;
   onSubmit: () => void;
+  /** Approve all / Reject all of the open batch. */
+  onAnswerAll?: (decision: 'approve' | 'reject', note?: string) => void;
   submitting: boolean;
   error: string | null;
 }
@@ -282,6 +284,7 @@ export function ConversationMessages({
                 drafts={answerable && approvals ? approvals.drafts : {}}
                 onDraftChange={answerable ? approvals?.onDraftChange : undefined}
                 onSubmit={answerable ? approvals?.onSubmit : undefined}
+                onAnswerAll={answerable ? approvals?.onAnswerAll : undefined}
                 submitting={approvals?.submitting}
                 error={answerable ? approvals?.error : null}
                 now={now}

@@ -7,6 +7,7 @@ import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import { useMemo } from 'react';
 import { useTRPCClient } from '@/lib/trpc/client';
 import type { AppRouter } from '@/server/api-root';
+import type { AgentStoreApi } from './agent-store';
 
 type Out = inferRouterOutputs<AppRouter>['agent'];
 type In = inferRouterInputs<AppRouter>['agent'];
@@ -55,4 +56,36 @@ export function trpcErrorCode(err: unknown): string | undefined {
 export function trpcErrorMessage(err: unknown, fallback: string): string {
   const m = (err as { message?: unknown } | null)?.message;
   return typeof m === 'string' && m ? m : fallback;
+}
+
+/**
+ * The data calls the panel's store makes (agent-store.ts), over this host's tRPC: loading a
+ * conversation (with its live run) and feedback. tRPC errors become plain results and messages, so
+ * the store stays free of the host's wiring. `current` returns the latest API (it may change
+ * between renders; the store outlives them).
+ */
+export function agentStoreApi(current: () => AgentApi, projectId: string): AgentStoreApi {
+  return {
+    async loadConversation(conversationId) {
+      try {
+        const res = await current().getConversation({ projectId, conversationId });
+        return { ok: true, view: res.view, feedback: res.feedback, liveRunId: res.liveRunId };
+      } catch (err) {
+        const code = trpcErrorCode(err);
+        return {
+          ok: false,
+          notFound: code === 'NOT_FOUND' || code === 'CONVERSATION_NOT_FOUND',
+          message: trpcErrorMessage(err, 'Could not load the conversation.'),
+        };
+      }
+    },
+    async submitFeedback(input) {
+      try {
+        await current().submitFeedback({ projectId, ...input });
+      } catch (err) {
+        throw new Error(trpcErrorMessage(err, 'Could not save your feedback.'));
+      }
+    },
+    modelInfo: () => current().modelInfo({ projectId }),
+  };
 }

@@ -249,6 +249,27 @@ export function buildResume(requests: ApprovalRequest[], drafts: Record<string, 
   return { ok: true, resume };
 }
 
+/**
+ * Approve all / Reject all: every request of the batch gets the same decision. Edited arguments
+ * stay as the user left them; a note given with Reject all becomes every call's note (one note
+ * for the batch), otherwise each card keeps its own. The resume is then built by `buildResume`,
+ * exactly as for answers chosen card by card: one explicit entry per interrupt.
+ */
+export function draftsForAll(
+  requests: ApprovalRequest[],
+  drafts: Record<string, DraftAnswer | undefined>,
+  decision: 'approve' | 'reject',
+  batchNote = '',
+): Record<string, DraftAnswer> {
+  const note = batchNote.trim();
+  const out: Record<string, DraftAnswer> = {};
+  for (const req of requests) {
+    const current = drafts[req.interruptId] ?? initialDraft(req);
+    out[req.interruptId] = { ...current, decision, feedback: decision === 'reject' && note ? note : current.feedback };
+  }
+  return out;
+}
+
 export type CardState =
   | { kind: 'open' }
   | { kind: 'expired' }

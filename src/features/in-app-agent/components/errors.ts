@@ -23,7 +23,14 @@ const TEXT: Record<string, string> = {
   MODEL_UNAVAILABLE: 'The model is not reachable right now.',
   MODEL_TIMEOUT: 'The model stopped responding, so the answer was ended.',
   TOOL_ERROR: 'A tool failed while answering.',
-  RUN_STALE: 'The answer stopped responding and was ended.',
+  RUN_STALE:
+    'The server that was writing this answer stopped, so the answer was ended. What was already written is kept; ' +
+    'Retry asks again.',
+  TOOLS_UNAVAILABLE:
+    "The assistant could not reach this project's tools just now, so it did not answer (without them it " +
+    'could not look at or change anything here). Wait a moment and retry.',
+  RESUME_WITH_MESSAGE: 'Answer the pending approvals first, then send your message.',
+  RUN_NOT_FOUND: 'That answer is no longer available. It may have been deleted.',
   INTERNAL_ERROR: 'Something went wrong.',
   INTERRUPT_UNKNOWN: 'That approval request is no longer known.',
   INTERRUPT_NOT_YOURS: 'That approval request belongs to someone else.',
@@ -44,6 +51,8 @@ const NOT_RETRYABLE = new Set([
   'FORBIDDEN',
   'PAYLOAD_TOO_LARGE',
   'NO_USER_MESSAGE',
+  'RESUME_WITH_MESSAGE',
+  'RUN_NOT_FOUND',
 ]);
 
 /** Codes whose server message carries a detail the fixed wording lacks (which field, which tool). */
@@ -71,17 +80,13 @@ export function describeError(code: string | undefined, serverMessage?: string):
   return { code, message, retryable: !code || !NOT_RETRYABLE.has(code) };
 }
 
-/** Reads the `{error:{code,message}}` body that @ag-ui/client attaches to a failed HTTP request. */
-export function errorFromHttp(err: unknown): PanelError {
-  const e = err as { status?: number; payload?: unknown; message?: string; name?: string } | null;
-  const payload = e?.payload as { error?: { code?: unknown; message?: unknown } } | undefined;
-  const code = typeof payload?.error?.code === 'string' ? payload.error.code : undefined;
-  const msg = typeof payload?.error?.message === 'string' ? payload.error.message : undefined;
-  if (code || msg) return describeError(code, msg);
-  if (typeof e?.status === 'number') {
-    if (e.status === 401) return describeError('UNAUTHENTICATED');
-    if (e.status === 429) return describeError('RATE_LIMITED');
-    return describeError(e.status >= 500 ? 'INTERNAL_ERROR' : 'INVALID_REQUEST');
-  }
-  return describeError('NETWORK');
+/** The panel's error for an HTTP answer that is not a stream: the `{error:{code,message}}` body, else the status. */
+export function errorFromResponse(status: number, body: unknown): PanelError {
+  const error = (body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+  const code = typeof error?.code === 'string' ? error.code : undefined;
+  const message = typeof error?.message === 'string' ? error.message : undefined;
+  if (code || message) return describeError(code, message);
+  if (status === 401) return describeError('UNAUTHENTICATED');
+  if (status === 429) return describeError('RATE_LIMITED');
+  return describeError(status >= 500 ? 'INTERNAL_ERROR' : 'INVALID_REQUEST');
 }

@@ -2,3 +2,4 @@ export { AssistantPanel } from './AssistantPanel';
 export { AssistantToggle } from './AssistantToggle';
 export { ConversationMessages } from './ConversationMessages';
 export { InAppAgentProvider, useInAppAgent } from './InAppAgentProvider';
+export { forgetAssistantData } from './tab-channel';

@@ -9,6 +9,7 @@
  *   summarize the project
  *   create an issue titled <title>
  *   close issue 3 | delete issue 3
+ *   close issues 3 and 4   (one held call per issue: a batch of approvals)
  *   comment on issue 3: <text>
  *   go to issue 3 | go to the issues page | go to members
  *   notify the webhook: <message>
@@ -50,7 +51,10 @@ export interface DemoModelOptions {
   slowWordDelayMs?: number;
 }
 
-type Plan = { kind: 'text'; text: string; slow?: boolean } | { kind: 'tool'; tool: string; args: Record<string, unknown>; preface?: string };
+type ToolCallPlan = { tool: string; args: Record<string, unknown> };
+type Plan =
+  | { kind: 'text'; text: string; slow?: boolean }
+  | { kind: 'tool'; tool: string; args: Record<string, unknown>; preface?: string; more?: ToolCallPlan[] };
 
 /** The start command the demo model's help shows for a local Ollama (one line, ready to copy). */
 export const DEMO_OLLAMA_COMMAND =
@@ -111,6 +115,19 @@ function planFromUser(text: string, tools: Set<string>): Plan {
 
   const comment = /\bcomment on issue\s*#?(\d+)\s*[:,-]?\s*(.+)$/i.exec(t);
   if (comment) return need('add_comment', { number: Number(comment[1]), body: comment[2]!.slice(0, 2000) }, "I'll add that comment once you approve.");
+
+  // Several issues at once: one call per issue in the same step, so they are held as one batch.
+  const closeMany = /\bclose issues\s+(#?\d+(?:\s*(?:,|and|&)\s*#?\d+)+)/.exec(lower);
+  if (closeMany) {
+    const numbers = [...new Set([...closeMany[1]!.matchAll(/\d+/g)].map((m) => Number(m[0])))].slice(0, 10);
+    const [first, ...rest] = numbers;
+    if (first !== undefined && rest.length > 0) {
+      const names = numbers.map((n) => `#${n}`).join(', ');
+      const plan = need('close_issue', { number: first }, `I'll close issues ${names} once you approve.`);
+      if (plan.kind !== 'tool') return plan;
+      return { ...plan, more: rest.map((n) => ({ tool: 'close_issue', args: { number: n } })) };
+    }
+  }
 
   const close = num(/\bclose issue\s*#?(\d+)/);
   if (close !== undefined) return need('close_issue', { number: close }, `I'll close issue #${close} once you approve.`);
@@ -329,8 +346,12 @@ export function createDemoModel(options: DemoModelOptions = {}): RuntimeModel {
               controller.enqueue({ type: 'text-end', id });
             }
             if (p.kind === 'tool') {
-              controller.enqueue({ type: 'tool-call', toolCallId: `call_demo_${Date.now().toString(36)}_${++callCounter}`, toolName: p.tool, input: JSON.stringify(p.args) });
-              outputTokens += 10;
+              for (const call of [{ tool: p.tool, args: p.args }, ...(p.more ?? [])]) {
+                const toolCallId = `call_demo_${Date.now().toString(36)}_${++callCounter}`;
+                const input = JSON.stringify(call.args);
+                controller.enqueue({ type: 'tool-call', toolCallId, toolName: call.tool, input });
+                outputTokens += 10;
+              }
             }
             controller.enqueue({
               type: 'finish',

@@ -73,6 +73,33 @@ describe('ConversationMessages', () => {
     expect(html).toMatch(/data-testid="tool-card"[^>]*data-status="awaiting-approval"/);
   });
 
+  it('offers Approve all / Reject all (with shortcuts) on a batch of two or more, not on one card or read-only', () => {
+    const single = interruptedRun();
+    const finishedEvent = single.at(-1) as Extract<AgentEvent, { type: 'RUN_FINISHED' }>;
+    const firstInterrupt = finishedEvent.outcome?.type === 'interrupt' ? finishedEvent.outcome.interrupts[0]! : null;
+    const batch: AgentEvent[] = [
+      ...single.slice(0, -1),
+      { type: 'TOOL_CALL_START', toolCallId: 'call_2', toolCallName: 'create_issue', parentMessageId: 'a1' },
+      { type: 'TOOL_CALL_ARGS', toolCallId: 'call_2', delta: '{"title":"Second"}' },
+      { type: 'TOOL_CALL_END', toolCallId: 'call_2' },
+      {
+        ...finishedEvent,
+        outcome: {
+          type: 'interrupt',
+          interrupts: [firstInterrupt!, { ...firstInterrupt!, id: 'int_2', toolCallId: 'call_2' }],
+        },
+      },
+    ];
+    const onAnswerAll = () => undefined;
+    const html = render(batch, { approvals: { ...approvals, onAnswerAll } });
+    expect(html).toMatch(/data-testid="approval-approve-all"[^>]*aria-keyshortcuts="Alt\+Shift\+A"/);
+    expect(html).toMatch(/data-testid="approval-reject-all"[^>]*aria-keyshortcuts="Alt\+Shift\+R"/);
+    expect(html).toContain('data-testid="approval-reject-all-note"');
+    expect(html).toContain('Alt+Shift+A approves all');
+    expect(render(single, { approvals: { ...approvals, onAnswerAll } })).not.toContain('approval-approve-all');
+    expect(render(batch)).not.toContain('approval-approve-all');
+  });
+
   it('read-only (review) shows an open request as waiting for the user, without controls; expired once expired', () => {
     const html = render(interruptedRun());
     expect(html).toContain('data-state="waiting"');

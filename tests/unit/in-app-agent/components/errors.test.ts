@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeError } from '@/features/in-app-agent/components/errors';
+import { describeError, errorFromResponse } from '@/features/in-app-agent/components/errors';
 
 describe('describeError', () => {
   it('says a known refusal once instead of repeating the server wording in brackets', () => {
@@ -21,5 +21,30 @@ describe('describeError', () => {
     expect(describeError('SOMETHING_NEW', 'Plain words.').message).toBe('Plain words.');
     expect(describeError(undefined).message).toBe('Something went wrong.');
     expect(describeError('FORBIDDEN', 'x').retryable).toBe(false);
+  });
+
+  it('explains TOOLS_UNAVAILABLE and RUN_STALE in plain words, both with Retry', () => {
+    const tools = describeError('TOOLS_UNAVAILABLE', 'The tools could not be listed within the set-up budget.');
+    expect(tools.message).toBe(
+      "The assistant could not reach this project's tools just now, so it did not answer (without them it " +
+        'could not look at or change anything here). Wait a moment and retry.',
+    );
+    expect(tools.retryable).toBe(true);
+    const stale = describeError('RUN_STALE', 'The run stopped responding and was closed.');
+    expect(stale.message).toBe(
+      'The server that was writing this answer stopped, so the answer was ended. What was already written ' +
+        'is kept; Retry asks again.',
+    );
+    expect(stale.retryable).toBe(true);
+    expect(describeError('RESUME_WITH_MESSAGE').retryable).toBe(false);
+    expect(describeError('RUN_NOT_FOUND').retryable).toBe(false);
+  });
+
+  it('reads a refused request from its error body, else from its status', () => {
+    const busy = errorFromResponse(409, { error: { code: 'RUN_IN_PROGRESS', message: 'busy' } });
+    expect(busy.code).toBe('RUN_IN_PROGRESS');
+    expect(errorFromResponse(401, null).code).toBe('UNAUTHENTICATED');
+    expect(errorFromResponse(502, 'not json').code).toBe('INTERNAL_ERROR');
+    expect(errorFromResponse(400, {}).code).toBe('INVALID_REQUEST');
   });
 });

@@ -1,0 +1,1491 @@
+/**
+ * The assistant panel's state and everything that changes it, without React or the DOM: the run
+ * lifecycle (start, follow, reattach with backoff, stop), folding every AG-UI event with the
+ * module's reducer, the message queue, approval answers, drafts and feedback, all persisted per
+ * user (storage.ts). React reads it through `useSyncExternalStore` (use-agent-store.ts); the render
+ * components stay prop-driven. It is the only code that talks to the agent routes (through
+ * agent-transport.ts); conversation loading and feedback go through the injected `api`.
+ *
+ * Runs outlive their connection: a closed tab, a reload or a broken network only stops watching.
+ * So this store never stops a run by itself; it reattaches — from the last position it received
+ * after a drop (the server then sends exactly the events after it), from a snapshot after a reload
+ * or when another tab started the run. Stop is a request to the server (any tab may send it); the
+ * run's own terminal event then reaches every tab.
+ *
+ * Connection phases (`state.connection`):
+ *   idle ─send/resume→ sending ─stream→ streaming ─terminal + stream closed→ idle (→ next queued message)
+ *   streaming ─drop→ reconnecting ─backoff, GET ?after=position→ streaming
+ *   streaming|reconnecting ─Stop→ stopping ─terminal (cancelled)→ idle
+ *   idle ─liveRunId / another tab's run→ streaming (from a snapshot)
+ * Everything injected (fetch, timers, storage, channel, frame scheduler) so unit tests drive it.
+ */
+import { AGENT_ERROR_CODES, CUSTOM_EVENTS, INTERRUPT_REASON_TOOL_APPROVAL, LIMITS } from '../constants';
+import { emptyView, openInterrupts } from '../fold';
+import {
+  ConversationViewSchema,
+  ModelInfoSchema,
+  NavigateValueSchema,
+  type AgentEvent,
+  type ConversationView,
+  type ModelInfo,
+  type PageContext,
+  type ResumeEntry,
+} from '../schema';
+import {
+  DraftAnswerSchema,
+  buildResume,
+  draftsForAll,
+  initialDraft,
+  isExpired,
+  readApprovalInterrupt,
+  stableStringify,
+  type ApprovalRequest,
+  type DraftAnswer,
+} from './approval';
+import {
+  createAgentTransport,
+  type AgentTransport,
+  type FetchLike,
+  type OpenedStream,
+  type Refused,
+} from './agent-transport';
+import { describeError, type PanelError } from './errors';
+import type { FeedbackValue } from './FeedbackButtons';
+import { LiveView } from './live-view';
+import { internalPath } from './safe-url';
+import { readSseBatches, type SseFrame } from './sse';
+import {
+  PANEL_WIDTH,
+  SafeStorage,
+  clampWidth,
+  clearAssistantStorage,
+  dropUnattributedKeys,
+  storageKeys,
+  type StorageKeys,
+  type StorageLike,
+} from './storage';
+import { TabMessageSchema, type ChannelLike, type TabMessage } from './tab-channel';
+import { z } from 'zod';
+
+// ------------------------------------------------------------------------------------------------
+// Public shapes
+// ------------------------------------------------------------------------------------------------
+
+/** One message for screen readers (the live region lists the last few). */
+export interface Announcement {
+  id: number;
+  text: string;
+}
+
+export type ConnectionPhase = 'idle' | 'sending' | 'streaming' | 'reconnecting' | 'stopping';
+
+/** A message typed while an answer streams: sent, in order, once the run has ended. */
+export interface QueuedMessage {
+  id: string;
+  text: string;
+  /** Being edited: it waits (and holds the ones after it) until the edit is saved or cancelled. */
+  editing: boolean;
+}
+
+export interface AgentState {
+  projectId: string;
+  userId: string;
+  open: boolean;
+  width: number;
+  conversationId: string | null;
+  view: ConversationView;
+  feedback: Record<string, FeedbackValue | undefined>;
+  /** Unsaved thumbs-down comments of the current conversation, per message. */
+  feedbackDrafts: Record<string, string | undefined>;
+  hydrating: boolean;
+  hydrateError: string | null;
+  connection: ConnectionPhase;
+  /** The run this tab starts or follows. */
+  liveRunId: string | null;
+  /** Failed reattach attempts in a row (0 while connected). */
+  reconnectAttempt: number;
+  /** A user message sent but not yet echoed by the server. */
+  pendingUserMessage: string | null;
+  /** An error of the request itself (refused before any event arrived). */
+  requestError: PanelError | null;
+  /** A short note in the status line (e.g. Stop could not be sent). */
+  statusNote: string | null;
+  model: ModelInfo | null;
+  /** The last few live-region messages, oldest first. */
+  announcements: Announcement[];
+  draft: string;
+  queue: QueuedMessage[];
+  /** Approval answers being prepared, per interrupt id (what the user did; defaults are derived). */
+  approvalDrafts: Record<string, DraftAnswer | undefined>;
+  approvalError: string | null;
+  /** Increments whenever a run ends (the history list refetches). */
+  runsFinished: number;
+  /** The user signed out (in any tab): nothing is kept or sent any more. */
+  signedOut: boolean;
+}
+
+/** What the store needs from the host's data API (tRPC in this product). */
+export interface AgentStoreApi {
+  loadConversation(conversationId: string): Promise<ConversationLoad>;
+  submitFeedback(input: { conversationId: string; messageId: string; value: 1 | -1; comment?: string }): Promise<void>;
+  modelInfo(): Promise<unknown>;
+}
+
+export type ConversationLoad =
+  | {
+      ok: true;
+      view: unknown;
+      feedback?: Record<string, { value: number; comment?: string | null } | undefined>;
+      /** A run still answering in the conversation (on any server instance). */
+      liveRunId?: string | null;
+    }
+  | { ok: false; notFound: boolean; message: string };
+
+/** Timers, injectable so tests control time. */
+export interface Clock {
+  now(): number;
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export interface AgentStoreDeps {
+  projectId: string;
+  userId: string;
+  api: AgentStoreApi;
+  fetch: FetchLike;
+  /** Origin of the routes ('' for same-origin relative URLs). */
+  baseUrl?: string;
+  storage?: { local: StorageLike | null; session: StorageLike | null };
+  clock?: Clock;
+  /** Opens this tab's channel to the other tabs (BroadcastChannel in the browser). */
+  openChannel?: () => ChannelLike | null;
+  /** Runs `callback` before the next paint and returns a cancel function (default: at once). */
+  scheduleFrame?: (callback: () => void) => () => void;
+  /** The page the user is on, sent with each message. */
+  pageContext?: () => PageContext;
+  /** Opens a page of the product when the assistant asks for it (client-side navigation). */
+  navigate?: (path: string) => void;
+  newId?: () => string;
+  /** The viewport width, for the panel's maximum width. */
+  viewportWidth?: () => number | undefined;
+  /** 0..1; spreads reconnect attempts of many tabs (default Math.random). */
+  random?: () => number;
+}
+
+/** Reconnect backoff: the first reattach after a short pause, then doubling up to the cap. */
+export const RECONNECT = { firstDelayMs: 500, maxDelayMs: 15_000 } as const;
+/**
+ * A message refused with RUN_IN_PROGRESS while no other run is live is retried this often: the
+ * run that just ended may still be closing its row.
+ */
+export const CONFLICT_RETRY = { delayMs: 300, attempts: 8 } as const;
+/** After the terminal event the server closes the stream once the end is stored; wait at most this long. */
+export const FINISH_GRACE_MS = 3_000;
+/** A conversation whose last run shows as running but that nobody runs live is looked at again. */
+const STALE_RECHECK = { delayMs: 1_500, attempts: 5 } as const;
+/** Re-checking for a live run when the tab becomes visible again, at most this often. */
+const LIVE_CHECK_MIN_INTERVAL_MS = 2_000;
+const ANNOUNCEMENTS_KEPT = 3;
+/** Frames that arrive this soon after the first frames of a snapshot attach are its catch-up (ms). */
+const CATCH_UP_WINDOW_MS = 300;
+
+const FeedbackDraftSchema = z.string().max(LIMITS.maxFeedbackChars * 2);
+const QueuedMessageSchema = z.object({ id: z.string().max(200), text: z.string().max(LIMITS.maxUserMessageChars) });
+
+export function reconnectDelay(attempt: number, random = 1): number {
+  const full = Math.min(RECONNECT.maxDelayMs, RECONNECT.firstDelayMs * 2 ** Math.max(0, attempt - 1));
+  // Between half and all of the full delay, so tabs that lost the same server do not return in step.
+  return Math.round(full * (0.5 + 0.5 * random));
+}
+
+const approvalsCache = new WeakMap<ConversationView, ApprovalRequest[]>();
+/** The tool approvals still waiting for an answer (of the last, interrupted run). */
+export function selectOpenApprovals(view: ConversationView): ApprovalRequest[] {
+  let found = approvalsCache.get(view);
+  if (!found) {
+    found = openInterrupts(view)
+      .map(readApprovalInterrupt)
+      .filter((request): request is ApprovalRequest => request !== null);
+    approvalsCache.set(view, found);
+  }
+  return found;
+}
+
+/** Each open request's draft: what the user prepared, else the untouched proposal. */
+export function effectiveApprovalDrafts(
+  open: ApprovalRequest[],
+  stored: Record<string, DraftAnswer | undefined>,
+): Record<string, DraftAnswer | undefined> {
+  const out: Record<string, DraftAnswer | undefined> = {};
+  for (const request of open) out[request.interruptId] = stored[request.interruptId] ?? initialDraft(request);
+  return out;
+}
+
+function lastUserText(view: ConversationView): string | null {
+  for (let i = view.messages.length - 1; i >= 0; i--) {
+    const message = view.messages[i]!;
+    if (message.role === 'user') return message.content;
+  }
+  return null;
+}
+
+/** Views equal as JSON (undefined fields and key order ignored). */
+function sameView(a: ConversationView, b: ConversationView): boolean {
+  return stableStringify(JSON.parse(JSON.stringify(a))) === stableStringify(JSON.parse(JSON.stringify(b)));
+}
+
+function navigateHrefFromToolResult(content: string): string | null {
+  try {
+    const value = JSON.parse(content) as unknown;
+    const direct = NavigateValueSchema.safeParse(value);
+    if (direct.success) return direct.data.href;
+    const nested = NavigateValueSchema.safeParse((value as { structuredContent?: unknown } | null)?.structuredContent);
+    return nested.success ? nested.data.href : null;
+  } catch {
+    return null;
+  }
+}
+
+const realClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+function defaultId(): string {
+  if (typeof crypto !== 'undefined' && typeof crypto.randomUUID === 'function') return crypto.randomUUID();
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 12)}`;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Internals
+// ------------------------------------------------------------------------------------------------
+
+type RunRequest =
+  { kind: 'message'; text: string; messageId: string } | { kind: 'resume'; resume: ResumeEntry[] } | { kind: 'follow' };
+
+/** One run this tab starts or follows, across however many HTTP connections it takes. */
+interface Connection {
+  controller: AbortController;
+  runId: string | null;
+  threadId: string;
+  /** The last position received; null: none yet (a reattach then starts from a snapshot). */
+  position: number | null;
+  /** 'sent': this tab started the run, so it follows the assistant's navigation; 'followed': attached. */
+  origin: 'sent' | 'followed';
+  request: RunRequest;
+  /** The server accepted the request (headers or RUN_STARTED). */
+  started: boolean;
+  terminal: boolean;
+  stopRequested: boolean;
+  /** The user message of a 'message' request came back from the server. */
+  echoed: boolean;
+  /** Events replayed right after attaching from a snapshot: not announced again, no navigation. */
+  catchingUp: boolean;
+  /** When the first frames of a snapshot attach arrived (the catch-up burst is measured from it). */
+  catchUpStartedAt: number | null;
+  reconnectAttempt: number;
+  /** A reattach waits for its backoff timer. */
+  reconnectPending: boolean;
+  conflictAttempt: number;
+  announcedDrop: boolean;
+  /** The request got no answer and this tab then followed the conversation's live run. */
+  recovered: boolean;
+}
+
+/** Named timers: setting one replaces the previous of that name; all are cleared on unmount. */
+class TimerBag {
+  private readonly handles = new Map<string, unknown>();
+  constructor(private readonly clock: Clock) {}
+
+  set(name: string, ms: number, callback: () => void): void {
+    this.clear(name);
+    const handle = this.clock.setTimeout(() => {
+      this.handles.delete(name);
+      callback();
+    }, ms);
+    this.handles.set(name, handle);
+  }
+
+  clear(name: string): void {
+    const handle = this.handles.get(name);
+    if (handle !== undefined) this.clock.clearTimeout(handle);
+    this.handles.delete(name);
+  }
+
+  clearAll(): void {
+    for (const handle of this.handles.values()) this.clock.clearTimeout(handle);
+    this.handles.clear();
+  }
+
+  get size(): number {
+    return this.handles.size;
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// The store
+// ------------------------------------------------------------------------------------------------
+
+export class AgentStore {
+  private state: AgentState;
+  private readonly listeners = new Set<() => void>();
+  private readonly clock: Clock;
+  private readonly timers: TimerBag;
+  private readonly transport: AgentTransport;
+  private readonly local: SafeStorage;
+  private readonly session: SafeStorage;
+  private readonly keys: StorageKeys;
+  private readonly liveView = new LiveView();
+  private connection: Connection | null = null;
+  private channel: ChannelLike | null = null;
+  private mounted = false;
+  /** Which conversation the view holds (undefined: none loaded yet; null: a new conversation). */
+  private loadedConversationId: string | null | undefined = undefined;
+  private hydrateToken = 0;
+  private cancelFrame: (() => void) | null = null;
+  private navigated = new Set<string>();
+  private lastSentText: string | null = null;
+  /** A run another tab started while this one was still busy: followed next. */
+  private pendingAttachRunId: string | null = null;
+  private announcementId = 0;
+  private modelRequested = false;
+  private lastLiveCheck = -Infinity;
+
+  constructor(private readonly deps: AgentStoreDeps) {
+    this.clock = deps.clock ?? realClock;
+    this.timers = new TimerBag(this.clock);
+    this.transport = createAgentTransport({ fetch: deps.fetch, baseUrl: deps.baseUrl, projectId: deps.projectId });
+    this.local = new SafeStorage(deps.storage?.local ?? null);
+    this.session = new SafeStorage(deps.storage?.session ?? null);
+    this.keys = storageKeys(deps.userId, deps.projectId);
+    this.state = this.initialState();
+  }
+
+  // ---------------------------------------------------------------- external store contract
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  readonly getSnapshot = (): AgentState => this.state;
+
+  private initialState(): AgentState {
+    return {
+      projectId: this.deps.projectId,
+      userId: this.deps.userId,
+      open: false,
+      width: PANEL_WIDTH.default,
+      conversationId: null,
+      view: this.liveView.snapshot(),
+      feedback: {},
+      feedbackDrafts: {},
+      hydrating: false,
+      hydrateError: null,
+      connection: 'idle',
+      liveRunId: null,
+      reconnectAttempt: 0,
+      pendingUserMessage: null,
+      requestError: null,
+      statusNote: null,
+      model: null,
+      announcements: [],
+      draft: '',
+      queue: [],
+      approvalDrafts: {},
+      approvalError: null,
+      runsFinished: 0,
+      signedOut: false,
+    };
+  }
+
+  private set(patch: Partial<AgentState>): void {
+    this.state = { ...this.state, ...patch };
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  /**
+   * Starts the store in the browser: reads what this user kept, listens to the other tabs, and
+   * loads (and reattaches to) the current conversation when the panel is open or messages wait
+   * in its queue. Safe to call again after `unmount`.
+   */
+  mount(): void {
+    if (this.mounted || this.state.signedOut) return;
+    this.mounted = true;
+    dropUnattributedKeys(this.deps.storage?.local ?? null);
+    const width = Number(this.local.read(this.keys.width()));
+    const conversationId = this.local.read(this.keys.conversation()) || null;
+    this.set({
+      width: width ? clampWidth(width, this.deps.viewportWidth?.()) : PANEL_WIDTH.default,
+      open: this.local.read(this.keys.open()) === '1',
+      conversationId,
+      draft: this.local.read(this.keys.draft(conversationId)) ?? '',
+      queue: this.readQueue(conversationId),
+    });
+    this.channel = this.deps.openChannel?.() ?? null;
+    this.channel?.listen((data) => this.onTabMessage(data));
+    if (this.state.open || this.state.queue.length > 0) this.ensureLoaded();
+    if (this.state.open) this.ensureModelInfo();
+  }
+
+  /**
+   * Stops watching: closes the stream (the run goes on on the server), timers and the channel.
+   * The panel never stops a run because it unmounts or the page reloads.
+   */
+  unmount(): void {
+    if (!this.mounted) return;
+    this.mounted = false;
+    this.dropConnection();
+    this.timers.clearAll();
+    this.cancelFrame?.();
+    this.cancelFrame = null;
+    this.channel?.close();
+    this.channel = null;
+    this.hydrateToken++;
+    this.loadedConversationId = undefined;
+    this.pendingAttachRunId = null;
+    this.set({ connection: 'idle', liveRunId: null, hydrating: false, reconnectAttempt: 0 });
+  }
+
+  /** Open timers (tests check that nothing outlives an unmount). */
+  get pendingTimers(): number {
+    return this.timers.size;
+  }
+
+  // ---------------------------------------------------------------- panel
+
+  setOpen(open: boolean): void {
+    this.local.write(this.keys.open(), open ? '1' : null);
+    this.set({ open });
+    if (open) {
+      this.ensureLoaded();
+      this.ensureModelInfo();
+    }
+  }
+
+  setWidth(width: number): void {
+    const clamped = clampWidth(width, this.deps.viewportWidth?.());
+    this.local.write(this.keys.width(), String(clamped));
+    this.set({ width: clamped });
+  }
+
+  /** Loads the current conversation when the view does not hold it yet. */
+  ensureLoaded(): void {
+    if (!this.mounted || this.state.signedOut) return;
+    const id = this.state.conversationId;
+    if (this.loadedConversationId === id) return;
+    if (id) {
+      void this.hydrate(id);
+    } else {
+      this.loadedConversationId = null;
+      this.replaceView(emptyView());
+      this.flushQueue();
+    }
+  }
+
+  /** The model notice: from the stream, the replay, or else the server's configuration. */
+  ensureModelInfo(): void {
+    if (this.state.model || this.modelRequested) return;
+    this.modelRequested = true;
+    this.deps.api
+      .modelInfo()
+      .then((info) => {
+        const parsed = ModelInfoSchema.safeParse(info);
+        if (parsed.success && !this.state.model) this.set({ model: parsed.data });
+      })
+      .catch(() => {
+        this.modelRequested = false;
+      });
+  }
+
+  // ---------------------------------------------------------------- input, queue
+
+  /** The message being typed, kept per conversation so a reload does not lose it. */
+  setDraft(text: string): void {
+    this.local.write(this.keys.draft(this.state.conversationId), text);
+    this.set({ draft: text });
+  }
+
+  /**
+   * Sends `text` (or the draft). While an answer streams (or the conversation is still loading)
+   * the message is queued instead and sent once the run has ended.
+   */
+  send(text?: string): void {
+    if (this.state.signedOut || !this.mounted) return;
+    const body = (text ?? this.state.draft).trim();
+    if (!body) return;
+    if (body.length > LIMITS.maxUserMessageChars) {
+      this.set({ requestError: describeError('PAYLOAD_TOO_LARGE') });
+      return;
+    }
+    if (text === undefined || text === this.state.draft) this.setDraft('');
+    if (this.connection || this.state.hydrating) {
+      this.enqueue(body);
+      return;
+    }
+    this.startRun({ kind: 'message', text: body, messageId: this.newId() });
+  }
+
+  private enqueue(text: string): void {
+    const queue = [...this.state.queue, { id: this.newId(), text, editing: false }];
+    this.setQueue(queue);
+    this.announce(
+      queue.length === 1
+        ? 'Message queued: it is sent when the answer ends.'
+        : `Message queued (${queue.length} waiting).`,
+    );
+  }
+
+  editQueued(id: string, text: string): void {
+    this.setQueue(
+      this.state.queue.map((item) =>
+        item.id === id ? { ...item, text: text.slice(0, LIMITS.maxUserMessageChars) } : item,
+      ),
+    );
+  }
+
+  /** Starts or ends editing a queued message; it is not sent while being edited. */
+  setQueuedEditing(id: string, editing: boolean): void {
+    const queue = this.state.queue
+      .map((item) => (item.id === id ? { ...item, editing } : item))
+      // Saving an emptied message removes it.
+      .filter((item) => item.editing || item.text.trim() !== '');
+    this.setQueue(queue);
+    if (!editing) this.flushQueue();
+  }
+
+  removeQueued(id: string): void {
+    this.setQueue(this.state.queue.filter((item) => item.id !== id));
+    this.flushQueue();
+  }
+
+  /** Sends a queued message at once (only while no answer runs; it leaves open approvals unanswered). */
+  sendQueuedNow(id: string): void {
+    const item = this.state.queue.find((entry) => entry.id === id);
+    if (!item || this.connection || this.state.signedOut) return;
+    this.setQueue(this.state.queue.filter((entry) => entry.id !== id));
+    this.startRun({ kind: 'message', text: item.text.trim(), messageId: this.newId() });
+  }
+
+  private setQueue(queue: QueuedMessage[]): void {
+    this.session.writeList(
+      this.keys.queue(this.state.conversationId),
+      queue.map(({ id, text }) => ({ id, text })),
+    );
+    this.set({ queue });
+  }
+
+  private readQueue(conversationId: string | null): QueuedMessage[] {
+    return this.session
+      .readList(this.keys.queue(conversationId), QueuedMessageSchema)
+      .map((item) => ({ ...item, editing: false }));
+  }
+
+  /**
+   * Sends the next queued message when nothing runs. Approvals still open hold the queue (a new
+   * message would leave them unanswered); it goes on once they are answered or expire.
+   */
+  private flushQueue(): void {
+    if (!this.mounted || this.state.signedOut || this.connection || this.state.hydrating) return;
+    if (this.loadedConversationId !== this.state.conversationId) return;
+    const head = this.state.queue[0];
+    if (!head || head.editing) return;
+    const now = this.clock.now();
+    const waiting = selectOpenApprovals(this.state.view).filter((request) => !isExpired(request.expiresAt, now));
+    if (waiting.length > 0) {
+      const soonest = Math.min(...waiting.map((request) => Date.parse(request.expiresAt ?? '') || Infinity));
+      if (Number.isFinite(soonest))
+        this.timers.set('queue-expiry', Math.max(0, soonest - now) + 50, () => this.flushQueue());
+      return;
+    }
+    this.setQueue(this.state.queue.slice(1));
+    this.startRun({ kind: 'message', text: head.text.trim(), messageId: this.newId() });
+  }
+
+  /** Resends the last message (after a failed answer or a refused request). */
+  retry(): void {
+    if (this.connection || this.state.signedOut) return;
+    const text = this.lastSentText ?? lastUserText(this.state.view);
+    if (!text) return;
+    if (this.state.draft.trim() === text.trim()) this.setDraft('');
+    this.startRun({ kind: 'message', text, messageId: this.newId() });
+  }
+
+  // ---------------------------------------------------------------- approvals
+
+  setApprovalDraft(interruptId: string, draft: DraftAnswer): void {
+    const next = { ...this.state.approvalDrafts, [interruptId]: draft };
+    if (this.state.conversationId) this.local.writeRecord(this.keys.approvals(this.state.conversationId), next);
+    this.set({ approvalDrafts: next, approvalError: null });
+  }
+
+  /** Sends every answer of the batch in one request (a new run continues from them). */
+  submitApprovals(): void {
+    if (this.connection || this.state.signedOut) return;
+    const open = selectOpenApprovals(this.state.view);
+    const result = buildResume(open, effectiveApprovalDrafts(open, this.state.approvalDrafts), this.clock.now());
+    if (!result.ok) {
+      this.set({ approvalError: result.error });
+      return;
+    }
+    this.startRun({ kind: 'resume', resume: result.resume });
+  }
+
+  /** Approve all / Reject all: one click answers every card, each with its own explicit entry. */
+  answerAll(decision: 'approve' | 'reject', note?: string): void {
+    if (this.connection || this.state.signedOut) return;
+    const open = selectOpenApprovals(this.state.view);
+    if (open.length === 0) return;
+    const drafts = draftsForAll(open, effectiveApprovalDrafts(open, this.state.approvalDrafts), decision, note);
+    // Kept like answers chosen card by card, so a refused request still shows what was chosen.
+    for (const [interruptId, draft] of Object.entries(drafts)) this.setApprovalDraft(interruptId, draft);
+    this.submitApprovals();
+  }
+
+  private clearApprovalDrafts(): void {
+    if (this.state.conversationId) this.local.writeRecord(this.keys.approvals(this.state.conversationId), {});
+    this.set({ approvalDrafts: {} });
+  }
+
+  // ---------------------------------------------------------------- feedback
+
+  async submitFeedback(messageId: string, value: 1 | -1, comment?: string): Promise<void> {
+    const conversationId = this.state.conversationId;
+    if (!conversationId) throw new Error('Send a message first.');
+    const previous = this.state.feedback[messageId];
+    this.set({ feedback: { ...this.state.feedback, [messageId]: { value, comment: comment ?? null } } });
+    try {
+      await this.deps.api.submitFeedback({ conversationId, messageId, value, ...(comment ? { comment } : {}) });
+    } catch (err) {
+      this.set({ feedback: { ...this.state.feedback, [messageId]: previous } });
+      throw err instanceof Error ? err : new Error('Could not save your feedback.');
+    }
+  }
+
+  setFeedbackDraft(messageId: string, text: string | null): void {
+    const next = { ...this.state.feedbackDrafts };
+    if (text === null) delete next[messageId];
+    else next[messageId] = text.slice(0, LIMITS.maxFeedbackChars * 2);
+    if (this.state.conversationId) this.local.writeRecord(this.keys.feedbackDrafts(this.state.conversationId), next);
+    this.set({ feedbackDrafts: next });
+  }
+
+  // ---------------------------------------------------------------- conversations
+
+  newConversation(): void {
+    if (this.connection) return;
+    this.hydrateToken++;
+    this.timers.clear('stale-recheck');
+    this.setConversationId(null);
+    this.loadedConversationId = null;
+    this.replaceView(emptyView());
+    this.resetConversationState();
+    this.set({
+      feedback: {},
+      hydrating: false,
+      draft: this.local.read(this.keys.draft(null)) ?? '',
+      queue: this.readQueue(null),
+    });
+    this.flushQueue();
+  }
+
+  selectConversation(id: string): void {
+    if (this.connection) return;
+    this.timers.clear('stale-recheck');
+    this.setConversationId(id);
+    this.resetConversationState();
+    this.loadedConversationId = id;
+    this.replaceView(emptyView(id));
+    this.set({ feedback: {}, draft: this.local.read(this.keys.draft(id)) ?? '', queue: this.readQueue(id) });
+    void this.hydrate(id);
+  }
+
+  /** A conversation was deleted: its kept work goes too, and the panel leaves it if it is open. */
+  forgetConversation(id: string): void {
+    this.local.write(this.keys.draft(id), null);
+    this.local.write(this.keys.approvals(id), null);
+    this.local.write(this.keys.feedbackDrafts(id), null);
+    this.session.write(this.keys.queue(id), null);
+    if (this.state.conversationId === id) this.newConversation();
+  }
+
+  private setConversationId(id: string | null): void {
+    this.local.write(this.keys.conversation(), id);
+    this.set({ conversationId: id });
+  }
+
+  private resetConversationState(): void {
+    this.lastSentText = null;
+    this.set({
+      approvalDrafts: {},
+      feedbackDrafts: {},
+      approvalError: null,
+      requestError: null,
+      statusNote: null,
+      pendingUserMessage: null,
+    });
+  }
+
+  /**
+   * A new conversation got its id (the first message was accepted): what is typed or queued now
+   * belongs to it.
+   */
+  private adoptConversation(id: string): void {
+    if (this.state.conversationId === id) return;
+    const before = this.state.conversationId;
+    this.local.write(this.keys.draft(before), null);
+    this.local.write(this.keys.draft(id), this.state.draft || null);
+    this.session.write(this.keys.queue(before), null);
+    this.setConversationId(id);
+    this.loadedConversationId = id;
+    this.setQueue(this.state.queue);
+  }
+
+  // ---------------------------------------------------------------- loading a conversation
+
+  /**
+   * Loads a conversation from the server and follows its live run when it has one. `quiet`
+   * (a re-check): no loading state, and the view is replaced only when the server's copy differs,
+   * so nothing flickers.
+   */
+  private async hydrate(id: string, opts: { quiet?: boolean; attempt?: number } = {}): Promise<void> {
+    const quiet = opts.quiet === true;
+    const token = ++this.hydrateToken;
+    if (!quiet) this.set({ hydrating: true, hydrateError: null });
+    let load: ConversationLoad;
+    try {
+      load = await this.deps.api.loadConversation(id);
+    } catch {
+      load = { ok: false, notFound: false, message: 'Could not load the conversation.' };
+    }
+    if (token !== this.hydrateToken || !this.mounted || this.state.conversationId !== id) return;
+    if (!load.ok) {
+      if (load.notFound) {
+        // Deleted (maybe in another tab) or not ours: start fresh instead of showing an error.
+        // What was typed or queued for it moves into the new conversation's input, unsent.
+        const unsent = [this.state.draft, ...this.state.queue.map((item) => item.text)].filter((text) => text.trim());
+        this.forgetConversation(id);
+        if (unsent.length && !this.state.draft.trim()) this.setDraft(unsent.join('\n\n'));
+        this.set({ hydrating: false });
+      } else {
+        this.set({ hydrating: false, ...(quiet ? {} : { hydrateError: load.message }) });
+      }
+      return;
+    }
+    const parsed = ConversationViewSchema.safeParse(load.view);
+    if (!parsed.success) {
+      this.set({ hydrating: false, ...(quiet ? {} : { hydrateError: 'Could not read the conversation.' }) });
+      return;
+    }
+    const view = parsed.data;
+    this.loadedConversationId = id;
+    if (this.connection) {
+      // A live stream owns the view now; it is exact.
+      this.set({ hydrating: false });
+      return;
+    }
+    if (!quiet || !sameView(view, this.liveView.current)) this.replaceView(view);
+    const patch: Partial<AgentState> = { hydrating: false };
+    if (!quiet) {
+      const feedback: Record<string, FeedbackValue> = {};
+      for (const [messageId, entry] of Object.entries(load.feedback ?? {})) {
+        if (entry) feedback[messageId] = { value: entry.value === 1 ? 1 : -1, comment: entry.comment ?? null };
+      }
+      patch.feedback = feedback;
+    }
+    const model = [...view.runs].reverse().find((run) => run.model)?.model;
+    if (model) patch.model = model;
+    this.set(patch);
+    this.restoreKeptWork(id, view);
+
+    const liveRunId = load.liveRunId ?? null;
+    const lastRun = view.runs.at(-1);
+    if (liveRunId && !this.hasSeenEnd(liveRunId)) {
+      this.attach(liveRunId);
+      return;
+    }
+    if (lastRun?.status === 'running' && (opts.attempt ?? 0) < STALE_RECHECK.attempts) {
+      // Marked running but nobody runs it (its server stopped): the sweep closes it soon.
+      this.timers.set('stale-recheck', STALE_RECHECK.delayMs, () => {
+        if (!this.connection && this.state.conversationId === id)
+          void this.hydrate(id, { quiet: true, attempt: (opts.attempt ?? 0) + 1 });
+      });
+    }
+    this.flushQueue();
+  }
+
+  /** True when this tab already saw that run end (its row may still be closing on the server). */
+  private hasSeenEnd(runId: string): boolean {
+    return this.liveView.current.runs.some((run) => run.runId === runId && run.status !== 'running');
+  }
+
+  /**
+   * Restores the approval answers and thumbs-down comments kept for a conversation: those of
+   * requests still open and of messages still there; the rest is dropped from storage.
+   */
+  private restoreKeptWork(id: string, view: ConversationView): void {
+    const now = this.clock.now();
+    const openIds = new Set(
+      openInterrupts(view)
+        .filter(
+          (interrupt) => interrupt.reason === INTERRUPT_REASON_TOOL_APPROVAL && !isExpired(interrupt.expiresAt, now),
+        )
+        .map((interrupt) => interrupt.id),
+    );
+    const storedApprovals = this.local.readRecord(this.keys.approvals(id), DraftAnswerSchema);
+    const approvals: Record<string, DraftAnswer> = {};
+    for (const [interruptId, draft] of Object.entries(storedApprovals))
+      if (openIds.has(interruptId)) approvals[interruptId] = draft;
+    this.local.writeRecord(this.keys.approvals(id), approvals);
+
+    const messageIds = new Set(view.messages.filter((m) => m.role === 'assistant').map((m) => m.id));
+    const storedComments = this.local.readRecord(this.keys.feedbackDrafts(id), FeedbackDraftSchema);
+    const comments: Record<string, string> = {};
+    for (const [messageId, text] of Object.entries(storedComments))
+      if (messageIds.has(messageId)) comments[messageId] = text;
+    this.local.writeRecord(this.keys.feedbackDrafts(id), comments);
+    this.set({ approvalDrafts: approvals, feedbackDrafts: comments });
+  }
+
+  /**
+   * The tab became visible again (or got the focus): the conversation may have moved on in
+   * another tab or window. Looks for a live run quietly and follows it.
+   */
+  checkLiveRun(): void {
+    const id = this.state.conversationId;
+    if (!this.mounted || this.connection || !id || this.loadedConversationId !== id || this.state.signedOut) return;
+    const now = this.clock.now();
+    if (now - this.lastLiveCheck < LIVE_CHECK_MIN_INTERVAL_MS) return;
+    this.lastLiveCheck = now;
+    void this.hydrate(id, { quiet: true });
+  }
+
+  /** The network is back: a pending reattach goes now instead of at the end of its backoff. */
+  reconnectNow(): void {
+    const connection = this.connection;
+    if (!connection || !connection.reconnectPending) return;
+    this.timers.clear('reconnect');
+    void this.reattach(connection);
+  }
+
+  // ---------------------------------------------------------------- runs
+
+  private startRun(request: Exclude<RunRequest, { kind: 'follow' }>): void {
+    if (this.connection || !this.mounted) return;
+    const threadId = this.state.conversationId ?? this.newId();
+    const connection = this.newConnection({ threadId, request, origin: 'sent' });
+    this.connection = connection;
+    this.navigated = new Set();
+    this.hydrateToken++; // a late load must not overwrite the live view
+    this.timers.clear('stale-recheck');
+    this.timers.clear('queue-expiry');
+    if (request.kind === 'message') this.lastSentText = request.text;
+    this.set({
+      connection: 'sending',
+      hydrating: false,
+      requestError: null,
+      approvalError: null,
+      statusNote: null,
+      pendingUserMessage: request.kind === 'message' ? request.text : null,
+    });
+    void this.sendRequest(connection);
+  }
+
+  private newConnection(init: Pick<Connection, 'threadId' | 'request' | 'origin'> & { runId?: string }): Connection {
+    return {
+      controller: new AbortController(),
+      runId: init.runId ?? null,
+      threadId: init.threadId,
+      position: null,
+      origin: init.origin,
+      request: init.request,
+      started: init.request.kind === 'follow',
+      terminal: false,
+      stopRequested: false,
+      echoed: false,
+      catchingUp: init.request.kind === 'follow',
+      catchUpStartedAt: null,
+      reconnectAttempt: 0,
+      reconnectPending: false,
+      conflictAttempt: 0,
+      announcedDrop: false,
+      recovered: false,
+    };
+  }
+
+  /** POSTs the request of `connection` and reads its stream. */
+  private async sendRequest(connection: Connection): Promise<void> {
+    const request = connection.request;
+    if (request.kind === 'follow') return;
+    connection.controller = new AbortController();
+    const result = await this.transport.startRun(
+      {
+        threadId: connection.threadId,
+        ...(request.kind === 'message'
+          ? { message: { id: request.messageId, text: request.text } }
+          : { resume: request.resume }),
+        pageContext: this.deps.pageContext?.() ?? {},
+      },
+      connection.controller.signal,
+    );
+    if (connection !== this.connection) return;
+    if (result.kind === 'stream') {
+      connection.started = true;
+      connection.runId = result.runId;
+      if (result.threadId) this.adoptConversation(result.threadId);
+      if (result.runId) {
+        this.post({
+          kind: 'run-started',
+          userId: this.deps.userId,
+          projectId: this.deps.projectId,
+          conversationId: result.threadId ?? connection.threadId,
+          runId: result.runId,
+        });
+      }
+      this.set({ connection: connection.stopRequested ? 'stopping' : 'streaming', liveRunId: result.runId });
+      if (connection.stopRequested) void this.requestCancel(connection);
+      await this.consume(connection, result);
+    } else if (result.kind === 'refused') {
+      await this.onRefused(connection, result);
+    } else {
+      await this.onUnreachable(connection);
+    }
+  }
+
+  /** Follows a run this tab did not start (or no longer holds a stream of), from a snapshot. */
+  private attach(runId: string): void {
+    if (!this.mounted || this.state.signedOut) return;
+    if (this.connection) {
+      if (this.connection.runId !== runId) this.pendingAttachRunId = runId;
+      return;
+    }
+    const threadId = this.state.conversationId;
+    if (!threadId) return;
+    const connection = this.newConnection({ threadId, request: { kind: 'follow' }, origin: 'followed', runId });
+    this.connection = connection;
+    this.hydrateToken++;
+    this.timers.clear('stale-recheck');
+    this.timers.clear('queue-expiry');
+    this.set({ connection: 'streaming', liveRunId: runId, hydrating: false });
+    void this.reattach(connection);
+  }
+
+  /** Reads a run's stream until it ends or breaks. */
+  private async consume(connection: Connection, stream: OpenedStream): Promise<void> {
+    try {
+      for await (const batch of readSseBatches(stream.body)) {
+        if (connection !== this.connection) return;
+        if (connection.reconnectAttempt > 0 || this.state.connection === 'reconnecting') {
+          connection.reconnectAttempt = 0;
+          this.set({ connection: connection.stopRequested ? 'stopping' : 'streaming', reconnectAttempt: 0 });
+        }
+        if (connection.catchingUp) {
+          // The server sends what the run already said at once, on attach: frames arriving within
+          // a short window of the first are that catch-up; later ones are live.
+          const now = this.clock.now();
+          connection.catchUpStartedAt ??= now;
+          if (now - connection.catchUpStartedAt > CATCH_UP_WINDOW_MS) connection.catchingUp = false;
+        }
+        for (const frame of batch) this.onFrame(connection, frame);
+        this.scheduleRender();
+      }
+    } catch {
+      // The connection broke (or this tab let go of it): handled below.
+    }
+    if (connection !== this.connection) return;
+    if (connection.terminal) this.finishRun(connection);
+    else this.dropped(connection);
+  }
+
+  private onFrame(connection: Connection, frame: SseFrame): void {
+    if (frame.position !== null) {
+      // Never apply an event twice: a reattach asks for the events after this position.
+      if (connection.position !== null && frame.position <= connection.position) return;
+      connection.position = frame.position;
+    }
+    if (connection.terminal) return;
+    const event = frame.event;
+    this.liveView.apply(event);
+    this.afterEvent(connection, event);
+  }
+
+  /** What an event means beyond the view: ids, announcements, navigation, the end of the run. */
+  private afterEvent(connection: Connection, event: AgentEvent): void {
+    switch (event.type) {
+      case 'RUN_STARTED':
+        connection.started = true;
+        connection.runId ??= event.runId;
+        if (event.threadId) this.adoptConversation(event.threadId);
+        // The server accepted the answers: the prepared drafts are done.
+        if (connection.request.kind === 'resume') this.clearApprovalDrafts();
+        break;
+      case 'TEXT_MESSAGE_START':
+        if (event.role === 'user' && this.state.pendingUserMessage !== null) this.set({ pendingUserMessage: null });
+        break;
+      case 'TEXT_MESSAGE_END': {
+        const message = this.liveView.current.messages.findLast((m) => m.id === event.messageId);
+        if (
+          message?.role === 'user' &&
+          connection.request.kind === 'message' &&
+          message.content.trim() === connection.request.text.trim()
+        ) {
+          connection.echoed = true;
+        }
+        if (message?.role === 'assistant' && message.content.trim() && !connection.catchingUp) {
+          const text = message.content.length > 600 ? `${message.content.slice(0, 600)}…` : message.content;
+          this.announce(`Assistant: ${text}`);
+        }
+        break;
+      }
+      case 'TOOL_CALL_RESULT': {
+        const owner = this.liveView.current.messages.findLast(
+          (m) => m.role === 'assistant' && m.toolCalls.some((call) => call.id === event.toolCallId),
+        );
+        const call = owner?.role === 'assistant' ? owner.toolCalls.find((c) => c.id === event.toolCallId) : undefined;
+        if (call?.name === 'navigate') this.navigateFor(connection, navigateHrefFromToolResult(event.content));
+        break;
+      }
+      case 'CUSTOM':
+        if (event.name === CUSTOM_EVENTS.model) {
+          const info = ModelInfoSchema.safeParse(event.value);
+          if (info.success) this.set({ model: info.data });
+        } else if (event.name === CUSTOM_EVENTS.navigate) {
+          const navigation = NavigateValueSchema.safeParse(event.value);
+          if (navigation.success) this.navigateFor(connection, navigation.data.href);
+        }
+        break;
+      case 'RUN_FINISHED': {
+        const approvals =
+          event.outcome?.type === 'interrupt'
+            ? event.outcome.interrupts.filter((interrupt) => interrupt.reason === INTERRUPT_REASON_TOOL_APPROVAL).length
+            : 0;
+        if (approvals > 0)
+          this.announce(`The assistant needs your approval for ${approvals} action${approvals === 1 ? '' : 's'}.`);
+        this.onTerminal(connection);
+        break;
+      }
+      case 'RUN_ERROR':
+        this.announce(`The answer failed: ${describeError(event.code, event.message).message}`);
+        this.onTerminal(connection);
+        break;
+      default:
+        break;
+    }
+  }
+
+  /**
+   * Only the tab that sent the message follows the assistant to another page, once per page and
+   * run, and never for events replayed while catching up.
+   */
+  private navigateFor(connection: Connection, href: string | null): void {
+    if (connection.origin !== 'sent' || connection.catchingUp || !href) return;
+    const path = internalPath(href);
+    if (!path || this.navigated.has(path)) return;
+    this.navigated.add(path);
+    this.deps.navigate?.(path);
+  }
+
+  private onTerminal(connection: Connection): void {
+    connection.terminal = true;
+    this.renderNow();
+    // The server closes the stream once it has stored the end (so the next request finds the
+    // conversation free); if the close does not come, stop waiting for it.
+    this.timers.set('finish', FINISH_GRACE_MS, () => {
+      if (connection !== this.connection) return;
+      connection.controller.abort();
+      this.finishRun(connection);
+    });
+  }
+
+  /** The run ended and its stream closed: back to idle, then the next thing waiting. */
+  private finishRun(connection: Connection): void {
+    this.timers.clear('finish');
+    this.timers.clear('reconnect');
+    connection.controller.abort();
+    this.connection = null;
+    this.renderNow();
+    this.set({
+      connection: 'idle',
+      liveRunId: null,
+      reconnectAttempt: 0,
+      runsFinished: this.state.runsFinished + 1,
+      ...(connection.started ? { pendingUserMessage: null } : {}),
+    });
+    this.pruneApprovalDrafts();
+    if (
+      connection.request.kind === 'message' &&
+      !connection.echoed &&
+      !this.lastRunHasUserText(connection.request.text)
+    ) {
+      if (connection.recovered) {
+        // Followed the live run after the request got no answer, and it was not ours: the
+        // message never arrived.
+        this.refuse(connection.request, describeError('NETWORK'));
+        return;
+      }
+      // The run ended (stopped, failed) before taking the message: it goes back into the input.
+      this.keepUnsentText(connection.request.text);
+    }
+    const next = this.pendingAttachRunId;
+    this.pendingAttachRunId = null;
+    if (next && next !== connection.runId && !this.hasSeenEnd(next)) {
+      this.attach(next);
+      return;
+    }
+    this.flushQueue();
+  }
+
+  private lastRunHasUserText(text: string): boolean {
+    const view = this.liveView.current;
+    const lastRunId = view.runs.at(-1)?.runId;
+    return view.messages.some((m) => m.role === 'user' && m.runId === lastRunId && m.content.trim() === text.trim());
+  }
+
+  /** Drafts of requests that are no longer open (answered here or elsewhere) are dropped. */
+  private pruneApprovalDrafts(): void {
+    const openIds = new Set(selectOpenApprovals(this.liveView.current).map((request) => request.interruptId));
+    const kept: Record<string, DraftAnswer | undefined> = {};
+    for (const [interruptId, draft] of Object.entries(this.state.approvalDrafts))
+      if (openIds.has(interruptId)) kept[interruptId] = draft;
+    if (Object.keys(kept).length === Object.keys(this.state.approvalDrafts).length) return;
+    if (this.state.conversationId) this.local.writeRecord(this.keys.approvals(this.state.conversationId), kept);
+    this.set({ approvalDrafts: kept });
+  }
+
+  /** The stream ended or broke before the run's end: reattach after a pause, from the last position. */
+  private dropped(connection: Connection): void {
+    if (!connection.runId) {
+      void this.onUnreachable(connection);
+      return;
+    }
+    connection.reconnectAttempt += 1;
+    const attempt = connection.reconnectAttempt;
+    this.set({ connection: connection.stopRequested ? 'stopping' : 'reconnecting', reconnectAttempt: attempt });
+    if (attempt >= 2 && !connection.announcedDrop) {
+      // Said once, and only when the first reattach failed too (a blip is not worth a word).
+      connection.announcedDrop = true;
+      this.announce('The connection to the answer was lost. Reconnecting…');
+    }
+    connection.reconnectPending = true;
+    this.timers.set(
+      'reconnect',
+      reconnectDelay(attempt, this.deps.random?.() ?? Math.random()),
+      () => void this.reattach(connection),
+    );
+  }
+
+  /** GET the run's events after the last position (or from a snapshot when there is none). */
+  private async reattach(connection: Connection): Promise<void> {
+    if (connection !== this.connection || !connection.runId) return;
+    connection.reconnectPending = false;
+    this.timers.clear('reconnect');
+    connection.controller.abort();
+    connection.controller = new AbortController();
+    connection.catchingUp = connection.position === null;
+    connection.catchUpStartedAt = null;
+    const result = await this.transport.followRun(connection.runId, connection.position, connection.controller.signal);
+    if (connection !== this.connection) return;
+    if (result.kind === 'stream') {
+      await this.consume(connection, result);
+      return;
+    }
+    if (result.kind === 'unreachable' || result.status >= 500 || result.status === 429 || result.status === 408) {
+      this.dropped(connection);
+      return;
+    }
+    // 401, 404 (the run or conversation is gone), ...: stop following and show the server's copy.
+    this.abandon(connection, result.status === 404 ? null : result.error);
+  }
+
+  /** Stops following a run without its end (it is gone, or this user may no longer see it). */
+  private abandon(connection: Connection, error: PanelError | null): void {
+    this.timers.clear('reconnect');
+    this.timers.clear('finish');
+    connection.controller.abort();
+    this.connection = null;
+    const current = this.liveView.current.runs.at(-1);
+    if (current?.status === 'running' && current.runId === connection.runId) {
+      // Nothing may stay "streaming" forever: the run's end is shown from what is known.
+      const code = AGENT_ERROR_CODES.find((known) => known === error?.code);
+      this.liveView.apply({
+        type: 'RUN_ERROR',
+        message: error?.message ?? describeError('NETWORK').message,
+        ...(code ? { code } : {}),
+      });
+    }
+    this.renderNow();
+    this.set({
+      connection: 'idle',
+      liveRunId: null,
+      reconnectAttempt: 0,
+      runsFinished: this.state.runsFinished + 1,
+      pendingUserMessage: null,
+    });
+    if (error) {
+      this.set({ requestError: { ...error, retryable: false } });
+      this.announce(`The answer could not be followed: ${error.message}`);
+    }
+    const id = this.state.conversationId;
+    if (id && error?.code !== 'UNAUTHENTICATED') void this.hydrate(id, { quiet: true });
+  }
+
+  /** Stop: asks the server to stop the run (from any tab); its end then reaches every tab. */
+  stop(): void {
+    const connection = this.connection;
+    if (!connection || connection.stopRequested) return;
+    if (!connection.started && connection.request.kind !== 'follow') {
+      // Still waiting to be accepted (a retry after RUN_IN_PROGRESS): take the message back.
+      if (this.state.connection === 'sending' && connection.conflictAttempt > 0) {
+        this.timers.clear('conflict-retry');
+        this.connection = null;
+        connection.controller.abort();
+        this.set({ connection: 'idle', pendingUserMessage: null });
+        if (connection.request.kind === 'message') this.restoreText(connection.request.text);
+        return;
+      }
+    }
+    connection.stopRequested = true;
+    this.set({ connection: 'stopping', statusNote: null });
+    // Without a run id yet (the request is on its way), the cancel goes as soon as it is known.
+    if (connection.runId) void this.requestCancel(connection);
+  }
+
+  private async requestCancel(connection: Connection): Promise<void> {
+    const runId = connection.runId;
+    if (!runId) return;
+    const result = await this.transport.cancelRun(runId);
+    if (connection !== this.connection) return;
+    if (result.kind === 'stopping') return;
+    if (result.kind === 'ended') {
+      // It had already ended: its end comes through the stream (at once, if a reattach was waiting).
+      this.reconnectNow();
+      return;
+    }
+    if (result.kind === 'refused' && result.status === 404) {
+      this.abandon(connection, null);
+      return;
+    }
+    connection.stopRequested = false;
+    const note = `Could not stop the answer: ${result.error.message}`;
+    this.set({ connection: this.state.reconnectAttempt > 0 ? 'reconnecting' : 'streaming', statusNote: note });
+    this.announce(note);
+  }
+
+  /** The server answered the request with an error instead of a stream. */
+  private async onRefused(connection: Connection, result: Refused): Promise<void> {
+    if (result.error.code === 'RUN_IN_PROGRESS') {
+      await this.onConflict(connection, result.error);
+      return;
+    }
+    this.connection = null;
+    this.set({ connection: 'idle' });
+    if (connection.request.kind !== 'follow') this.refuse(connection.request, result.error);
+  }
+
+  /**
+   * RUN_IN_PROGRESS: another run holds the conversation (another tab's, or one still closing).
+   * A live one is followed, and this message queued behind it; otherwise the request is retried
+   * shortly, a few times.
+   */
+  private async onConflict(connection: Connection, error: PanelError): Promise<void> {
+    connection.conflictAttempt += 1;
+    const load = await this.loadQuietly(connection.threadId);
+    if (connection !== this.connection) return;
+    const liveRunId = load?.ok ? (load.liveRunId ?? null) : null;
+    if (liveRunId && !this.hasSeenEnd(liveRunId)) {
+      this.connection = null;
+      if (connection.request.kind === 'message') {
+        this.setQueue([{ id: this.newId(), text: connection.request.text, editing: false }, ...this.state.queue]);
+        this.announce('The assistant is still answering (maybe in another tab): your message is queued.');
+      }
+      this.set({ connection: 'idle', pendingUserMessage: null });
+      this.attach(liveRunId);
+      return;
+    }
+    if (connection.conflictAttempt < CONFLICT_RETRY.attempts) {
+      this.timers.set('conflict-retry', CONFLICT_RETRY.delayMs * connection.conflictAttempt, () => {
+        if (connection === this.connection) void this.sendRequest(connection);
+      });
+      return;
+    }
+    this.connection = null;
+    this.set({ connection: 'idle' });
+    if (connection.request.kind !== 'follow') this.refuse(connection.request, error);
+  }
+
+  /**
+   * The request got no answer: it may or may not have started a run. The conversation tells:
+   * a live run is followed (the message's echo then shows whether it was ours), a finished one
+   * that holds the message is shown; otherwise the message was not sent.
+   */
+  private async onUnreachable(connection: Connection): Promise<void> {
+    const load = await this.loadQuietly(connection.threadId);
+    if (connection !== this.connection) return;
+    const request = connection.request;
+    const liveRunId = load?.ok ? (load.liveRunId ?? null) : null;
+    if (liveRunId && !this.hasSeenEnd(liveRunId)) {
+      connection.runId = liveRunId;
+      connection.started = true;
+      connection.recovered = true;
+      connection.position = null;
+      if (this.state.conversationId !== connection.threadId) this.adoptConversation(connection.threadId);
+      this.set({ connection: 'reconnecting', liveRunId });
+      await this.reattach(connection);
+      return;
+    }
+    this.connection = null;
+    this.set({ connection: 'idle' });
+    const view = load?.ok ? ConversationViewSchema.safeParse(load.view) : null;
+    const delivered =
+      view?.success &&
+      (request.kind === 'message'
+        ? view.data.runs.length > this.liveView.current.runs.length &&
+          view.data.messages.some((m) => m.role === 'user' && m.content.trim() === request.text.trim())
+        : request.kind === 'resume' && selectOpenApprovals(view.data).length === 0);
+    if (view?.success && delivered) {
+      if (this.state.conversationId !== connection.threadId) this.adoptConversation(connection.threadId);
+      this.replaceView(view.data);
+      this.set({ pendingUserMessage: null, runsFinished: this.state.runsFinished + 1 });
+      this.flushQueue();
+      return;
+    }
+    if (request.kind !== 'follow') this.refuse(request, describeError('NETWORK'));
+  }
+
+  /**
+   * A request that did not go through: its text goes back into the input when that is empty
+   * (never lost, even across a reload), the error row offers Retry.
+   */
+  private refuse(request: Exclude<RunRequest, { kind: 'follow' }>, error: PanelError): void {
+    if (request.kind === 'message') {
+      this.restoreText(request.text);
+      this.set({ requestError: error });
+      this.announce(`Your message was not sent: ${error.message}`);
+    } else {
+      this.set({ requestError: { ...error, retryable: false }, pendingUserMessage: null });
+      this.announce(`Your decisions were not accepted: ${error.message}`);
+      // The requests may have changed (expired, answered elsewhere): show the server's copy.
+      if (this.state.conversationId) void this.hydrate(this.state.conversationId, { quiet: true });
+    }
+    this.set({ runsFinished: this.state.runsFinished + 1 });
+  }
+
+  private keepUnsentText(text: string): void {
+    this.lastSentText = text;
+    if (!this.state.draft.trim()) this.setDraft(text);
+  }
+
+  private restoreText(text: string): void {
+    this.lastSentText = text;
+    if (!this.state.draft.trim()) {
+      this.setDraft(text);
+      this.set({ pendingUserMessage: null });
+    } else {
+      // Something new is being typed: the refused message stays visible above it instead.
+      this.set({ pendingUserMessage: text });
+    }
+  }
+
+  private async loadQuietly(conversationId: string): Promise<ConversationLoad | null> {
+    try {
+      return await this.deps.api.loadConversation(conversationId);
+    } catch {
+      return null;
+    }
+  }
+
+  /** Lets go of the stream without stopping the run. */
+  private dropConnection(): void {
+    const connection = this.connection;
+    this.connection = null;
+    connection?.controller.abort();
+  }
+
+  // ---------------------------------------------------------------- other tabs, sign-out
+
+  private post(message: TabMessage): void {
+    try {
+      this.channel?.postMessage(message);
+    } catch {
+      // The channel closed meanwhile: the other tabs find the run when they look again.
+    }
+  }
+
+  private onTabMessage(data: unknown): void {
+    const parsed = TabMessageSchema.safeParse(data);
+    if (!parsed.success) return;
+    const message = parsed.data;
+    if (message.kind === 'signed-out') {
+      this.signOut({ broadcast: false });
+      return;
+    }
+    if (message.userId !== this.deps.userId || message.projectId !== this.deps.projectId) return;
+    if (message.conversationId !== this.state.conversationId || this.loadedConversationId !== message.conversationId)
+      return;
+    if (this.connection?.runId === message.runId) return;
+    this.attach(message.runId);
+  }
+
+  /**
+   * Sign-out (here or in another tab): every key of the panel is removed, nothing is written any
+   * more, the stream is let go (the run goes on) and the state is emptied.
+   */
+  signOut(opts: { broadcast?: boolean } = {}): void {
+    if (opts.broadcast !== false) this.post({ kind: 'signed-out' });
+    clearAssistantStorage([this.deps.storage?.local ?? null, this.deps.storage?.session ?? null]);
+    this.local.seal();
+    this.session.seal();
+    this.unmount();
+    this.liveView.replace(emptyView());
+    this.state = { ...this.initialState(), signedOut: true };
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  // ---------------------------------------------------------------- view, announcements
+
+  private replaceView(view: ConversationView): void {
+    this.liveView.replace(view);
+    this.renderNow();
+  }
+
+  private scheduleRender(): void {
+    if (this.cancelFrame) return;
+    if (!this.deps.scheduleFrame) {
+      this.renderNow();
+      return;
+    }
+    this.cancelFrame = this.deps.scheduleFrame(() => {
+      this.cancelFrame = null;
+      this.renderNow();
+    });
+  }
+
+  private renderNow(): void {
+    this.cancelFrame?.();
+    this.cancelFrame = null;
+    if (this.liveView.hasChanges) this.set({ view: this.liveView.snapshot() });
+  }
+
+  private announce(text: string): void {
+    const trimmed = text.trim();
+    if (!trimmed) return;
+    this.announcementId += 1;
+    this.set({
+      announcements: [
+        ...this.state.announcements.slice(-(ANNOUNCEMENTS_KEPT - 1)),
+        { id: this.announcementId, text: trimmed },
+      ],
+    });
+  }
+
+  private newId(): string {
+    return (this.deps.newId ?? defaultId)();
+  }
+}
+
+export function createAgentStore(deps: AgentStoreDeps): AgentStore {
+  return new AgentStore(deps);
+}

@@ -1,0 +1,129 @@
+/**
+ * The three agent routes, as the store uses them: start a run (POST, answered with its SSE
+ * stream), follow a run (GET, from a position or from a snapshot) and stop a run (POST cancel).
+ * Requests go same-origin with the session cookie (the routes check both). Every answer is
+ * classified here — a stream, a refusal with its stable code, or no answer at all — so the store
+ * never reads raw HTTP. `fetch` is injected: the unit tests script the server.
+ */
+import type { PageContext, ResumeEntry } from '../schema';
+import { errorFromResponse, describeError, type PanelError } from './errors';
+
+export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
+
+/** A run's event stream is open. `runId`/`threadId` come from the response headers. */
+export interface OpenedStream {
+  kind: 'stream';
+  runId: string | null;
+  threadId: string | null;
+  body: ReadableStream<Uint8Array>;
+}
+/** The server answered with an error (its stable code is in `error.code`). */
+export interface Refused {
+  kind: 'refused';
+  status: number;
+  error: PanelError;
+}
+/** No answer: the network failed (or the request was aborted) before the response arrived. */
+export interface Unreachable {
+  kind: 'unreachable';
+  error: PanelError;
+}
+export type OpenResult = OpenedStream | Refused | Unreachable;
+export type CancelResult = { kind: 'stopping' } | { kind: 'ended' } | Refused | Unreachable;
+
+export interface StartRunRequest {
+  /** The conversation: an existing id, or one the client chose for a new conversation. */
+  threadId: string;
+  /** A new user message (never together with `resume`: the server refuses that). */
+  message?: { id: string; text: string };
+  resume?: ResumeEntry[];
+  pageContext: PageContext;
+}
+
+export interface AgentTransport {
+  startRun(request: StartRunRequest, signal: AbortSignal): Promise<OpenResult>;
+  /** `after`: the last position received; null attaches from a snapshot of the conversation. */
+  followRun(runId: string, after: number | null, signal: AbortSignal): Promise<OpenResult>;
+  cancelRun(runId: string): Promise<CancelResult>;
+}
+
+export const RUN_ID_HEADER = 'x-in-app-agent-run-id';
+export const THREAD_ID_HEADER = 'x-in-app-agent-thread-id';
+
+export function createAgentTransport(deps: { fetch: FetchLike; baseUrl?: string; projectId: string }): AgentTransport {
+  const routeBase = `${deps.baseUrl ?? ''}/api/projects/${encodeURIComponent(deps.projectId)}/in-app-agent`;
+  const runRoute = (runId: string, action: 'events' | 'cancel') =>
+    `${routeBase}/runs/${encodeURIComponent(runId)}/${action}`;
+
+  async function open(url: string, init: RequestInit): Promise<OpenResult> {
+    let response: Response;
+    try {
+      response = await deps.fetch(url, { credentials: 'same-origin', cache: 'no-store', ...init });
+    } catch {
+      return { kind: 'unreachable', error: describeError('NETWORK') };
+    }
+    const contentType = response.headers.get('content-type') ?? '';
+    if (response.ok && contentType.includes('text/event-stream') && response.body) {
+      return {
+        kind: 'stream',
+        runId: response.headers.get(RUN_ID_HEADER),
+        threadId: response.headers.get(THREAD_ID_HEADER),
+        body: response.body,
+      };
+    }
+    return {
+      kind: 'refused',
+      status: response.status,
+      error: errorFromResponse(response.status, await readJson(response)),
+    };
+  }
+
+  return {
+    startRun(request, signal) {
+      // AG-UI RunAgentInput. The server keeps only the newest user message, the conversation id,
+      // the page context and resume answers; history comes from its own storage.
+      const body = {
+        threadId: request.threadId,
+        messages: request.message ? [{ id: request.message.id, role: 'user', content: request.message.text }] : [],
+        forwardedProps: { pageContext: request.pageContext },
+        ...(request.resume ? { resume: request.resume } : {}),
+      };
+      return open(routeBase, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify(body),
+        signal,
+      });
+    },
+
+    followRun(runId, after, signal) {
+      const url = after === null ? runRoute(runId, 'events') : `${runRoute(runId, 'events')}?after=${after}`;
+      return open(url, { method: 'GET', headers: { accept: 'text/event-stream' }, signal });
+    },
+
+    async cancelRun(runId) {
+      let response: Response;
+      try {
+        response = await deps.fetch(runRoute(runId, 'cancel'), {
+          method: 'POST',
+          credentials: 'same-origin',
+          cache: 'no-store',
+        });
+      } catch {
+        return { kind: 'unreachable', error: describeError('NETWORK') };
+      }
+      const json = await readJson(response);
+      if (response.status === 202) return { kind: 'stopping' };
+      if (response.ok) return { kind: 'ended' };
+      return { kind: 'refused', status: response.status, error: errorFromResponse(response.status, json) };
+    },
+  };
+}
+
+async function readJson(response: Response): Promise<unknown> {
+  try {
+    return (await response.json()) as unknown;
+  } catch {
+    return null;
+  }
+}
