@@ -27,6 +27,17 @@ const intIn = (min: number, max: number, dflt: number) =>
       return n;
     });
 
+/** A price: a non-negative decimal number (US dollars per million tokens), or unset. */
+const price = optionalString.transform((v, ctx) => {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!/^\d+(\.\d+)?$/.test(v) || !Number.isFinite(n)) {
+    ctx.addIssue({ code: 'custom', message: 'must be a non-negative decimal number (US dollars per million tokens)' });
+    return z.NEVER;
+  }
+  return n;
+});
+
 /** Secrets: required in production; a fixed, clearly insecure value in development and tests. */
 const secret = (name: string) =>
   optionalString.transform((v, ctx) => {
@@ -96,6 +107,9 @@ const EnvSchema = z.object({
   /** A model stream silent this long while no tool runs ends the run with MODEL_TIMEOUT. */
   AGENT_MODEL_IDLE_TIMEOUT_SECONDS: intIn(5, 3600, 120),
   AGENT_MCP_URL: optionalString.pipe(z.url().optional()),
+  /** Prices of the configured model in US dollars per million input / output tokens (both or neither). */
+  AGENT_MODEL_PRICE_INPUT: price,
+  AGENT_MODEL_PRICE_OUTPUT: price,
 
   /** OpenTelemetry: spans are exported only when an endpoint is set. */
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(z.url().optional()),
@@ -113,10 +127,11 @@ export const ENV_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
 // Set for the duration of one parse: whether the source being parsed is a production environment.
 let productionParse = false;
 
-/** OAuth providers are enabled by a pair of variables: both or neither. */
+/** Settings that come in pairs (an OAuth provider, a model price): both or neither. */
 const OAUTH_PAIRS: ReadonlyArray<readonly [string, string]> = [
   ['GITHUB_ID', 'GITHUB_SECRET'],
   ['GOOGLE_CLIENT_ID', 'GOOGLE_CLIENT_SECRET'],
+  ['AGENT_MODEL_PRICE_INPUT', 'AGENT_MODEL_PRICE_OUTPUT'],
 ];
 
 function isSet(v: string | undefined): boolean {

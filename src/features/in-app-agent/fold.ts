@@ -130,6 +130,8 @@ export function foldEvent(view: ConversationView, event: AgentEvent): Conversati
       const outcome = event.outcome ?? { type: 'success' as const };
       run.status = outcome.type === 'interrupt' ? 'interrupted' : outcome.type === 'cancelled' ? 'cancelled' : 'completed';
       run.interrupts = outcome.type === 'interrupt' ? outcome.interrupts : [];
+      const usage = event.usage?.[0];
+      if (usage && (usage.inputTokens !== undefined || usage.outputTokens !== undefined)) run.usage = usage;
       settleRun(view, run.runId);
       break;
     }

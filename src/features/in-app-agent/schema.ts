@@ -87,7 +87,10 @@ export const TokenUsageSchema = z.object({
   inputTokens: z.number().int().nonnegative().optional(),
   outputTokens: z.number().int().nonnegative().optional(),
   totalTokens: z.number().int().nonnegative().optional(),
+  /** What the answer cost in US dollars, when prices are configured for the model. */
+  costUsd: z.number().nonnegative().optional(),
 });
+export type TokenUsage = z.infer<typeof TokenUsageSchema>;
 
 export const RunStartedEventSchema = z.object({
   type: z.literal('RUN_STARTED'),
@@ -380,6 +383,8 @@ export const RunStateSchema = z.object({
   error: z.object({ code: z.string().optional(), message: z.string() }).optional(),
   model: ModelInfoSchema.optional(),
   interrupts: z.array(InterruptSchema),
+  /** Tokens (and cost, when priced) of a finished run. */
+  usage: TokenUsageSchema.optional(),
 });
 export type RunState = z.infer<typeof RunStateSchema>;
 

@@ -198,6 +198,7 @@ const CASES: Record<string, Case> = {
     scope: 'agent:review',
     call: (c, f) => c.agent.review.get.query({ projectId: f.projectId, conversationId: f.conversationId }),
   },
+  'agent.review.usage': { scope: 'agent:review', call: (c, f) => c.agent.review.usage.query({ projectId: f.projectId }) },
   'agent.review.older': {
     scope: 'agent:review',
     call: (c, f) => c.agent.review.older.query({ projectId: f.projectId, conversationId: f.conversationId, before: f.runId }),

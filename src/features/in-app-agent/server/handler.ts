@@ -216,6 +216,9 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     flushIntervalMs: opts.flushIntervalMs,
     heartbeatMs: opts.heartbeatMs,
     requireApproval: opts.requireApproval?.length ? new Set(opts.requireApproval) : undefined,
+    ...(e.AGENT_MODEL_PRICE_INPUT !== undefined && e.AGENT_MODEL_PRICE_OUTPUT !== undefined
+      ? { prices: { input: e.AGENT_MODEL_PRICE_INPUT, output: e.AGENT_MODEL_PRICE_OUTPUT } }
+      : {}),
   });
 
   /** Once per process, by whichever route comes first: the stale sweep and restart recovery. */

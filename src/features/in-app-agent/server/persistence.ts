@@ -497,7 +497,7 @@ export class RunRecorder {
    * Closes the run: writes what is open, then, in one statement, the final status and usage (only
    * while still RUNNING: a sweep may have closed it) and the conversation's time.
    */
-  async finish(end: RunEnd, usage?: { inputTokens?: number; outputTokens?: number }): Promise<void> {
+  async finish(end: RunEnd, usage?: { inputTokens?: number; outputTokens?: number; costUsd?: number }): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.enqueue(this.compactor.drain(), false);
     await this.settle();
@@ -508,6 +508,7 @@ export class RunRecorder {
         WITH run AS (
           UPDATE "AgentRun" SET "status" = ${end.status}::"AgentRunStatus", "finishedAt" = ${NOW},
             "inputTokens" = ${usage?.inputTokens ?? null}, "outputTokens" = ${usage?.outputTokens ?? null},
+            "costUsd" = ${usage?.costUsd ?? null}::double precision,
             "errorCode" = ${failed ? end.code : null}, "errorMessage" = ${failed ? end.message.slice(0, 1000) : null}
           WHERE "id" = ${this.runId} AND "status" = 'RUNNING'
           RETURNING "conversationId"

@@ -217,6 +217,7 @@ export const agentRouter = router({
           ? await ctx.prisma.agentEvent.groupBy({ by: ['conversationId'], where: { conversationId: { in: ids }, type: 'TOOL_CALL' }, _count: { _all: true } })
           : [];
         const perConversation = new Map(toolCounts.map((t) => [t.conversationId, t._count._all]));
+        const usage = await usageByConversation(ctx.prisma, ids);
         const last = page[page.length - 1];
         return {
           items: page.map((r) => ({
@@ -230,6 +231,7 @@ export const agentRouter = router({
             positiveFeedback: r.feedback.filter((f) => f.value > 0).length,
             approvals: r._count.approvals,
             toolCalls: perConversation.get(r.id) ?? 0,
+            usage: usage.get(r.id) ?? { inputTokens: 0, outputTokens: 0, costUsd: null },
           })),
           nextCursor: rows.length > PAGE && last ? cursorOf(last.updatedAt, last.id) : null,
         };
@@ -238,6 +240,14 @@ export const agentRouter = router({
     get: projectProcedure('agent:review')
       .input(ConversationInput.pick({ conversationId: true }))
       .query(async ({ ctx, input }) => reviewDetail(ctx.prisma, input.projectId, input.conversationId, { runs: LIMITS.replayPageRuns })),
+
+    /**
+     * Tokens and cost of the project's assistant over the last `days` days: per day (UTC), per
+     * user, and in total. Cost is null where no price was configured.
+     */
+    usage: projectProcedure('agent:review')
+      .input(z.object({ days: z.number().int().min(1).max(366).optional() }))
+      .query(async ({ ctx, input }) => projectUsage(ctx.prisma, input.projectId, input.days ?? 30)),
 
     /** The page of a reviewed conversation before the run `before`. */
     older: projectProcedure('agent:review')
@@ -265,6 +275,63 @@ export const agentRouter = router({
   }),
 });
 
+type UsageTotals = { inputTokens: number; outputTokens: number; costUsd: number | null };
+
+/** Tokens and cost per conversation (sums over its runs). */
+async function usageByConversation(prisma: PrismaClient, ids: string[]): Promise<Map<string, UsageTotals>> {
+  if (!ids.length) return new Map();
+  const rows = await prisma.agentRun.groupBy({
+    by: ['conversationId'],
+    where: { conversationId: { in: ids } },
+    _sum: { inputTokens: true, outputTokens: true, costUsd: true },
+  });
+  return new Map(
+    rows.map((r) => [
+      r.conversationId,
+      { inputTokens: r._sum.inputTokens ?? 0, outputTokens: r._sum.outputTokens ?? 0, costUsd: r._sum.costUsd ?? null },
+    ]),
+  );
+}
+
+async function projectUsage(prisma: PrismaClient, projectId: string, days: number) {
+  const since = new Date(Date.now() - days * 86_400_000);
+  type Row = { key: string; name: string | null; runs: bigint | number; input: bigint | number | null; output: bigint | number | null; cost: number | null };
+  const totals = (r: Row) => ({
+    runs: Number(r.runs),
+    inputTokens: Number(r.input ?? 0),
+    outputTokens: Number(r.output ?? 0),
+    costUsd: r.cost === null ? null : Math.round(Number(r.cost) * 1e6) / 1e6,
+  });
+  const [byDay, byUser] = await Promise.all([
+    prisma.$queryRaw<Row[]>`
+      SELECT to_char(date_trunc('day', r."startedAt"), 'YYYY-MM-DD') AS key, NULL AS name, count(*) AS runs,
+        sum(r."inputTokens") AS input, sum(r."outputTokens") AS output, sum(r."costUsd") AS cost
+      FROM "AgentRun" r JOIN "AgentConversation" c ON c."id" = r."conversationId"
+      WHERE c."projectId" = ${projectId} AND r."startedAt" >= ${since}
+      GROUP BY 1 ORDER BY 1 DESC`,
+    prisma.$queryRaw<Row[]>`
+      SELECT u."id" AS key, u."name" AS name, count(*) AS runs,
+        sum(r."inputTokens") AS input, sum(r."outputTokens") AS output, sum(r."costUsd") AS cost
+      FROM "AgentRun" r JOIN "AgentConversation" c ON c."id" = r."conversationId" JOIN "User" u ON u."id" = r."userId"
+      WHERE c."projectId" = ${projectId} AND r."startedAt" >= ${since}
+      GROUP BY u."id", u."name" ORDER BY sum(r."inputTokens") + sum(r."outputTokens") DESC NULLS LAST`,
+  ]);
+  const all = [...byDay].map(totals);
+  const sum = (f: (t: ReturnType<typeof totals>) => number) => all.reduce((n, t) => n + f(t), 0);
+  const priced = all.some((t) => t.costUsd !== null);
+  return {
+    days,
+    byDay: byDay.map((r) => ({ day: r.key, ...totals(r) })),
+    byUser: byUser.map((r) => ({ user: { id: r.key, name: r.name ?? '' }, ...totals(r) })),
+    total: {
+      runs: sum((t) => t.runs),
+      inputTokens: sum((t) => t.inputTokens),
+      outputTokens: sum((t) => t.outputTokens),
+      costUsd: priced ? Math.round(sum((t) => t.costUsd ?? 0) * 1e6) / 1e6 : null,
+    },
+  };
+}
+
 async function reviewDetail(prisma: PrismaClient, projectId: string, conversationId: string, page?: { runs: number }) {
   const c = await prisma.agentConversation.findFirst({
     where: { id: conversationId, projectId },
@@ -278,8 +345,10 @@ async function reviewDetail(prisma: PrismaClient, projectId: string, conversatio
     prisma.toolCallAudit.findMany({ where: { runId: { in: runs.map((r) => r.id) } }, orderBy: { startedAt: 'asc' } }),
     prisma.agentPendingApproval.findMany({ where: { conversationId }, orderBy: { createdAt: 'asc' } }),
   ]);
+  const usage = (await usageByConversation(prisma, [conversationId])).get(conversationId) ?? { inputTokens: 0, outputTokens: 0, costUsd: null };
   return {
     conversation: { id: c.id, title: c.title, createdAt: c.createdAt, updatedAt: c.updatedAt, deletedAt: c.deletedAt },
+    usage,
     user: c.user,
     view: replayed.view,
     olderBefore: replayed.olderBefore,

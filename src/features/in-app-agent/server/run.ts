@@ -25,7 +25,7 @@ import { newId } from '@/server/ids';
 import type { Role } from '@/server/rbac';
 import { CUSTOM_EVENTS, type AgentErrorCode } from '../constants';
 import { foldEvents } from '../fold';
-import type { AgentEvent, ConversationView, ModelInfo, PageContext, ResumeEntry } from '../schema';
+import type { AgentEvent, ConversationView, ModelInfo, PageContext, ResumeEntry, TokenUsage } from '../schema';
 import { capResult, listRunTools, runAgent, type ListedTools, type RunResult } from './agent';
 import { closeAbandoned, consumeResume, executeApproved, markConsumed, persistPending, ResumeError, type Decision } from './human-in-the-loop';
 import { endSpan, RunTrace, traceIdOf, tracer } from './instrumentation';
@@ -64,6 +64,8 @@ export interface RunSettings {
   heartbeatMs?: number;
   /** Tools that need approval on top of the approval map (tightens only). */
   requireApproval?: ReadonlySet<string>;
+  /** The model's prices in US dollars per million tokens, when configured. */
+  prices?: { input: number; output: number };
 }
 
 export interface StartRunInput {
@@ -223,6 +225,21 @@ export function stopRun(run: LiveRun): void {
   run.stop('user');
 }
 
+/** A run's usage as RUN_FINISHED carries it and the run row stores it, with its cost when priced. */
+function usageOf(info: ModelInfo, usage: { inputTokens?: number; outputTokens?: number }, prices?: { input: number; output: number }): TokenUsage {
+  const cost =
+    prices && (usage.inputTokens !== undefined || usage.outputTokens !== undefined)
+      ? ((usage.inputTokens ?? 0) * prices.input + (usage.outputTokens ?? 0) * prices.output) / 1_000_000
+      : undefined;
+  return {
+    provider: info.provider,
+    model: info.modelId,
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    ...(cost === undefined ? {} : { costUsd: Math.round(cost * 1e8) / 1e8 }),
+  };
+}
+
 function modelEvent(info: ModelInfo): AgentEvent {
   return { type: 'CUSTOM', name: CUSTOM_EVENTS.model, value: info };
 }
@@ -339,9 +356,7 @@ async function live(
     };
     await rememberReads(prisma, conversationId, newlyRead).catch((err: unknown) => console.error('[in-app-agent] could not remember reads', err));
     // 4. The terminal event.
-    const usage = [
-      { provider: input.model.info.provider, model: input.model.info.modelId, inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens },
-    ];
+    const usage = [usageOf(input.model.info, result.usage, settings.prices)];
     if (signal.reason === 'lost') {
       end = { status: 'FAILED', code: 'RUN_STALE', message: 'The run stopped responding and was closed.' };
     } else if (result.kind === 'success') {
@@ -383,7 +398,7 @@ async function live(
     // 5. Record the end, revoke the key, end the trace, leave the registry (watchers end once the
     // end is stored, so a client that reads the conversation next finds it whole).
     try {
-      await recorder.finish(end, result?.usage);
+      await recorder.finish(end, result ? usageOf(input.model.info, result.usage, settings.prices) : undefined);
     } catch (err) {
       console.error('[in-app-agent] could not close the run', err);
     }
