@@ -12,6 +12,8 @@ export interface ScriptedTurn {
   text?: string[];
   /** Tool calls made after the text. */
   toolCalls?: Array<{ name: string; args: Record<string, unknown> }>;
+  /** Use these tool call ids (as providers that number calls `call_0`, `call_1`… in every answer do). */
+  toolCallIds?: string[];
   /** Answer with this HTTP status and error body instead (429 = throttling). */
   status?: number;
   /** Send an in-stream error after the text (Bedrock: an exception frame). */
@@ -119,7 +121,7 @@ export async function startFakeOpenAI(script: Script): Promise<FakeServer> {
     if (res.destroyed) return;
     (turn.toolCalls ?? []).forEach((tc, i) => {
       const args = JSON.stringify(tc.args);
-      send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: i, id: `call_${randomBytes(6).toString('hex')}_${i}`, type: 'function', function: { name: tc.name, arguments: '' } }] }, finish_reason: null }] });
+      send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: i, id: turn.toolCallIds?.[i] ?? `call_${randomBytes(6).toString('hex')}_${i}`, type: 'function', function: { name: tc.name, arguments: '' } }] }, finish_reason: null }] });
       const mid = Math.floor(args.length / 2);
       for (const part of [args.slice(0, mid), args.slice(mid)]) {
         send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: i, function: { arguments: part } }] }, finish_reason: null }] });
