@@ -6,6 +6,7 @@ import GitHubProvider from 'next-auth/providers/github';
 import GoogleProvider from 'next-auth/providers/google';
 import { z } from 'zod';
 import type { PrismaClient } from '@/generated/prisma/client';
+import { parseCookieHeader, readCookie } from './cookies';
 import { getPrisma } from './db';
 import { env, type Env } from './env';
 import { newId } from './ids';
@@ -203,23 +204,6 @@ export function authOptions(): NextAuthOptions {
 
 const COOKIE_NAMES = ['__Secure-next-auth.session-token', 'next-auth.session-token'];
 
-function readCookie(header: string | null, name: string): string | undefined {
-  if (!header) return undefined;
-  const parts = header.split(';').map((p) => p.trim());
-  const direct = parts.find((p) => p.startsWith(`${name}=`));
-  if (direct) return decodeURIComponent(direct.slice(name.length + 1));
-  // next-auth splits large tokens into name.0, name.1, ...
-  const chunks = parts
-    .filter((p) => p.startsWith(`${name}.`))
-    .map((p) => {
-      const eq = p.indexOf('=');
-      return { i: Number(p.slice(name.length + 1, eq)), v: decodeURIComponent(p.slice(eq + 1)) };
-    })
-    .filter((c) => Number.isInteger(c.i))
-    .sort((a, b) => a.i - b.i);
-  return chunks.length ? chunks.map((c) => c.v).join('') : undefined;
-}
-
 async function loadUser(id: string): Promise<SessionUser | null> {
   if (!isIdentifier(id)) return null;
   const prisma = await getPrisma();
@@ -232,9 +216,10 @@ async function loadUser(id: string): Promise<SessionUser | null> {
  * directly, so it works in any runtime that hands over a standard Request.
  */
 export async function getSessionUser(req: Request): Promise<SessionUser | null> {
-  const header = req.headers.get('cookie');
+  // Undecodable cookie values are skipped: a broken session cookie is no session, never an error.
+  const cookies = parseCookieHeader(req.headers.get('cookie'));
   for (const name of COOKIE_NAMES) {
-    const token = readCookie(header, name);
+    const token = readCookie(cookies, name);
     if (!token) continue;
     try {
       const jwt = await decode({ token, secret: env().NEXTAUTH_SECRET });
