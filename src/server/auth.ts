@@ -6,11 +6,13 @@ import GitHubProvider from 'next-auth/providers/github';
 import GoogleProvider from 'next-auth/providers/google';
 import { z } from 'zod';
 import type { PrismaClient } from '@/generated/prisma/client';
+import { clientAddress, type HeaderSource } from './client-address';
 import { parseCookieHeader, readCookie } from './cookies';
 import { getPrisma } from './db';
 import { env, type Env } from './env';
 import { newId } from './ids';
-import { hashPassword, needsRehash, verifyPassword } from './password';
+import { hashPassword, needsRehash, PasswordHashBusyError, verifyPassword } from './password';
+import { reserveSignInAttempt, SignInRefusedError, type SignInAttempt } from './sign-in-guard';
 import { isIdentifier } from './text';
 
 export interface SessionUser {
@@ -26,29 +28,70 @@ const CredentialsSchema = z.object({
 });
 
 /**
- * The credentials check behind the sign-in form. Unknown email, wrong password, an account without
- * a password and malformed input all give the same outcome (null) after the same work (one scrypt
- * evaluation), so neither the answer nor its timing tells which. A correct password stored with
- * outdated scrypt parameters is re-hashed with the current ones.
+ * The credentials check behind the sign-in form. Unknown email, wrong password and an account
+ * without a password give the same outcome (null) after the same work (one scrypt evaluation), so
+ * neither the answer nor its timing tells which. A correct password stored with outdated scrypt
+ * parameters is re-hashed with the current ones. Malformed input is refused without any work.
+ *
+ * Abuse limits (see sign-in-guard.ts) apply before the password is checked: a locked account or
+ * address, a full password-hash queue or an unreachable database throw SignInRefusedError, whose
+ * message next-auth hands to the login form as the error code. `request.headers` gives the client
+ * address when TRUST_PROXY is set.
  */
 export async function authorizeCredentials(
   prisma: PrismaClient,
   raw: unknown,
+  request: { headers?: HeaderSource } = {},
 ): Promise<{ id: string; email: string; name: string } | null> {
   const parsed = CredentialsSchema.safeParse(raw);
-  if (!parsed.success) {
-    await verifyPassword('', null);
-    return null;
+  if (!parsed.success) return null;
+  const e = env();
+  const { email, password } = parsed.data;
+  const address = request.headers ? clientAddress(request.headers, e.TRUST_PROXY) : null;
+
+  let attempt: SignInAttempt;
+  try {
+    attempt = await reserveSignInAttempt(prisma, { email, address }, e);
+  } catch (err) {
+    if (err instanceof SignInRefusedError) throw err;
+    throw unavailable(err);
   }
-  const user = await prisma.user.findUnique({ where: { email: parsed.data.email } });
-  const ok = await verifyPassword(parsed.data.password, user?.passwordHash ?? null);
+  let user: { id: string; email: string; name: string; passwordHash: string | null } | null;
+  let ok: boolean;
+  try {
+    user = await prisma.user.findUnique({ where: { email }, select: { id: true, email: true, name: true, passwordHash: true } });
+    ok = await verifyPassword(password, user?.passwordHash ?? null);
+  } catch (err) {
+    // Not checked: the attempt must not count as a failure.
+    await attempt.notChecked().catch(() => undefined);
+    if (err instanceof PasswordHashBusyError) throw new SignInRefusedError('SIGNIN_BUSY', BUSY_RETRY_SECONDS);
+    throw unavailable(err);
+  }
   if (!user || !ok) return null;
+  await attempt.succeeded().catch((err) => console.error(`[auth] could not clear sign-in failures: ${errorName(err)}`));
   if (user.passwordHash && needsRehash(user.passwordHash)) {
-    // Only replaces the hash that was verified (a password change in between wins).
-    const fresh = await hashPassword(parsed.data.password);
-    await prisma.user.updateMany({ where: { id: user.id, passwordHash: user.passwordHash }, data: { passwordHash: fresh } }).catch(() => undefined);
+    // Only replaces the hash that was verified (a password change in between wins). Best effort:
+    // when every hash slot is busy, the next sign-in re-hashes.
+    const verified = user.passwordHash;
+    await hashPassword(password)
+      .then((fresh) => prisma.user.updateMany({ where: { id: user.id, passwordHash: verified }, data: { passwordHash: fresh } }))
+      .catch(() => undefined);
   }
   return { id: user.id, email: user.email, name: user.name };
+}
+
+const BUSY_RETRY_SECONDS = 5;
+const UNAVAILABLE_RETRY_SECONDS = 10;
+
+function errorName(err: unknown): string {
+  const e = err as { name?: unknown; code?: unknown } | null;
+  return `${typeof e?.name === 'string' ? e.name : 'Error'}${typeof e?.code === 'string' ? ` code=${e.code}` : ''}`;
+}
+
+/** Logged by class and code only (a database message can quote the email); the client gets a code. */
+function unavailable(err: unknown): SignInRefusedError {
+  console.error(`[auth] sign-in check failed: ${errorName(err)}`);
+  return new SignInRefusedError('SIGNIN_UNAVAILABLE', UNAVAILABLE_RETRY_SECONDS);
 }
 
 export type OAuthDecision =
@@ -140,8 +183,8 @@ export function authOptions(): NextAuthOptions {
       CredentialsProvider({
         name: 'Email and password',
         credentials: { email: { label: 'Email', type: 'email' }, password: { label: 'Password', type: 'password' } },
-        async authorize(raw) {
-          return authorizeCredentials(await getPrisma(), raw);
+        async authorize(raw, req) {
+          return authorizeCredentials(await getPrisma(), raw, { headers: req.headers as HeaderSource | undefined });
         },
       }),
       ...oauthProviders(),

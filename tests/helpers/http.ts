@@ -9,10 +9,18 @@ type RouteModule = Partial<Record<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', H
 interface RouteDef {
   pattern: RegExp;
   keys: string[];
+  /** A catch-all segment (`[...name]`): the param is the array of path segments. */
+  catchAll?: boolean;
   load: () => Promise<RouteModule>;
 }
 
 const ROUTES: RouteDef[] = [
+  {
+    pattern: /^\/api\/auth\/(.+)$/,
+    keys: ['nextauth'],
+    catchAll: true,
+    load: () => import('@/app/api/auth/[...nextauth]/route') as unknown as Promise<RouteModule>,
+  },
   { pattern: /^\/api\/trpc\/([^/]+)$/, keys: ['trpc'], load: () => import('@/app/api/trpc/[trpc]/route') },
   { pattern: /^\/api\/public\/mcp$/, keys: [], load: () => import('@/app/api/public/mcp/route') as unknown as Promise<RouteModule> },
   {
@@ -59,8 +67,17 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         return;
       }
       const m = route.pattern.exec(url.pathname)!;
-      const params: Record<string, string> = {};
-      route.keys.forEach((k, i) => (params[k] = decodeURIComponent(m[i + 1]!)));
+      const params: Record<string, string | string[]> = {};
+      try {
+        route.keys.forEach((k, i) => {
+          const raw = m[i + 1]!;
+          params[k] = route.catchAll ? raw.split('/').map(decodeURIComponent) : decodeURIComponent(raw);
+        });
+      } catch {
+        // Like Next.js: a path that is not valid percent-encoding is a bad request.
+        nodeRes.writeHead(400, { 'content-type': 'text/plain' }).end('bad request');
+        return;
+      }
       const headers = new Headers();
       for (const [k, v] of Object.entries(nodeReq.headers)) {
         if (Array.isArray(v)) v.forEach((x) => headers.append(k, x));
