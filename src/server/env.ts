@@ -109,6 +109,8 @@ const EnvSchema = z.object({
   /** Password hashes (scrypt, 128 MiB each) running at once per process, and waiting for a slot. */
   PASSWORD_HASH_CONCURRENCY: intIn(1, 64, 2),
   PASSWORD_HASH_QUEUE: intIn(0, 1000, 16),
+  /** tRPC mutations per signed-in user and minute (shared by every instance). */
+  TRPC_MUTATIONS_PER_MINUTE: intIn(1, 100_000, 120),
 
   /** OpenTelemetry: spans are exported only when an endpoint is set. */
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(z.url().optional()),
