@@ -392,32 +392,59 @@ export function toIssueComment(c: Prisma.CommentGetPayload<{ select: typeof COMM
   };
 }
 
-export interface IssueDetail extends IssueSummary {
+/** An issue with its body and reporter, without comments: what the write paths return. */
+export interface IssueRecord extends IssueSummary {
   body: string;
   reporter: { id: string; name: string; email: string } | null;
-  comments: IssueComment[];
 }
 
+/** The newest comments an issue page shows (older ones are counted, not loaded). */
+export const MAX_ISSUE_COMMENTS = 200;
+
+export interface IssueDetail extends IssueRecord {
+  /** The newest MAX_ISSUE_COMMENTS comments, oldest first. */
+  comments: IssueComment[];
+  /** All comments of the issue. */
+  commentCount: number;
+}
+
+const issueRecordSelect = {
+  ...issueSummarySelect,
+  body: true,
+  reporter: { select: { id: true, name: true, email: true } },
+} satisfies Prisma.IssueSelect;
+
+function toRecord(row: Prisma.IssueGetPayload<{ select: typeof issueRecordSelect }>): IssueRecord {
+  return { ...toSummary(row), body: row.body, reporter: row.reporter };
+}
+
+/** One issue without its comments (one query), for the write paths' answers. */
+async function loadIssueRecord(prisma: PrismaClient, projectId: string, number: number): Promise<IssueRecord> {
+  const row = await prisma.issue.findUnique({ where: { projectId_number: { projectId, number } }, select: issueRecordSelect });
+  if (!row) throw appError('NOT_FOUND', 'ISSUE_NOT_FOUND', `Issue #${number} not found.`);
+  return toRecord(row);
+}
+
+/** An issue with its newest MAX_ISSUE_COMMENTS comments (oldest first) and the comment count. */
 export async function getIssue(prisma: PrismaClient, projectId: string, raw: GetIssueInput): Promise<IssueDetail> {
   const input = parseInput(GetIssueInput, raw);
   const row = await prisma.issue.findUnique({
     where: { projectId_number: { projectId, number: input.number } },
     select: {
-      ...issueSummarySelect,
-      body: true,
-      reporter: { select: { id: true, name: true, email: true } },
+      ...issueRecordSelect,
+      _count: { select: { comments: true } },
       comments: {
-        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        take: MAX_ISSUE_COMMENTS,
         select: COMMENT_SELECT,
       },
     },
   });
   if (!row) throw appError('NOT_FOUND', 'ISSUE_NOT_FOUND', `Issue #${input.number} not found.`);
   return {
-    ...toSummary(row),
-    body: row.body,
-    reporter: row.reporter,
-    comments: row.comments.map(toIssueComment),
+    ...toRecord(row),
+    comments: row.comments.reverse().map(toIssueComment),
+    commentCount: row._count.comments,
   };
 }
 
@@ -447,7 +474,7 @@ export const CreateIssueInput = z
 export type CreateIssueInput = z.input<typeof CreateIssueInput>;
 
 /** Creates an issue with the next per-project number (allocated atomically). */
-export async function createIssue(prisma: PrismaClient, projectId: string, raw: CreateIssueInput, actor: Actor): Promise<IssueDetail> {
+export async function createIssue(prisma: PrismaClient, projectId: string, raw: CreateIssueInput, actor: Actor): Promise<IssueRecord> {
   const input = parseInput(CreateIssueInput, raw);
   const number = await prisma.$transaction(async (tx) => {
     const assignee = input.assigneeId ? await resolveMember(tx, projectId, input.assigneeId) : null;
@@ -473,7 +500,7 @@ export async function createIssue(prisma: PrismaClient, projectId: string, raw: 
     });
     return project.issueCounter;
   });
-  return getIssue(prisma, projectId, { number });
+  return loadIssueRecord(prisma, projectId, number);
 }
 
 export const UpdateIssueInput = z
@@ -490,7 +517,7 @@ export const UpdateIssueInput = z
 export type UpdateIssueInput = z.input<typeof UpdateIssueInput>;
 
 /** Changes only the fields given. */
-export async function updateIssue(prisma: PrismaClient, projectId: string, raw: UpdateIssueInput): Promise<IssueDetail> {
+export async function updateIssue(prisma: PrismaClient, projectId: string, raw: UpdateIssueInput): Promise<IssueRecord> {
   const input = parseInput(UpdateIssueInput, raw);
   await prisma.$transaction(async (tx) => {
     const issue = await requireIssue(tx, projectId, input.number);
@@ -508,7 +535,7 @@ export async function updateIssue(prisma: PrismaClient, projectId: string, raw: 
     }
     await tx.issue.update({ where: { id: issue.id }, data });
   });
-  return getIssue(prisma, projectId, { number: input.number });
+  return loadIssueRecord(prisma, projectId, input.number);
 }
 
 export const AssignIssueInput = z
@@ -520,28 +547,28 @@ export const AssignIssueInput = z
   .strict();
 export type AssignIssueInput = z.input<typeof AssignIssueInput>;
 
-export async function assignIssue(prisma: PrismaClient, projectId: string, raw: AssignIssueInput): Promise<IssueDetail> {
+export async function assignIssue(prisma: PrismaClient, projectId: string, raw: AssignIssueInput): Promise<IssueRecord> {
   const input = parseInput(AssignIssueInput, raw);
   const issue = await requireIssue(prisma, projectId, input.number);
   const assignee = input.assigneeId === null ? null : await resolveMember(prisma, projectId, input.assigneeId);
   await prisma.issue.update({ where: { id: issue.id }, data: { assigneeId: assignee?.id ?? null } });
-  return getIssue(prisma, projectId, { number: input.number });
+  return loadIssueRecord(prisma, projectId, input.number);
 }
 
 export const IssueNumberInput = z.object({ number: IssueNumberSchema }).strict();
 export type IssueNumberInput = z.input<typeof IssueNumberInput>;
 
 /** Closes an issue; closing a closed issue changes nothing. */
-export async function closeIssue(prisma: PrismaClient, projectId: string, raw: IssueNumberInput): Promise<IssueDetail> {
+export async function closeIssue(prisma: PrismaClient, projectId: string, raw: IssueNumberInput): Promise<IssueRecord> {
   const input = parseInput(IssueNumberInput, raw);
   return updateIssue(prisma, projectId, { number: input.number, status: 'CLOSED' });
 }
 
 /** Reopens a closed issue (status OPEN); an issue that is not closed is left as it is. */
-export async function reopenIssue(prisma: PrismaClient, projectId: string, raw: IssueNumberInput): Promise<IssueDetail> {
+export async function reopenIssue(prisma: PrismaClient, projectId: string, raw: IssueNumberInput): Promise<IssueRecord> {
   const input = parseInput(IssueNumberInput, raw);
   const issue = await requireIssue(prisma, projectId, input.number);
-  if (issue.status !== 'CLOSED') return getIssue(prisma, projectId, input);
+  if (issue.status !== 'CLOSED') return loadIssueRecord(prisma, projectId, input.number);
   return updateIssue(prisma, projectId, { number: input.number, status: 'OPEN' });
 }
 
