@@ -46,6 +46,17 @@ export interface Actor {
   displayName?: string;
 }
 
+/**
+ * Provenance of text: MEMBER when a signed-in member wrote it (the web UI, or the in-app
+ * assistant's key acting for its user), EXTERNAL when it came through a project API key (an outside
+ * client, no user behind it). EXTERNAL text is untrusted for the assistant.
+ */
+export type ContentSource = 'MEMBER' | 'EXTERNAL';
+
+export function sourceOf(actor: Actor): ContentSource {
+  return actor.userId ? 'MEMBER' : 'EXTERNAL';
+}
+
 /** Validates service input; failures are BAD_REQUEST with appCode INVALID_INPUT. */
 export function parseInput<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
   const r = schema.safeParse(raw);
@@ -70,6 +81,9 @@ const issueSummarySelect = {
   closedAt: true,
   assignee: { select: { id: true, name: true, email: true } },
   labels: { select: { label: { select: { id: true, name: true, color: true } } } },
+  titleSource: true,
+  bodySource: true,
+  labelsSource: true,
 } satisfies Prisma.IssueSelect;
 
 type IssueSummaryRow = Prisma.IssueGetPayload<{ select: typeof issueSummarySelect }>;
@@ -82,6 +96,8 @@ export interface IssueSummary {
   priority: IssuePriority;
   assignee: { id: string; name: string; email: string } | null;
   labels: Array<{ id: string; name: string; color: string }>;
+  /** Who last wrote each field (see ContentSource). */
+  sources: { title: ContentSource; body: ContentSource; labels: ContentSource };
   createdAt: Date;
   updatedAt: Date;
   closedAt: Date | null;
@@ -96,6 +112,7 @@ function toSummary(row: IssueSummaryRow): IssueSummary {
     priority: row.priority,
     assignee: row.assignee,
     labels: row.labels.map((l) => l.label).sort((a, b) => a.name.localeCompare(b.name)),
+    sources: { title: row.titleSource, body: row.bodySource, labels: row.labelsSource },
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     closedAt: row.closedAt,
@@ -495,6 +512,9 @@ export async function createIssue(prisma: PrismaClient, projectId: string, raw: 
         priority: input.priority,
         assigneeId: assignee?.id ?? null,
         reporterId: actor.userId,
+        titleSource: sourceOf(actor),
+        bodySource: sourceOf(actor),
+        labelsSource: sourceOf(actor),
         labels: { create: labelIds.map((labelId) => ({ labelId })) },
       },
     });
@@ -516,26 +536,49 @@ export const UpdateIssueInput = z
   .strict();
 export type UpdateIssueInput = z.input<typeof UpdateIssueInput>;
 
-/** Changes only the fields given. */
-export async function updateIssue(prisma: PrismaClient, projectId: string, raw: UpdateIssueInput): Promise<IssueRecord> {
+/**
+ * Changes only the fields given. The title, body and labels given become `actor`'s text: a member
+ * rewriting text that came through an API key makes that field trusted again, and the reverse.
+ */
+export async function updateIssue(prisma: PrismaClient, projectId: string, raw: UpdateIssueInput, actor: Actor): Promise<IssueRecord> {
   const input = parseInput(UpdateIssueInput, raw);
+  const source = sourceOf(actor);
   await prisma.$transaction(async (tx) => {
     const issue = await requireIssue(tx, projectId, input.number);
     const data: Prisma.IssueUpdateInput = {};
-    if (input.title !== undefined) data.title = input.title;
-    if (input.body !== undefined) data.body = input.body;
-    if (input.priority !== undefined) data.priority = input.priority;
-    if (input.status !== undefined && input.status !== issue.status) {
-      data.status = input.status;
-      data.closedAt = input.status === 'CLOSED' ? new Date() : null;
+    if (input.title !== undefined) {
+      data.title = input.title;
+      data.titleSource = source;
     }
+    if (input.body !== undefined) {
+      data.body = input.body;
+      data.bodySource = source;
+    }
+    if (input.priority !== undefined) data.priority = input.priority;
+    if (input.status !== undefined) Object.assign(data, statusChange(issue.status, input.status));
     if (input.labels !== undefined) {
       const labelIds = await resolveLabelIds(tx, projectId, input.labels);
       data.labels = { deleteMany: {}, create: labelIds.map((labelId) => ({ labelId })) };
+      data.labelsSource = source;
     }
     await tx.issue.update({ where: { id: issue.id }, data });
   });
   return loadIssueRecord(prisma, projectId, input.number);
+}
+
+/** The columns a status change writes (nothing when the status stays the same). */
+function statusChange(current: IssueStatus, next: IssueStatus): Prisma.IssueUpdateInput {
+  return current === next ? {} : { status: next, closedAt: next === 'CLOSED' ? new Date() : null };
+}
+
+/** Sets the status only: no text is written, so no field's provenance changes. */
+async function setIssueStatus(prisma: PrismaClient, projectId: string, number: number, status: IssueStatus): Promise<IssueRecord> {
+  await prisma.$transaction(async (tx) => {
+    const issue = await requireIssue(tx, projectId, number);
+    const data = statusChange(issue.status, status);
+    if (Object.keys(data).length) await tx.issue.update({ where: { id: issue.id }, data });
+  });
+  return loadIssueRecord(prisma, projectId, number);
 }
 
 export const AssignIssueInput = z
@@ -561,7 +604,7 @@ export type IssueNumberInput = z.input<typeof IssueNumberInput>;
 /** Closes an issue; closing a closed issue changes nothing. */
 export async function closeIssue(prisma: PrismaClient, projectId: string, raw: IssueNumberInput): Promise<IssueRecord> {
   const input = parseInput(IssueNumberInput, raw);
-  return updateIssue(prisma, projectId, { number: input.number, status: 'CLOSED' });
+  return setIssueStatus(prisma, projectId, input.number, 'CLOSED');
 }
 
 /** Reopens a closed issue (status OPEN); an issue that is not closed is left as it is. */
@@ -569,7 +612,7 @@ export async function reopenIssue(prisma: PrismaClient, projectId: string, raw: 
   const input = parseInput(IssueNumberInput, raw);
   const issue = await requireIssue(prisma, projectId, input.number);
   if (issue.status !== 'CLOSED') return loadIssueRecord(prisma, projectId, input.number);
-  return updateIssue(prisma, projectId, { number: input.number, status: 'OPEN' });
+  return setIssueStatus(prisma, projectId, input.number, 'OPEN');
 }
 
 /** Permanently deletes an issue and its comments. Numbers are never reused. */
