@@ -19,7 +19,11 @@ export type SignInRefusalCode = keyof typeof SIGN_IN_REFUSALS;
 
 const RefusalSchema = z.object({
   code: z.enum(Object.keys(SIGN_IN_REFUSALS) as [SignInRefusalCode, ...SignInRefusalCode[]]),
-  retryAfterSeconds: z.coerce.number().int().min(1).max(86_400 * 7),
+  retryAfterSeconds: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(86_400 * 7),
 });
 export type SignInRefusal = z.infer<typeof RefusalSchema>;
 

@@ -7,18 +7,24 @@
  * - cookies through `parseCookieHeader` (an undecodable cookie is skipped, never an error);
  * - the body capped at MAX_AUTH_BODY_BYTES, form or JSON; a malformed body is a 400, not a 500;
  * - a sign-in refused by the abuse limits (see sign-in-guard.ts) gets its real status, 429 or 503
- *   with Retry-After, instead of next-auth's generic 401.
+ *   with Retry-After, instead of next-auth's generic 401;
+ * - requests next-auth would answer with a 500 although the fault is the caller's are answered
+ *   first: a `callbackUrl` (query or cookie) that is no http(s) URL is dropped (next-auth calls it a
+ *   server configuration error), and the credentials callback takes POST only.
  *
  * Works the same under Next.js and in the integration tests' HTTP server.
  */
 import type { NextApiRequest, NextApiResponse } from 'next';
-import NextAuth from 'next-auth/next';
+import NextAuthModule from 'next-auth/next';
 import { z } from 'zod';
 import { parseSignInRefusal, SIGN_IN_REFUSALS } from '@/lib/sign-in-errors';
-import { authOptions } from './auth';
+import { authOptions, cjsDefault } from './auth';
 import { parseCookieHeader } from './cookies';
+import { env } from './env';
 
 export const MAX_AUTH_BODY_BYTES = 16 * 1024;
+
+const NextAuth = cjsDefault(NextAuthModule);
 
 const Segments = z.array(z.string().max(100)).min(1).max(4);
 
@@ -124,7 +130,21 @@ class CollectedResponse {
   }
 }
 
-export async function handleAuthRequest(req: Request, ctx: { params: Promise<{ nextauth?: unknown }> }): Promise<Response> {
+const CALLBACK_URL_COOKIES = ['next-auth.callback-url', '__Secure-next-auth.callback-url'];
+
+/** The test next-auth applies to a callback URL (absolute http(s), or a path on `base`). */
+function isHttpUrl(value: string, base: string): boolean {
+  try {
+    return /^https?:$/.test(new URL(value, value.startsWith('/') ? base : undefined).protocol);
+  } catch {
+    return false;
+  }
+}
+
+export async function handleAuthRequest(
+  req: Request,
+  ctx: { params: Promise<{ nextauth?: unknown }> },
+): Promise<Response> {
   const segments = Segments.safeParse((await ctx.params).nextauth);
   if (!segments.success) return jsonError(404, 'NOT_FOUND', 'Not found.');
   let body: Record<string, unknown> | undefined;
@@ -134,12 +154,24 @@ export async function handleAuthRequest(req: Request, ctx: { params: Promise<{ n
     if (err instanceof BadBody) return jsonError(400, 'INVALID_REQUEST', 'The request body could not be read.');
     throw err;
   }
+  const [action, provider] = segments.data;
+  if (action === 'callback' && provider === 'credentials' && req.method !== 'POST') {
+    return jsonError(405, 'METHOD_NOT_ALLOWED', 'Send the credentials with POST.');
+  }
   const url = new URL(req.url);
+  const base = env().NEXTAUTH_URL ?? url.origin;
+  const query: Record<string, unknown> = Object.fromEntries(url.searchParams);
+  if (typeof query.callbackUrl === 'string' && !isHttpUrl(query.callbackUrl, base)) delete query.callbackUrl;
+  const cookies = parseCookieHeader(req.headers.get('cookie'));
+  for (const name of CALLBACK_URL_COOKIES) {
+    const value = cookies.get(name);
+    if (value !== undefined && !isHttpUrl(value, base)) cookies.delete(name);
+  }
   const request = {
     method: req.method,
-    query: { ...Object.fromEntries(url.searchParams), nextauth: segments.data },
+    query: { ...query, nextauth: segments.data },
     headers: Object.fromEntries(req.headers),
-    cookies: Object.fromEntries(parseCookieHeader(req.headers.get('cookie'))),
+    cookies: Object.fromEntries(cookies),
     body,
   };
   const res = new CollectedResponse();

@@ -1,9 +1,9 @@
 import type { NextAuthOptions } from 'next-auth';
 import { getServerSession } from 'next-auth';
 import { decode } from 'next-auth/jwt';
-import CredentialsProvider from 'next-auth/providers/credentials';
-import GitHubProvider from 'next-auth/providers/github';
-import GoogleProvider from 'next-auth/providers/google';
+import CredentialsProviderModule from 'next-auth/providers/credentials';
+import GitHubProviderModule from 'next-auth/providers/github';
+import GoogleProviderModule from 'next-auth/providers/google';
 import { z } from 'zod';
 import type { PrismaClient } from '@/generated/prisma/client';
 import { clientAddress, type HeaderSource } from './client-address';
@@ -14,6 +14,18 @@ import { newId } from './ids';
 import { hashPassword, needsRehash, PasswordHashBusyError, verifyPassword } from './password';
 import { reserveSignInAttempt, SignInRefusedError, type SignInAttempt } from './sign-in-guard';
 import { isIdentifier } from './text';
+
+/**
+ * next-auth's modules are CommonJS with `exports.default`. Next.js and vitest hand over that
+ * default; plain Node ESM loaders (tsx scripts such as `npm run fuzz`) hand over the module object.
+ */
+export function cjsDefault<T>(mod: T): T {
+  const inner = (mod as { default?: unknown } | null)?.default;
+  return (typeof mod !== 'function' && typeof inner === 'function' ? inner : mod) as T;
+}
+const CredentialsProvider = cjsDefault(CredentialsProviderModule);
+const GitHubProvider = cjsDefault(GitHubProviderModule);
+const GoogleProvider = cjsDefault(GoogleProviderModule);
 
 export interface SessionUser {
   id: string;
@@ -59,7 +71,10 @@ export async function authorizeCredentials(
   let user: { id: string; email: string; name: string; passwordHash: string | null } | null;
   let ok: boolean;
   try {
-    user = await prisma.user.findUnique({ where: { email }, select: { id: true, email: true, name: true, passwordHash: true } });
+    user = await prisma.user.findUnique({
+      where: { email },
+      select: { id: true, email: true, name: true, passwordHash: true },
+    });
     ok = await verifyPassword(password, user?.passwordHash ?? null);
   } catch (err) {
     // Not checked: the attempt must not count as a failure.
@@ -74,7 +89,9 @@ export async function authorizeCredentials(
     // when every hash slot is busy, the next sign-in re-hashes.
     const verified = user.passwordHash;
     await hashPassword(password)
-      .then((fresh) => prisma.user.updateMany({ where: { id: user.id, passwordHash: verified }, data: { passwordHash: fresh } }))
+      .then((fresh) =>
+        prisma.user.updateMany({ where: { id: user.id, passwordHash: verified }, data: { passwordHash: fresh } }),
+      )
       .catch(() => undefined);
   }
   return { id: user.id, email: user.email, name: user.name };
@@ -190,6 +207,19 @@ export function authOptions(): NextAuthOptions {
       ...oauthProviders(),
     ],
     callbacks: {
+      /**
+       * Where to go after signing in or out. The URL comes from the request (query, body or a
+       * cookie): a path of this site or a URL on its origin is kept, anything else — another site,
+       * or text that is no URL at all (next-auth's default would throw: a 500) — goes to the root.
+       */
+      redirect({ url, baseUrl }) {
+        if (url.startsWith('/')) return `${baseUrl}${url}`;
+        try {
+          return new URL(url).origin === baseUrl ? url : baseUrl;
+        } catch {
+          return baseUrl;
+        }
+      },
       async signIn({ user, account, profile }) {
         if (!account || account.provider === 'credentials') return true;
         // OAuth: an identity linked before, or a provider-verified email (see decideOAuthSignIn).

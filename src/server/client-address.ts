@@ -35,7 +35,9 @@ function expandIPv6(ip: string): string[] {
     else right = [...right.slice(0, -1), ...groups];
   }
   const missing = 8 - left.length - right.length;
-  return [...left, ...Array<string>(tail === undefined ? 0 : missing).fill('0'), ...right].map((g) => g.padStart(4, '0'));
+  return [...left, ...Array<string>(tail === undefined ? 0 : missing).fill('0'), ...right].map((g) =>
+    g.padStart(4, '0'),
+  );
 }
 
 /** The address as a limit key component: IPv4 as is, IPv4-mapped IPv6 as IPv4, IPv6 as its /64. */

@@ -23,7 +23,7 @@
  * as anything with timestamps does; a skew of seconds only shifts windows by as much.
  */
 import { z } from 'zod';
-import type { PrismaClient } from '@/generated/prisma/client';
+import { Prisma, type PrismaClient } from '@/generated/prisma/client';
 
 /** Printable ASCII without spaces: namespaced ids, hashes, IP addresses. */
 export const LimitKeySchema = z
@@ -32,7 +32,11 @@ export const LimitKeySchema = z
   .max(256)
   .regex(/^[\x21-\x7e]+$/, 'A limit key is printable ASCII without spaces.');
 
-const WindowSeconds = z.number().int().min(1).max(7 * 86_400);
+const WindowSeconds = z
+  .number()
+  .int()
+  .min(1)
+  .max(7 * 86_400);
 
 export const HitLimitInput = z
   .object({
@@ -119,6 +123,10 @@ function fits(previous: number, weight: number, current: number, cost: number, l
 /** `timestamp(3)` of an epoch-milliseconds parameter, in UTC like every other timestamp column. */
 const ts = (ms: number) => ms / 1000;
 
+/** The SQL condition selecting `key`'s counter of the window starting at `startMs`. */
+const counterAt = (key: string, startMs: number) =>
+  Prisma.sql`"key" = ${key} AND "windowStart" = to_timestamp(${ts(startMs)}::float8) AT TIME ZONE 'UTC'`;
+
 /**
  * Counts one hit of `cost` units on `key` if it fits the limit, atomically across instances.
  * One SQL statement: the previous window is read in a CTE, the current one is inserted or
@@ -131,7 +139,7 @@ export async function hitLimit(prisma: PrismaClient, raw: HitLimitInput): Promis
     WITH previous AS (
       SELECT COALESCE((
         SELECT "count" FROM "LimitCounter"
-        WHERE "key" = ${w.key} AND "windowStart" = to_timestamp(${ts(w.previousStartMs)}::float8) AT TIME ZONE 'UTC'
+        WHERE ${counterAt(w.key, w.previousStartMs)}
       ), 0) AS "count"
     ),
     counted AS (
@@ -150,8 +158,7 @@ export async function hitLimit(prisma: PrismaClient, raw: HitLimitInput): Promis
     SELECT
       (SELECT "count" FROM counted) AS counted,
       (SELECT "count" FROM previous) AS previous,
-      (SELECT "count" FROM "LimitCounter"
-        WHERE "key" = ${w.key} AND "windowStart" = to_timestamp(${ts(w.startMs)}::float8) AT TIME ZONE 'UTC') AS "current"`;
+      (SELECT "count" FROM "LimitCounter" WHERE ${counterAt(w.key, w.startMs)}) AS "current"`;
   const row = rows[0] ?? { counted: null, previous: 0, current: null };
   if (row.counted !== null) return { allowed: true, count: Number(row.counted), retryAfterSeconds: 0 };
   // Refused: nothing was written. `current` is the statement's snapshot (good enough to say when).
@@ -169,10 +176,8 @@ export async function peekLimit(prisma: PrismaClient, raw: HitLimitInput): Promi
   const w = windowOf(input.key, input.windowSeconds, input.now);
   const rows = await prisma.$queryRaw<Array<{ previous: number | null; current: number | null }>>`
     SELECT
-      (SELECT "count" FROM "LimitCounter"
-        WHERE "key" = ${w.key} AND "windowStart" = to_timestamp(${ts(w.previousStartMs)}::float8) AT TIME ZONE 'UTC') AS previous,
-      (SELECT "count" FROM "LimitCounter"
-        WHERE "key" = ${w.key} AND "windowStart" = to_timestamp(${ts(w.startMs)}::float8) AT TIME ZONE 'UTC') AS "current"`;
+      (SELECT "count" FROM "LimitCounter" WHERE ${counterAt(w.key, w.previousStartMs)}) AS previous,
+      (SELECT "count" FROM "LimitCounter" WHERE ${counterAt(w.key, w.startMs)}) AS "current"`;
   const previous = Number(rows[0]?.previous ?? 0);
   const current = Number(rows[0]?.current ?? 0);
   const allowed = fits(previous, w.previousWeight, current, input.cost, input.limit);
@@ -193,7 +198,7 @@ export async function refundLimit(prisma: PrismaClient, raw: RefundLimitInput): 
   const w = windowOf(input.key, input.windowSeconds, input.now);
   await prisma.$executeRaw`
     UPDATE "LimitCounter" SET "count" = GREATEST("count" - ${input.cost}::int, 0)
-    WHERE "key" = ${w.key} AND "windowStart" = to_timestamp(${ts(w.startMs)}::float8) AT TIME ZONE 'UTC'`;
+    WHERE ${counterAt(w.key, w.startMs)}`;
 }
 
 /** Forgets every window of `key`. */
@@ -214,8 +219,18 @@ export async function purgeExpiredLimits(
   now: Date = new Date(),
   opts: { batchSize?: number; maxBatches?: number } = {},
 ): Promise<number> {
-  const batchSize = z.number().int().min(1).max(100_000).parse(opts.batchSize ?? PURGE_BATCH_ROWS);
-  const maxBatches = z.number().int().min(1).max(100_000).parse(opts.maxBatches ?? 100);
+  const batchSize = z
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .parse(opts.batchSize ?? PURGE_BATCH_ROWS);
+  const maxBatches = z
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .parse(opts.maxBatches ?? 100);
   const nowSeconds = ts(now.getTime());
   let total = 0;
   for (let i = 0; i < maxBatches; i++) {

@@ -19,7 +19,9 @@
 
 export interface SecurityPolicy {
   /** Extra sources per page CSP directive, e.g. { 'script-src': ['https://plausible.io'] }. */
-  extraSources: Partial<Record<'script-src' | 'style-src' | 'img-src' | 'font-src' | 'connect-src' | 'frame-src', readonly string[]>>;
+  extraSources: Partial<
+    Record<'script-src' | 'style-src' | 'img-src' | 'font-src' | 'connect-src' | 'frame-src', readonly string[]>
+  >;
   /** Who may frame the app's pages: [] means nobody (and X-Frame-Options: DENY). */
   frameAncestors: readonly string[];
   referrerPolicy: string;
@@ -55,11 +57,18 @@ function frameAncestors(policy: SecurityPolicy): string[] {
 }
 
 /** The Content-Security-Policy of an HTML page rendered with `nonce`. */
-export function pageContentSecurityPolicy(nonce: string, ctx: PolicyContext, policy: SecurityPolicy = SECURITY_POLICY): string {
+export function pageContentSecurityPolicy(
+  nonce: string,
+  ctx: PolicyContext,
+  policy: SecurityPolicy = SECURITY_POLICY,
+): string {
   const extra = (d: keyof SecurityPolicy['extraSources']) => policy.extraSources[d] ?? [];
   return directives([
     ['default-src', ["'self'"]],
-    ['script-src', ["'self'", `'nonce-${nonce}'`, "'strict-dynamic'", ...(ctx.dev ? ["'unsafe-eval'"] : []), ...extra('script-src')]],
+    [
+      'script-src',
+      ["'self'", `'nonce-${nonce}'`, "'strict-dynamic'", ...(ctx.dev ? ["'unsafe-eval'"] : []), ...extra('script-src')],
+    ],
     ['style-src', ["'self'", "'unsafe-inline'", ...extra('style-src')]],
     ['img-src', ["'self'", 'data:', 'blob:', ...extra('img-src')]],
     ['font-src', ["'self'", ...extra('font-src')]],
@@ -84,7 +93,10 @@ export function resourceContentSecurityPolicy(policy: SecurityPolicy = SECURITY_
 }
 
 /** The headers every response carries, besides its Content-Security-Policy. */
-export function commonSecurityHeaders(ctx: PolicyContext, policy: SecurityPolicy = SECURITY_POLICY): Record<string, string> {
+export function commonSecurityHeaders(
+  ctx: PolicyContext,
+  policy: SecurityPolicy = SECURITY_POLICY,
+): Record<string, string> {
   const headers: Record<string, string> = {
     'x-content-type-options': 'nosniff',
     'referrer-policy': policy.referrerPolicy,
@@ -93,7 +105,8 @@ export function commonSecurityHeaders(ctx: PolicyContext, policy: SecurityPolicy
   };
   if (policy.frameAncestors.length === 0) headers['x-frame-options'] = 'DENY';
   if (ctx.https && policy.hstsMaxAgeSeconds > 0) {
-    headers['strict-transport-security'] = `max-age=${policy.hstsMaxAgeSeconds}${policy.hstsIncludeSubDomains ? '; includeSubDomains' : ''}`;
+    headers['strict-transport-security'] =
+      `max-age=${policy.hstsMaxAgeSeconds}${policy.hstsIncludeSubDomains ? '; includeSubDomains' : ''}`;
   }
   return headers;
 }

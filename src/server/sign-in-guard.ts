@@ -59,11 +59,19 @@ export interface SignInAttempt {
 export async function reserveSignInAttempt(
   prisma: PrismaClient,
   who: { email: string; address: string | null },
-  e: Pick<Env, 'NEXTAUTH_SECRET' | 'SIGNIN_ACCOUNT_MAX_FAILURES' | 'SIGNIN_ADDRESS_MAX_FAILURES' | 'SIGNIN_WINDOW_MINUTES'>,
+  e: Pick<
+    Env,
+    'NEXTAUTH_SECRET' | 'SIGNIN_ACCOUNT_MAX_FAILURES' | 'SIGNIN_ADDRESS_MAX_FAILURES' | 'SIGNIN_WINDOW_MINUTES'
+  >,
 ): Promise<SignInAttempt> {
   const windowSeconds = e.SIGNIN_WINDOW_MINUTES * 60;
-  const account: LimitSpec = { key: accountLimitKey(who.email, e.NEXTAUTH_SECRET), limit: e.SIGNIN_ACCOUNT_MAX_FAILURES };
-  const address: LimitSpec | null = who.address ? { key: addressLimitKey(who.address), limit: e.SIGNIN_ADDRESS_MAX_FAILURES } : null;
+  const account: LimitSpec = {
+    key: accountLimitKey(who.email, e.NEXTAUTH_SECRET),
+    limit: e.SIGNIN_ACCOUNT_MAX_FAILURES,
+  };
+  const address: LimitSpec | null = who.address
+    ? { key: addressLimitKey(who.address), limit: e.SIGNIN_ADDRESS_MAX_FAILURES }
+    : null;
   const give = (spec: LimitSpec) => refundLimit(prisma, { key: spec.key, windowSeconds });
 
   const reserved: LimitSpec[] = [];

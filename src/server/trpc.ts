@@ -81,7 +81,12 @@ export class AppError extends Error {
     super(message);
   }
 }
-export function appError(code: TRPCError['code'], appCode: string, message: string, extra: { retryAfterSeconds?: number } = {}): TRPCError {
+export function appError(
+  code: TRPCError['code'],
+  appCode: string,
+  message: string,
+  extra: { retryAfterSeconds?: number } = {},
+): TRPCError {
   return new TRPCError({ code, message, cause: new AppError(appCode, message, extra.retryAfterSeconds) });
 }
 
@@ -96,8 +101,9 @@ export const authedProcedure = publicProcedure.use(async ({ ctx, next, type }) =
       windowSeconds: 60,
     });
     if (!limit.allowed) {
-      throw appError('TOO_MANY_REQUESTS', 'RATE_LIMITED', `Too many changes in a short time. Try again in ${limit.retryAfterSeconds} s.`, {
-        retryAfterSeconds: limit.retryAfterSeconds,
+      const wait = limit.retryAfterSeconds;
+      throw appError('TOO_MANY_REQUESTS', 'RATE_LIMITED', `Too many changes in a short time. Try again in ${wait} s.`, {
+        retryAfterSeconds: wait,
       });
     }
   }

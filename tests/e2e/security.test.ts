@@ -25,7 +25,10 @@ async function startOtherOrigin(): Promise<typeof other> {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => (server.closeAllConnections(), server.close(() => r()))) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
 }
 
 async function findProjectId(page: Page): Promise<string> {
@@ -46,7 +49,8 @@ async function watchCsp(page: Page): Promise<string[]> {
     });
   });
   page.on('console', (m) => {
-    if (/Content Security Policy|Refused to (load|execute|apply|connect|evaluate|frame|create)/i.test(m.text())) violations.push(m.text());
+    if (/Content Security Policy|Refused to (load|execute|apply|connect|evaluate|frame|create)/i.test(m.text()))
+      violations.push(m.text());
   });
   return violations;
 }
@@ -70,12 +74,25 @@ describe('security headers', () => {
     const html = await login.text();
     const chunk = /<script[^>]+src="(\/_next\/static\/[^"]+\.js)"/.exec(html)?.[1];
     expect(chunk).toBeDefined();
-    const urls = ['/login', '/projects', '/api/trpc/tracker.projects.list', '/api/public/mcp', '/api/auth/csrf', '/icon.svg', chunk!];
+    const urls = [
+      '/login',
+      '/projects',
+      '/api/trpc/tracker.projects.list',
+      '/api/public/mcp',
+      '/api/auth/csrf',
+      '/icon.svg',
+      chunk!,
+    ];
     for (const path of urls) {
       const res = await fetch(`${BASE_URL}${path}`, { redirect: 'manual' });
       await res.arrayBuffer();
       const h = (name: string) => res.headers.get(name);
-      expect([path, h('x-frame-options'), h('x-content-type-options'), h('referrer-policy')]).toEqual([path, 'DENY', 'nosniff', 'same-origin']);
+      expect([path, h('x-frame-options'), h('x-content-type-options'), h('referrer-policy')]).toEqual([
+        path,
+        'DENY',
+        'nosniff',
+        'same-origin',
+      ]);
       expect(h('content-security-policy'), path).toContain("frame-ancestors 'none'");
       // Served over plain http here: no HSTS (it would be ignored anyway).
       expect(h('strict-transport-security'), path).toBeNull();
@@ -91,7 +108,9 @@ describe('security headers', () => {
     // A second request gets another nonce.
     expect((await fetch(`${BASE_URL}/login`)).headers.get('content-security-policy')).not.toBe(csp);
     // API responses may not run or load anything.
-    expect((await fetch(`${BASE_URL}/api/public/mcp`)).headers.get('content-security-policy')).toMatch(/^default-src 'none'/);
+    expect((await fetch(`${BASE_URL}/api/public/mcp`)).headers.get('content-security-policy')).toMatch(
+      /^default-src 'none'/,
+    );
   });
 
   it('a page of another origin cannot frame the project page: the frame stays empty', async () => {
@@ -108,7 +127,11 @@ describe('security headers', () => {
     expect(await own.textContent()).toBe('own content');
     // The app's frame: Chrome blocks it and shows nothing of the app.
     await page.waitForTimeout(1500);
-    const victim = page.frames().find((f) => f.parentFrame() === page.mainFrame() && f.name() !== 'own' && f !== page.frame({ url: /\/harmless$/ }))!;
+    const victim = page
+      .frames()
+      .find(
+        (f) => f.parentFrame() === page.mainFrame() && f.name() !== 'own' && f !== page.frame({ url: /\/harmless$/ }),
+      )!;
     expect(victim).toBeDefined();
     expect(victim.url().startsWith(BASE_URL)).toBe(false);
     const appContent = await victim
@@ -137,8 +160,13 @@ describe('the app under its CSP', () => {
     const input = page.locator('[data-testid="assistant-panel"] [data-testid="assistant-input"]');
     await input.fill('list open issues');
     await input.press('Enter');
-    await page.locator('[data-testid="assistant-panel"] [data-testid="assistant-send"]').waitFor({ state: 'visible', timeout: 30_000 });
-    const answer = await page.$$eval('[data-testid="assistant-message"][data-role="assistant"]', (els) => els.at(-1)?.textContent ?? '');
+    await page
+      .locator('[data-testid="assistant-panel"] [data-testid="assistant-send"]')
+      .waitFor({ state: 'visible', timeout: 30_000 });
+    const answer = await page.$$eval(
+      '[data-testid="assistant-message"][data-role="assistant"]',
+      (els) => els.at(-1)?.textContent ?? '',
+    );
     expect(answer).toMatch(/Here (is 1 issue|are \d+ issues)/);
     expect(await page.locator('[data-testid="assistant-panel"] [data-testid="tool-card"]').count()).toBeGreaterThan(0);
     await shot(page, 'security-assistant-under-csp', { fullPage: false });

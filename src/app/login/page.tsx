@@ -28,7 +28,8 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
       : parseSignInRefusal(error)
         ? signInErrorMessage(error)
         : error === 'AccessDenied'
-          ? 'Sign-in refused: use an account whose email address the provider has verified, or sign in with your password.'
+          ? 'Sign-in refused: use an account whose email address the provider has verified, ' +
+            'or sign in with your password.'
           : 'Sign-in failed. Please try again.';
   return (
     <main className="flex min-h-screen items-center justify-center p-6">

@@ -133,8 +133,10 @@ export async function countRefusedCalls(prisma: PrismaClient, e: RefusedCalls): 
   try {
     await prisma.$executeRaw`
       INSERT INTO "ToolCallAudit" ("id", "projectId", "apiKeyId", "userId", "runId", "toolCallId", "tool",
-        "callerSuppliedTool", "status", "errorCode", "argsPreview", "resultPreview", "durationMs", "callCount", "startedAt")
-      VALUES (${id}, ${e.projectId}, ${e.apiKeyId}, ${e.userId}, ${e.runId}, ${storedToolCallId(first.toolCallId)}, ${tool},
+        "callerSuppliedTool", "status", "errorCode", "argsPreview", "resultPreview", "durationMs", "callCount",
+        "startedAt")
+      VALUES (${id}, ${e.projectId}, ${e.apiKeyId}, ${e.userId}, ${e.runId}, ${storedToolCallId(first.toolCallId)},
+        ${tool},
         ${callerSuppliedTool}, 'DENIED'::"ToolCallStatus", ${storable(e.errorCode, AUDIT_NAME_CHARS)},
         ${preview(first.argumentsText ?? '')}, ${result}, 0, ${e.calls.length}::int,
         to_timestamp(${e.at.getTime() / 1000}::float8) AT TIME ZONE 'UTC')

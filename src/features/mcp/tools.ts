@@ -261,7 +261,8 @@ const HANDLERS: Handlers = {
       throw new ToolFailure('INVALID_ARGUMENTS', 'Give at least one field to change: title, body, status, priority or labels.');
     }
     const issue = await updateIssue(ctx.prisma, ctx.projectId, { number, ...fields }, actorOf(ctx.principal));
-    return { issue: issueRow(issue), updated: Object.keys(fields).filter((k) => fields[k as keyof typeof fields] !== undefined) };
+    const updated = Object.keys(fields).filter((k) => fields[k as keyof typeof fields] !== undefined);
+    return { issue: issueRow(issue), updated };
   },
 
   async add_comment(ctx, input) {

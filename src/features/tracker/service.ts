@@ -437,7 +437,10 @@ function toRecord(row: Prisma.IssueGetPayload<{ select: typeof issueRecordSelect
 
 /** One issue without its comments (one query), for the write paths' answers. */
 async function loadIssueRecord(prisma: PrismaClient, projectId: string, number: number): Promise<IssueRecord> {
-  const row = await prisma.issue.findUnique({ where: { projectId_number: { projectId, number } }, select: issueRecordSelect });
+  const row = await prisma.issue.findUnique({
+    where: { projectId_number: { projectId, number } },
+    select: issueRecordSelect,
+  });
   if (!row) throw appError('NOT_FOUND', 'ISSUE_NOT_FOUND', `Issue #${number} not found.`);
   return toRecord(row);
 }
@@ -491,7 +494,12 @@ export const CreateIssueInput = z
 export type CreateIssueInput = z.input<typeof CreateIssueInput>;
 
 /** Creates an issue with the next per-project number (allocated atomically). */
-export async function createIssue(prisma: PrismaClient, projectId: string, raw: CreateIssueInput, actor: Actor): Promise<IssueRecord> {
+export async function createIssue(
+  prisma: PrismaClient,
+  projectId: string,
+  raw: CreateIssueInput,
+  actor: Actor,
+): Promise<IssueRecord> {
   const input = parseInput(CreateIssueInput, raw);
   const number = await prisma.$transaction(async (tx) => {
     const assignee = input.assigneeId ? await resolveMember(tx, projectId, input.assigneeId) : null;
@@ -540,7 +548,12 @@ export type UpdateIssueInput = z.input<typeof UpdateIssueInput>;
  * Changes only the fields given. The title, body and labels given become `actor`'s text: a member
  * rewriting text that came through an API key makes that field trusted again, and the reverse.
  */
-export async function updateIssue(prisma: PrismaClient, projectId: string, raw: UpdateIssueInput, actor: Actor): Promise<IssueRecord> {
+export async function updateIssue(
+  prisma: PrismaClient,
+  projectId: string,
+  raw: UpdateIssueInput,
+  actor: Actor,
+): Promise<IssueRecord> {
   const input = parseInput(UpdateIssueInput, raw);
   const source = sourceOf(actor);
   await prisma.$transaction(async (tx) => {
@@ -572,7 +585,12 @@ function statusChange(current: IssueStatus, next: IssueStatus): Prisma.IssueUpda
 }
 
 /** Sets the status only: no text is written, so no field's provenance changes. */
-async function setIssueStatus(prisma: PrismaClient, projectId: string, number: number, status: IssueStatus): Promise<IssueRecord> {
+async function setIssueStatus(
+  prisma: PrismaClient,
+  projectId: string,
+  number: number,
+  status: IssueStatus,
+): Promise<IssueRecord> {
   await prisma.$transaction(async (tx) => {
     const issue = await requireIssue(tx, projectId, number);
     const data = statusChange(issue.status, status);
@@ -590,7 +608,11 @@ export const AssignIssueInput = z
   .strict();
 export type AssignIssueInput = z.input<typeof AssignIssueInput>;
 
-export async function assignIssue(prisma: PrismaClient, projectId: string, raw: AssignIssueInput): Promise<IssueRecord> {
+export async function assignIssue(
+  prisma: PrismaClient,
+  projectId: string,
+  raw: AssignIssueInput,
+): Promise<IssueRecord> {
   const input = parseInput(AssignIssueInput, raw);
   const issue = await requireIssue(prisma, projectId, input.number);
   const assignee = input.assigneeId === null ? null : await resolveMember(prisma, projectId, input.assigneeId);
@@ -608,7 +630,11 @@ export async function closeIssue(prisma: PrismaClient, projectId: string, raw: I
 }
 
 /** Reopens a closed issue (status OPEN); an issue that is not closed is left as it is. */
-export async function reopenIssue(prisma: PrismaClient, projectId: string, raw: IssueNumberInput): Promise<IssueRecord> {
+export async function reopenIssue(
+  prisma: PrismaClient,
+  projectId: string,
+  raw: IssueNumberInput,
+): Promise<IssueRecord> {
   const input = parseInput(IssueNumberInput, raw);
   const issue = await requireIssue(prisma, projectId, input.number);
   if (issue.status !== 'CLOSED') return loadIssueRecord(prisma, projectId, input.number);

@@ -14,7 +14,10 @@ export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRou
 
 export function makeTrpcClient() {
   return createTRPCClient<AppRouter>({
-    links: [httpBatchLink({ url: '/api/trpc', transformer: superjson, maxURLLength: 4000, maxItems: TRPC_MAX_BATCH_SIZE })],
+    // Never more calls per request than the server accepts.
+    links: [
+      httpBatchLink({ url: '/api/trpc', transformer: superjson, maxURLLength: 4000, maxItems: TRPC_MAX_BATCH_SIZE }),
+    ],
   });
 }
 

@@ -18,11 +18,19 @@ afterAll(async () => {
   await server?.close();
 });
 
-const BROKEN = ['next-auth.session-token=%E0%A4%A', 'next-auth.session-token=%', 'next-auth.session-token.0=%ZZ', '__Secure-next-auth.session-token=%C0%80%'];
+const BROKEN = [
+  'next-auth.session-token=%E0%A4%A',
+  'next-auth.session-token=%',
+  'next-auth.session-token.0=%ZZ',
+  '__Secure-next-auth.session-token=%C0%80%',
+];
 
 async function trpcGet(cookie: string) {
   const res = await fetch(`${server.url}/api/trpc/tracker.projects.list`, { headers: { cookie } });
-  return { status: res.status, body: (await res.json()) as { error?: { json?: { data?: { code?: string; appCode?: string } } } } };
+  return {
+    status: res.status,
+    body: (await res.json()) as { error?: { json?: { data?: { code?: string; appCode?: string } } } },
+  };
 }
 
 describe('malformed session cookies', () => {

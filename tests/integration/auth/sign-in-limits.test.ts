@@ -33,7 +33,11 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server?.close();
-  setEnv({ ...Object.fromEntries(Object.keys(LIMITS).map((k) => [k, undefined])), NEXTAUTH_URL: undefined, TRUST_PROXY: undefined });
+  setEnv({
+    ...Object.fromEntries(Object.keys(LIMITS).map((k) => [k, undefined])),
+    NEXTAUTH_URL: undefined,
+    TRUST_PROXY: undefined,
+  });
 });
 beforeEach(() => setEnv({ TRUST_PROXY: undefined }));
 
@@ -95,8 +99,9 @@ describe('per-account lockout', () => {
     expect(seconds).toBeLessThanOrEqual(30 * 60);
     expect(locked.error).toBe(`SIGNIN_LOCKED:${seconds}`);
     // What the login form shows: the wait in minutes, nothing about the account.
+    const minutes = Math.ceil(seconds / 60);
     expect(signInErrorMessage(locked.error)).toBe(
-      `Too many sign-in attempts. Try again ${Math.ceil(seconds / 60) <= 1 ? 'in a minute' : `in ${Math.ceil(seconds / 60)} minutes`}.`,
+      `Too many sign-in attempts. Try again ${minutes <= 1 ? 'in a minute' : `in ${minutes} minutes`}.`,
     );
     expect(signInErrorMessage(outcomes[0]!.error)).toBe('Invalid email or password.');
   });
@@ -127,7 +132,11 @@ describe('per-account lockout', () => {
     await signIn(user.email.toUpperCase(), 'two');
     const ok = await signIn(user.email, 'finally');
     expect([ok.status, ok.error, ok.signedIn]).toEqual([200, null, true]);
-    const after = [await signIn(user.email, 'three'), await signIn(user.email, 'four'), await signIn(user.email, 'five')];
+    const after = [
+      await signIn(user.email, 'three'),
+      await signIn(user.email, 'four'),
+      await signIn(user.email, 'five'),
+    ];
     expect(after.map(shape)).toEqual([
       [401, 'CredentialsSignin'],
       [401, 'CredentialsSignin'],
@@ -152,7 +161,9 @@ describe('a burst of 30 parallel attempts', () => {
   it('on 30 accounts: at most 2 hashes run at once, a bounded queue waits, the rest are told to retry', async () => {
     resetPasswordHashPeak();
     const refusedBefore = passwordHashGauge().refused;
-    const outcomes = await Promise.all(Array.from({ length: 30 }, (_, i) => signIn(uniqueEmail(`spray${i}`), 'password123')));
+    const outcomes = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => signIn(uniqueEmail(`spray${i}`), 'password123')),
+    );
     expect(passwordHashGauge().peakActive).toBeLessThanOrEqual(2);
     expect(passwordHashGauge()).toMatchObject({ active: 0, waiting: 0 });
     const busy = outcomes.filter((o) => o.error?.startsWith('SIGNIN_BUSY'));

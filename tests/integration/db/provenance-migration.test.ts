@@ -28,9 +28,12 @@ it('marks the text of issues without a reporter EXTERNAL and keeps the others ME
       ('i_2', 'p_1', 2, 'created through a project key', NULL, now());
   `);
   await applyMigrations(db.session, all);
-  const { rows } = await db.session.query<{ id: string; titleSource: string; bodySource: string; labelsSource: string }>(
-    'SELECT id, "titleSource", "bodySource", "labelsSource" FROM "Issue" ORDER BY id',
-  );
+  const { rows } = await db.session.query<{
+    id: string;
+    titleSource: string;
+    bodySource: string;
+    labelsSource: string;
+  }>('SELECT id, "titleSource", "bodySource", "labelsSource" FROM "Issue" ORDER BY id');
   expect(rows).toEqual([
     { id: 'i_1', titleSource: 'MEMBER', bodySource: 'MEMBER', labelsSource: 'MEMBER' },
     { id: 'i_2', titleSource: 'EXTERNAL', bodySource: 'EXTERNAL', labelsSource: 'EXTERNAL' },

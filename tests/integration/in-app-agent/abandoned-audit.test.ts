@@ -36,7 +36,8 @@ function script(...t: ScriptedTurn[]) {
 
 const interruptOf = (res: AgentResponse): ToolApprovalInterrupt => {
   const fin = res.events.at(-1);
-  if (fin?.type !== 'RUN_FINISHED' || fin.outcome?.type !== 'interrupt') throw new Error(`expected an interrupt, got ${JSON.stringify(fin)}`);
+  if (fin?.type !== 'RUN_FINISHED' || fin.outcome?.type !== 'interrupt')
+    throw new Error(`expected an interrupt, got ${JSON.stringify(fin)}`);
   return (fin.outcome.interrupts as ToolApprovalInterrupt[])[0]!;
 };
 const threadOf = (res: AgentResponse) => (res.events[0] as { threadId: string }).threadId;
@@ -82,7 +83,9 @@ describe('closing an approved call from the audit log', () => {
 
     script({ text: ['Let me check.'] });
     const next = await postAgent(server.url, project.id, member.cookie, userMessageBody('did it work?', threadId));
-    const result = next.events.find((e) => e.type === 'TOOL_CALL_RESULT' && e.toolCallId === interrupt.toolCallId) as { content: string };
+    const result = next.events.find((e) => e.type === 'TOOL_CALL_RESULT' && e.toolCallId === interrupt.toolCallId) as {
+      content: string;
+    };
     // Not "executed": the outcome is unknown, as no row of this conversation's runs says otherwise.
     expect(JSON.parse(result.content)).toMatchObject({ isError: true, outcomeUnknown: true });
     expect(result.content).not.toContain('forged');

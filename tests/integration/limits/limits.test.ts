@@ -20,7 +20,8 @@ describe('hitLimit', () => {
     const prisma = await getPrisma();
     const k = key('basic');
     const results = [];
-    for (let i = 0; i < 5; i++) results.push(await hitLimit(prisma, { key: k, limit: 3, windowSeconds: 60, now: at(10) }));
+    for (let i = 0; i < 5; i++)
+      results.push(await hitLimit(prisma, { key: k, limit: 3, windowSeconds: 60, now: at(10) }));
     expect(results.map((r) => [r.allowed, r.count])).toEqual([
       [true, 1],
       [true, 2],
@@ -52,31 +53,50 @@ describe('hitLimit', () => {
     for (let i = 0; i < 10; i++) await hitLimit(prisma, { key: k, limit: 10, windowSeconds: 60, now: at(59) });
     // 15 s into the next window, 75 % of the previous one still counts: 7.5 + new hits ≤ 10.
     const next = [];
-    for (let i = 0; i < 4; i++) next.push((await hitLimit(prisma, { key: k, limit: 10, windowSeconds: 60, now: at(75) })).allowed);
+    for (let i = 0; i < 4; i++)
+      next.push((await hitLimit(prisma, { key: k, limit: 10, windowSeconds: 60, now: at(75) })).allowed);
     expect(next).toEqual([true, true, false, false]);
     // Two windows later the old hits are gone: the full limit is available again.
     const later = [];
-    for (let i = 0; i < 11; i++) later.push((await hitLimit(prisma, { key: k, limit: 10, windowSeconds: 60, now: at(185) })).allowed);
+    for (let i = 0; i < 11; i++)
+      later.push((await hitLimit(prisma, { key: k, limit: 10, windowSeconds: 60, now: at(185) })).allowed);
     expect(later.filter(Boolean)).toHaveLength(10);
   });
 
   it('takes `cost` units at once, refunds units, and forgets a key on reset', async () => {
     const prisma = await getPrisma();
     const k = key('cost');
-    expect(await hitLimit(prisma, { key: k, limit: 10, windowSeconds: 60, cost: 7, now: at(1) })).toMatchObject({ allowed: true, count: 7 });
-    expect(await hitLimit(prisma, { key: k, limit: 10, windowSeconds: 60, cost: 4, now: at(2) })).toMatchObject({ allowed: false, count: 7 });
+    expect(await hitLimit(prisma, { key: k, limit: 10, windowSeconds: 60, cost: 7, now: at(1) })).toMatchObject({
+      allowed: true,
+      count: 7,
+    });
+    expect(await hitLimit(prisma, { key: k, limit: 10, windowSeconds: 60, cost: 4, now: at(2) })).toMatchObject({
+      allowed: false,
+      count: 7,
+    });
     await refundLimit(prisma, { key: k, windowSeconds: 60, cost: 2, now: at(3) });
-    expect(await hitLimit(prisma, { key: k, limit: 10, windowSeconds: 60, cost: 4, now: at(4) })).toMatchObject({ allowed: true, count: 9 });
+    expect(await hitLimit(prisma, { key: k, limit: 10, windowSeconds: 60, cost: 4, now: at(4) })).toMatchObject({
+      allowed: true,
+      count: 9,
+    });
     await refundLimit(prisma, { key: k, windowSeconds: 60, cost: 50, now: at(5) });
-    expect(await peekLimit(prisma, { key: k, limit: 10, windowSeconds: 60, now: at(5) })).toMatchObject({ allowed: true, count: 0 });
+    expect(await peekLimit(prisma, { key: k, limit: 10, windowSeconds: 60, now: at(5) })).toMatchObject({
+      allowed: true,
+      count: 0,
+    });
     await hitLimit(prisma, { key: k, limit: 10, windowSeconds: 60, cost: 10, now: at(6) });
     await resetLimit(prisma, k);
-    expect(await peekLimit(prisma, { key: k, limit: 10, windowSeconds: 60, cost: 10, now: at(7) })).toMatchObject({ allowed: true, count: 0 });
+    expect(await peekLimit(prisma, { key: k, limit: 10, windowSeconds: 60, cost: 10, now: at(7) })).toMatchObject({
+      allowed: true,
+      count: 0,
+    });
   });
 
   it('refuses malformed input with a validation error, before any query', async () => {
     const prisma = await getPrisma();
-    await expect(hitLimit(prisma, { key: 'has space', limit: 1, windowSeconds: 60 })).rejects.toThrow(/printable ASCII/);
+    await expect(hitLimit(prisma, { key: 'has space', limit: 1, windowSeconds: 60 })).rejects.toThrow(
+      /printable ASCII/,
+    );
     await expect(hitLimit(prisma, { key: 'k', limit: 0, windowSeconds: 60 })).rejects.toThrow();
     await expect(hitLimit(prisma, { key: 'k', limit: 2, windowSeconds: 60, cost: 3 })).rejects.toThrow(/cost/);
     await expect(resetLimit(prisma, '')).rejects.toThrow();

@@ -35,15 +35,24 @@ describe('refused keys are counted, not recorded call by call', () => {
     const issued = await projectKey(project);
     await revokeKey(prisma, issued.key.id);
     const statuses = await Promise.all(
-      Array.from({ length: 5 }, (_, i) => rawPost(server.url, batchOf16(i * 16), { authorization: `Bearer ${issued.secret}` })),
+      Array.from({ length: 5 }, (_, i) =>
+        rawPost(server.url, batchOf16(i * 16), { authorization: `Bearer ${issued.secret}` }),
+      ),
     );
-    expect(statuses.map((s) => [s.status, s.json.error?.data?.code])).toEqual(Array.from({ length: 5 }, () => [401, 'KEY_REVOKED']));
+    expect(statuses.map((s) => [s.status, s.json.error?.data?.code])).toEqual(
+      Array.from({ length: 5 }, () => [401, 'KEY_REVOKED']),
+    );
     const rows = await prisma.toolCallAudit.findMany({ where: { apiKeyId: issued.key.id } });
     // 5 requests within a minute: one row (two if the minute turned during the test).
     expect(rows.length).toBeGreaterThanOrEqual(1);
     expect(rows.length).toBeLessThanOrEqual(2);
     expect(rows.reduce((n, r) => n + r.callCount, 0)).toBe(80);
-    expect(rows[0]).toMatchObject({ tool: 'list_issues', status: 'DENIED', errorCode: 'KEY_REVOKED', projectId: project.id });
+    expect(rows[0]).toMatchObject({
+      tool: 'list_issues',
+      status: 'DENIED',
+      errorCode: 'KEY_REVOKED',
+      projectId: project.id,
+    });
     // The audit page lists it with its count.
     const page = await listAudit(prisma, project.id, { publicKey: issued.publicKey });
     expect(page.items.reduce((n, r) => n + r.callCount, 0)).toBe(80);
@@ -72,13 +81,21 @@ describe('caller-supplied names and ids', () => {
     const longId = `call_${'y'.repeat(1000)}`;
     await rawPost(server.url, JSON.stringify(call(1, longName, { [TOOL_CALL_META_KEY]: longId })), auth);
     await rawPost(server.url, JSON.stringify(call(2, 'list_issues', { [TOOL_CALL_META_KEY]: 'call_ok' })), auth);
-    const rows = await prisma.toolCallAudit.findMany({ where: { apiKeyId: issued.key.id }, orderBy: [{ startedAt: 'asc' }, { id: 'asc' }] });
+    const rows = await prisma.toolCallAudit.findMany({
+      where: { apiKeyId: issued.key.id },
+      orderBy: [{ startedAt: 'asc' }, { id: 'asc' }],
+    });
     expect(rows).toHaveLength(2);
     const [unknown, known] = rows;
     expect(unknown).toMatchObject({ callerSuppliedTool: true, errorCode: 'UNKNOWN_TOOL', callCount: 1 });
     expect(unknown!.tool.length).toBeLessThanOrEqual(CALLER_TOOL_NAME_CHARS);
     expect(unknown!.tool.startsWith('create_issue (approved by the project owner)')).toBe(true);
     expect(unknown!.toolCallId!.length).toBeLessThanOrEqual(TOOL_CALL_ID_CHARS);
-    expect(known).toMatchObject({ tool: 'list_issues', callerSuppliedTool: false, toolCallId: 'call_ok', status: 'OK' });
+    expect(known).toMatchObject({
+      tool: 'list_issues',
+      callerSuppliedTool: false,
+      toolCallId: 'call_ok',
+      status: 'OK',
+    });
   });
 });

@@ -52,29 +52,43 @@ describe('request caps', () => {
       appCode: 'PAYLOAD_TOO_LARGE',
       path: 'tracker.comments.add',
     });
-    const issue = await trpcClient(server.url, p.users.MEMBER.cookie).tracker.issues.get.query({ projectId: p.id, number: 1 });
+    const issue = await trpcClient(server.url, p.users.MEMBER.cookie).tracker.issues.get.query({
+      projectId: p.id,
+      number: 1,
+    });
     expect(issue.comments).toHaveLength(0);
   });
 
   it('refuses a batch of more calls than allowed with BATCH_TOO_LARGE, one entry per call', async () => {
     const paths = Array.from({ length: TRPC_MAX_BATCH_SIZE + 1 }, () => 'tracker.projects.list').join(',');
-    const res = await fetch(`${server.url}/api/trpc/${paths}?batch=1&input=%7B%7D`, { headers: { cookie: p.users.MEMBER.cookie } });
+    const res = await fetch(`${server.url}/api/trpc/${paths}?batch=1&input=%7B%7D`, {
+      headers: { cookie: p.users.MEMBER.cookie },
+    });
     expect(res.status).toBe(400);
     const body = (await res.json()) as ErrorEntry[];
     expect(body).toHaveLength(TRPC_MAX_BATCH_SIZE);
     expect(body[0]!.error.json.data).toMatchObject({ code: 'BAD_REQUEST', appCode: 'BATCH_TOO_LARGE' });
     // The largest allowed batch works.
     const allowed = Array.from({ length: TRPC_MAX_BATCH_SIZE }, () => 'tracker.projects.list').join(',');
-    expect((await fetch(`${server.url}/api/trpc/${allowed}?batch=1&input=%7B%7D`, { headers: { cookie: p.users.MEMBER.cookie } })).status).toBe(200);
+    expect(
+      (
+        await fetch(`${server.url}/api/trpc/${allowed}?batch=1&input=%7B%7D`, {
+          headers: { cookie: p.users.MEMBER.cookie },
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it('refuses deeply nested input with JSON_TOO_DEEP in a body and in a query string', async () => {
     const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
     const viaBody = await post('tracker.comments.add', `{"json":${deep}}`);
     expect([viaBody.status, (viaBody.json as ErrorEntry).error.json.data.appCode]).toEqual([400, 'JSON_TOO_DEEP']);
-    const viaQuery = await fetch(`${server.url}/api/trpc/tracker.projects.list?input=${encodeURIComponent(deep.slice(4900, 5100))}`, {
-      headers: { cookie: p.users.MEMBER.cookie },
-    });
+    const viaQuery = await fetch(
+      `${server.url}/api/trpc/tracker.projects.list?input=${encodeURIComponent(deep.slice(4900, 5100))}`,
+      {
+        headers: { cookie: p.users.MEMBER.cookie },
+      },
+    );
     expect(viaQuery.status).toBe(400);
     expect(((await viaQuery.json()) as ErrorEntry).error.json.data.appCode).toBe('JSON_TOO_DEEP');
   });
@@ -93,12 +107,15 @@ describe('request caps', () => {
       .mutate({ projectId: p.id, number: 1, body: 'y'.repeat(TRPC_MAX_BODY_BYTES) })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TRPCClientError);
-    expect((err as TRPCClientError<AppRouter>).data).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', appCode: 'PAYLOAD_TOO_LARGE' });
+    expect((err as TRPCClientError<AppRouter>).data).toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+      appCode: 'PAYLOAD_TOO_LARGE',
+    });
   });
 });
 
 describe('mutations per user and minute', () => {
-  it('refuses the 6th change in a minute with 429 RATE_LIMITED and Retry-After; other users are not affected', async () => {
+  it('refuses the 6th change in a minute: 429 RATE_LIMITED with Retry-After; others are not affected', async () => {
     const owner = p.users.OWNER;
     const send = () =>
       fetch(`${server.url}/api/trpc/tracker.comments.add`, {
@@ -121,8 +138,12 @@ describe('mutations per user and minute', () => {
       retryAfterSeconds: retryAfter,
     });
     // Reads are not limited, and another user's changes still go through.
-    expect((await fetch(`${server.url}/api/trpc/tracker.projects.list`, { headers: { cookie: owner.cookie } })).status).toBe(200);
+    expect(
+      (await fetch(`${server.url}/api/trpc/tracker.projects.list`, { headers: { cookie: owner.cookie } })).status,
+    ).toBe(200);
     const admin = trpcClient(server.url, p.users.ADMIN.cookie);
-    await expect(admin.tracker.comments.add.mutate({ projectId: p.id, number: 1, body: 'fine' })).resolves.toMatchObject({ body: 'fine' });
+    await expect(
+      admin.tracker.comments.add.mutate({ projectId: p.id, number: 1, body: 'fine' }),
+    ).resolves.toMatchObject({ body: 'fine' });
   });
 });

@@ -22,7 +22,9 @@ const COMMENTS = MAX_ISSUE_COMMENTS + 100;
 beforeAll(async () => {
   server = await startTestServer();
   prisma = await getPrisma();
-  (prisma as unknown as { $on(ev: 'query', cb: (e: { query: string }) => void): void }).$on('query', (e) => queries.push(e.query));
+  (prisma as unknown as { $on(ev: 'query', cb: (e: { query: string }) => void): void }).$on('query', (e) =>
+    queries.push(e.query),
+  );
   p = await createProject('Busy issue');
   const issue = await createIssue(p.id, { title: 'Popular', reporterId: p.users.MEMBER.id });
   const t0 = Date.now() - COMMENTS * 1000;
@@ -61,7 +63,10 @@ describe('write paths on an issue with many comments', () => {
     for (const [name, write] of Object.entries(writes)) {
       const { result, sql } = await observe(write);
       expect(sql.length, name).toBeGreaterThan(0);
-      expect(sql.filter((q) => q.includes('"Comment"')), name).toEqual([]);
+      expect(
+        sql.filter((q) => q.includes('"Comment"')),
+        name,
+      ).toEqual([]);
       expect(result, name).not.toHaveProperty('comments');
       expect(result, name).toMatchObject({ number: 1, body: '', reporter: { id: p.users.MEMBER.id } });
     }

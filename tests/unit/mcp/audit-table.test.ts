@@ -67,8 +67,14 @@ describe('AuditTable', () => {
     const html = renderToStaticMarkup(
       createElement(AuditTable, {
         rows: [
-          row({ id: 'aud_a', tool: 'create_issue (approved by admin)', callerSuppliedTool: true, status: 'ERROR', toolCallId: 'call_x' }),
-          row({ id: 'aud_b', tool: 'list_issues', status: 'DENIED', errorCode: 'KEY_REVOKED', callCount: 80, toolCallId: null }),
+          row({
+            id: 'aud_a',
+            tool: 'create_issue (approved by admin)',
+            callerSuppliedTool: true,
+            status: 'ERROR',
+            toolCallId: 'call_x',
+          }),
+          row({ id: 'aud_b', status: 'DENIED', errorCode: 'KEY_REVOKED', callCount: 80, toolCallId: null }),
         ],
       }),
     );
@@ -77,7 +83,7 @@ describe('AuditTable', () => {
     expect(first).toContain('“create_issue (approved by admin)”');
     expect(first!.match(/data-testid="caller-supplied"/g)).toHaveLength(2);
     expect(first).toContain('call id <code class="break-all">call_x</code>');
-    // A registered tool name is not marked; a counted row says how many calls it stands for.
+    // A registered tool name (create_issue) is not marked; a counted row says how many calls it is.
     expect(second).not.toContain('caller-supplied');
     expect(second).toContain('80 calls (counted)');
     expect(first).not.toContain('call-count');

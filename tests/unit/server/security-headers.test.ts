@@ -23,12 +23,16 @@ describe('page policy', () => {
     expect(directive(csp, 'object-src')).toBe("object-src 'none'");
     expect(directive(csp, 'connect-src')).toBe("connect-src 'self'");
     expect(directive(csp, 'upgrade-insecure-requests')).toBeUndefined();
-    expect(pageContentSecurityPolicy('n', { dev: true, https: true })).toMatch(/'unsafe-eval'.*upgrade-insecure-requests$/);
+    expect(pageContentSecurityPolicy('n', { dev: true, https: true })).toMatch(
+      /'unsafe-eval'.*upgrade-insecure-requests$/,
+    );
   });
 
   it('tells pages from API routes and files', () => {
     expect(['/', '/login', '/projects/p_1/issues/3', '/api/auth/signout'].every(isPagePath)).toBe(true);
-    expect(['/api/trpc/x', '/api/public/mcp', '/_next/static/chunks/a.js', '/icon.svg', '/robots.txt'].some(isPagePath)).toBe(false);
+    expect(
+      ['/api/trpc/x', '/api/public/mcp', '/_next/static/chunks/a.js', '/icon.svg', '/robots.txt'].some(isPagePath),
+    ).toBe(false);
   });
 });
 
@@ -43,9 +47,15 @@ describe('proxy', () => {
     expect(nonce).toMatch(/^[A-Za-z0-9+/]{22}==$/);
     expect(nonceOf(b.headers.get('content-security-policy'))).not.toBe(nonce);
     // Next.js reads the request's policy (forwarded as x-middleware-request-* headers).
-    expect(a.headers.get('x-middleware-request-content-security-policy')).toBe(a.headers.get('content-security-policy'));
+    expect(a.headers.get('x-middleware-request-content-security-policy')).toBe(
+      a.headers.get('content-security-policy'),
+    );
     expect(a.headers.get('x-middleware-request-x-nonce')).toBe(nonce);
-    expect(Object.fromEntries([...a.headers].filter(([k]) => !k.startsWith('x-middleware') && k !== 'content-security-policy'))).toEqual({
+    expect(
+      Object.fromEntries(
+        [...a.headers].filter(([k]) => !k.startsWith('x-middleware') && k !== 'content-security-policy'),
+      ),
+    ).toEqual({
       'x-content-type-options': 'nosniff',
       'x-frame-options': 'DENY',
       'referrer-policy': 'same-origin',
@@ -56,7 +66,9 @@ describe('proxy', () => {
 
   it('locks API responses down completely', () => {
     const res = run('http://127.0.0.1:3000/api/public/mcp');
-    expect(res.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+    expect(res.headers.get('content-security-policy')).toBe(
+      "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    );
     expect(res.headers.get('x-frame-options')).toBe('DENY');
     expect(res.headers.get('x-middleware-request-x-nonce')).toBeNull();
   });
@@ -64,9 +76,13 @@ describe('proxy', () => {
   it('sends HSTS over https only, trusting X-Forwarded-Proto only behind a trusted proxy', () => {
     expect(run('http://app.test/login').headers.get('strict-transport-security')).toBeNull();
     expect(run('https://app.test/login').headers.get('strict-transport-security')).toBe('max-age=31536000');
-    expect(run('http://app.test/login', { 'x-forwarded-proto': 'https' }).headers.get('strict-transport-security')).toBeNull();
+    expect(
+      run('http://app.test/login', { 'x-forwarded-proto': 'https' }).headers.get('strict-transport-security'),
+    ).toBeNull();
     process.env.TRUST_PROXY = '1';
     resetEnvCache();
-    expect(run('http://app.test/login', { 'x-forwarded-proto': 'https' }).headers.get('strict-transport-security')).toBe('max-age=31536000');
+    expect(
+      run('http://app.test/login', { 'x-forwarded-proto': 'https' }).headers.get('strict-transport-security'),
+    ).toBe('max-age=31536000');
   });
 });

@@ -9,6 +9,7 @@ import { getSessionUser, isSameOrigin, type SessionUser } from '@/server/auth';
 import { getDb, getPrisma, type PrismaClient } from '@/server/db';
 import { env, type Env } from '@/server/env';
 import { hasProjectAccess, type Role } from '@/server/rbac';
+import { hasUnstorableText, isIdentifier } from '@/server/text';
 import { CUSTOM_EVENTS, LIMITS, type AgentErrorCode } from '../constants';
 import { foldEvent } from '../fold';
 import { newId } from '@/server/ids';
@@ -206,7 +207,8 @@ async function handle(req: Request, routeCtx: RouteContext, opts: HandlerOptions
   }
 
   const prisma = await getPrisma();
-  const membership = await projectRole(prisma, user, projectId);
+  // A project id that cannot be an id (NUL, too long) names no project: never sent to the database.
+  const membership = isIdentifier(projectId) ? await projectRole(prisma, user, projectId) : null;
   if (!membership) return errorResponse(404, 'PROJECT_NOT_FOUND', 'Project not found.');
   const { role, projectName } = membership;
   const subject = { role, isAdmin: user.isAdmin };
@@ -218,6 +220,16 @@ async function handle(req: Request, routeCtx: RouteContext, opts: HandlerOptions
   }
 
   const input = sanitize(parsed.data);
+  // Request parts that cannot be ids, and text the database cannot store, never reach it.
+  if (input.conversationId && !isIdentifier(input.conversationId)) {
+    return errorResponse(404, 'CONVERSATION_NOT_FOUND', 'Conversation not found.');
+  }
+  if (input.resume?.some((r) => !isIdentifier(r.interruptId))) {
+    return errorResponse(404, 'INTERRUPT_UNKNOWN', 'This approval request does not exist.');
+  }
+  if (hasUnstorableText([input.userMessage, input.resume])) {
+    return errorResponse(400, 'INVALID_REQUEST', 'The request contains NUL or broken Unicode.');
+  }
   let conversation = input.conversationId
     ? await findOwnConversation(prisma, { projectId, userId: user.id, conversationId: input.conversationId })
     : null;

@@ -272,7 +272,16 @@ export async function closeAbandoned(prisma: PrismaClient, conversationId: strin
   const rows = await prisma.agentPendingApproval.findMany({
     where: { conversationId },
     orderBy: { createdAt: 'asc' },
-    select: { id: true, runId: true, toolCallId: true, toolName: true, status: true, args: true, decidedArgs: true, feedback: true },
+    select: {
+      id: true,
+      runId: true,
+      toolCallId: true,
+      toolName: true,
+      status: true,
+      args: true,
+      decidedArgs: true,
+      feedback: true,
+    },
   });
   const open = rows.filter((r) => !resolved.has(r.toolCallId));
   if (!open.length) return [];
@@ -305,7 +314,8 @@ export async function closeAbandoned(prisma: PrismaClient, conversationId: strin
       // Any key can write an audit row with any tool-call id: only a row written by this
       // conversation's own run key counts — the run that asked (r.runId) or the run that resumed
       // it and executed the approved call — in the conversation's project.
-      const [audit] = await prisma.$queryRaw<Array<{ status: string; errorCode: string | null; resultPreview: string }>>`
+      type AuditOutcome = { status: string; errorCode: string | null; resultPreview: string };
+      const [audit] = await prisma.$queryRaw<AuditOutcome[]>`
         SELECT a."status", a."errorCode", a."resultPreview"
         FROM "ToolCallAudit" a
         JOIN "AgentRun" run ON run."id" = a."runId"

@@ -121,13 +121,17 @@ function Preview({ label, text }: { label: string; text: string }) {
   );
 }
 
+const FROM_CALLER_STYLE =
+  'ml-1 rounded bg-slate-200 px-1 py-0.5 font-sans text-[10px] font-medium uppercase tracking-wide ' +
+  'text-slate-700 dark:bg-slate-700 dark:text-slate-200';
+
 /** A mark for text the caller sent, which the server did not check (it may say anything). */
 function FromCaller({ what }: { what: string }) {
   return (
     <span
       data-testid="caller-supplied"
       title={`The caller sent this ${what}; it is shown as received (shortened), not checked.`}
-      className="ml-1 rounded bg-slate-200 px-1 py-0.5 font-sans text-[10px] font-medium uppercase tracking-wide text-slate-700 dark:bg-slate-700 dark:text-slate-200"
+      className={FROM_CALLER_STYLE}
     >
       from caller
     </span>
