@@ -1,16 +1,31 @@
 import type { NextAuthOptions } from 'next-auth';
 import { getServerSession } from 'next-auth';
 import { decode } from 'next-auth/jwt';
-import CredentialsProvider from 'next-auth/providers/credentials';
-import GitHubProvider from 'next-auth/providers/github';
-import GoogleProvider from 'next-auth/providers/google';
+import CredentialsProviderModule from 'next-auth/providers/credentials';
+import GitHubProviderModule from 'next-auth/providers/github';
+import GoogleProviderModule from 'next-auth/providers/google';
 import { z } from 'zod';
 import type { PrismaClient } from '@/generated/prisma/client';
+import { clientAddress, type HeaderSource } from './client-address';
+import { parseCookieHeader, readCookie } from './cookies';
 import { getPrisma } from './db';
 import { env, type Env } from './env';
 import { newId } from './ids';
-import { hashPassword, needsRehash, verifyPassword } from './password';
+import { hashPassword, needsRehash, PasswordHashBusyError, verifyPassword } from './password';
+import { reserveSignInAttempt, SignInRefusedError, type SignInAttempt } from './sign-in-guard';
 import { isIdentifier } from './text';
+
+/**
+ * next-auth's modules are CommonJS with `exports.default`. Next.js and vitest hand over that
+ * default; plain Node ESM loaders (tsx scripts such as `npm run fuzz`) hand over the module object.
+ */
+export function cjsDefault<T>(mod: T): T {
+  const inner = (mod as { default?: unknown } | null)?.default;
+  return (typeof mod !== 'function' && typeof inner === 'function' ? inner : mod) as T;
+}
+const CredentialsProvider = cjsDefault(CredentialsProviderModule);
+const GitHubProvider = cjsDefault(GitHubProviderModule);
+const GoogleProvider = cjsDefault(GoogleProviderModule);
 
 export interface SessionUser {
   id: string;
@@ -25,29 +40,75 @@ const CredentialsSchema = z.object({
 });
 
 /**
- * The credentials check behind the sign-in form. Unknown email, wrong password, an account without
- * a password and malformed input all give the same outcome (null) after the same work (one scrypt
- * evaluation), so neither the answer nor its timing tells which. A correct password stored with
- * outdated scrypt parameters is re-hashed with the current ones.
+ * The credentials check behind the sign-in form. Unknown email, wrong password and an account
+ * without a password give the same outcome (null) after the same work (one scrypt evaluation), so
+ * neither the answer nor its timing tells which. A correct password stored with outdated scrypt
+ * parameters is re-hashed with the current ones. Malformed input is refused without any work.
+ *
+ * Abuse limits (see sign-in-guard.ts) apply before the password is checked: a locked account or
+ * address, a full password-hash queue or an unreachable database throw SignInRefusedError, whose
+ * message next-auth hands to the login form as the error code. `request.headers` gives the client
+ * address when TRUST_PROXY is set.
  */
 export async function authorizeCredentials(
   prisma: PrismaClient,
   raw: unknown,
+  request: { headers?: HeaderSource } = {},
 ): Promise<{ id: string; email: string; name: string } | null> {
   const parsed = CredentialsSchema.safeParse(raw);
-  if (!parsed.success) {
-    await verifyPassword('', null);
-    return null;
+  if (!parsed.success) return null;
+  const e = env();
+  const { email, password } = parsed.data;
+  const address = request.headers ? clientAddress(request.headers, e.TRUST_PROXY) : null;
+
+  let attempt: SignInAttempt;
+  try {
+    attempt = await reserveSignInAttempt(prisma, { email, address }, e);
+  } catch (err) {
+    if (err instanceof SignInRefusedError) throw err;
+    throw unavailable(err);
   }
-  const user = await prisma.user.findUnique({ where: { email: parsed.data.email } });
-  const ok = await verifyPassword(parsed.data.password, user?.passwordHash ?? null);
+  let user: { id: string; email: string; name: string; passwordHash: string | null } | null;
+  let ok: boolean;
+  try {
+    user = await prisma.user.findUnique({
+      where: { email },
+      select: { id: true, email: true, name: true, passwordHash: true },
+    });
+    ok = await verifyPassword(password, user?.passwordHash ?? null);
+  } catch (err) {
+    // Not checked: the attempt must not count as a failure.
+    await attempt.notChecked().catch(() => undefined);
+    if (err instanceof PasswordHashBusyError) throw new SignInRefusedError('SIGNIN_BUSY', BUSY_RETRY_SECONDS);
+    throw unavailable(err);
+  }
   if (!user || !ok) return null;
+  await attempt.succeeded().catch((err) => console.error(`[auth] could not clear sign-in failures: ${errorName(err)}`));
   if (user.passwordHash && needsRehash(user.passwordHash)) {
-    // Only replaces the hash that was verified (a password change in between wins).
-    const fresh = await hashPassword(parsed.data.password);
-    await prisma.user.updateMany({ where: { id: user.id, passwordHash: user.passwordHash }, data: { passwordHash: fresh } }).catch(() => undefined);
+    // Only replaces the hash that was verified (a password change in between wins). Best effort:
+    // when every hash slot is busy, the next sign-in re-hashes.
+    const verified = user.passwordHash;
+    await hashPassword(password)
+      .then((fresh) =>
+        prisma.user.updateMany({ where: { id: user.id, passwordHash: verified }, data: { passwordHash: fresh } }),
+      )
+      .catch(() => undefined);
   }
   return { id: user.id, email: user.email, name: user.name };
+}
+
+const BUSY_RETRY_SECONDS = 5;
+const UNAVAILABLE_RETRY_SECONDS = 10;
+
+function errorName(err: unknown): string {
+  const e = err as { name?: unknown; code?: unknown } | null;
+  return `${typeof e?.name === 'string' ? e.name : 'Error'}${typeof e?.code === 'string' ? ` code=${e.code}` : ''}`;
+}
+
+/** Logged by class and code only (a database message can quote the email); the client gets a code. */
+function unavailable(err: unknown): SignInRefusedError {
+  console.error(`[auth] sign-in check failed: ${errorName(err)}`);
+  return new SignInRefusedError('SIGNIN_UNAVAILABLE', UNAVAILABLE_RETRY_SECONDS);
 }
 
 export type OAuthDecision =
@@ -139,13 +200,26 @@ export function authOptions(): NextAuthOptions {
       CredentialsProvider({
         name: 'Email and password',
         credentials: { email: { label: 'Email', type: 'email' }, password: { label: 'Password', type: 'password' } },
-        async authorize(raw) {
-          return authorizeCredentials(await getPrisma(), raw);
+        async authorize(raw, req) {
+          return authorizeCredentials(await getPrisma(), raw, { headers: req.headers as HeaderSource | undefined });
         },
       }),
       ...oauthProviders(),
     ],
     callbacks: {
+      /**
+       * Where to go after signing in or out. The URL comes from the request (query, body or a
+       * cookie): a path of this site or a URL on its origin is kept, anything else — another site,
+       * or text that is no URL at all (next-auth's default would throw: a 500) — goes to the root.
+       */
+      redirect({ url, baseUrl }) {
+        if (url.startsWith('/')) return `${baseUrl}${url}`;
+        try {
+          return new URL(url).origin === baseUrl ? url : baseUrl;
+        } catch {
+          return baseUrl;
+        }
+      },
       async signIn({ user, account, profile }) {
         if (!account || account.provider === 'credentials') return true;
         // OAuth: an identity linked before, or a provider-verified email (see decideOAuthSignIn).
@@ -203,23 +277,6 @@ export function authOptions(): NextAuthOptions {
 
 const COOKIE_NAMES = ['__Secure-next-auth.session-token', 'next-auth.session-token'];
 
-function readCookie(header: string | null, name: string): string | undefined {
-  if (!header) return undefined;
-  const parts = header.split(';').map((p) => p.trim());
-  const direct = parts.find((p) => p.startsWith(`${name}=`));
-  if (direct) return decodeURIComponent(direct.slice(name.length + 1));
-  // next-auth splits large tokens into name.0, name.1, ...
-  const chunks = parts
-    .filter((p) => p.startsWith(`${name}.`))
-    .map((p) => {
-      const eq = p.indexOf('=');
-      return { i: Number(p.slice(name.length + 1, eq)), v: decodeURIComponent(p.slice(eq + 1)) };
-    })
-    .filter((c) => Number.isInteger(c.i))
-    .sort((a, b) => a.i - b.i);
-  return chunks.length ? chunks.map((c) => c.v).join('') : undefined;
-}
-
 async function loadUser(id: string): Promise<SessionUser | null> {
   if (!isIdentifier(id)) return null;
   const prisma = await getPrisma();
@@ -256,9 +313,10 @@ export async function getSessionUserId(req: Request): Promise<string | null> {
  * directly, so it works in any runtime that hands over a standard Request.
  */
 export async function getSessionUser(req: Request): Promise<SessionUser | null> {
-  const header = req.headers.get('cookie');
+  // Undecodable cookie values are skipped: a broken session cookie is no session, never an error.
+  const cookies = parseCookieHeader(req.headers.get('cookie'));
   for (const name of COOKIE_NAMES) {
-    const token = readCookie(header, name);
+    const token = readCookie(cookies, name);
     if (!token) continue;
     try {
       const jwt = await decode({ token, secret: env().NEXTAUTH_SECRET });

@@ -111,6 +111,21 @@ const EnvSchema = z.object({
   AGENT_MODEL_PRICE_INPUT: price,
   AGENT_MODEL_PRICE_OUTPUT: price,
 
+  /**
+   * How many reverse proxies in front of the app append to X-Forwarded-For. 0 (default): the client
+   * address is unknown (sign-in limits are per account only); n: the n-th address from the right.
+   */
+  TRUST_PROXY: intIn(0, 10, 0),
+  /** Failed sign-ins allowed per account (and per client address) in SIGNIN_WINDOW_MINUTES. */
+  SIGNIN_ACCOUNT_MAX_FAILURES: intIn(1, 1000, 5),
+  SIGNIN_ADDRESS_MAX_FAILURES: intIn(1, 100_000, 30),
+  SIGNIN_WINDOW_MINUTES: intIn(1, 1440, 15),
+  /** Password hashes (scrypt, 128 MiB each) running at once per process, and waiting for a slot. */
+  PASSWORD_HASH_CONCURRENCY: intIn(1, 64, 2),
+  PASSWORD_HASH_QUEUE: intIn(0, 1000, 16),
+  /** tRPC mutations per signed-in user and minute (shared by every instance). */
+  TRPC_MUTATIONS_PER_MINUTE: intIn(1, 100_000, 120),
+
   /** OpenTelemetry: spans are exported only when an endpoint is set. */
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(z.url().optional()),
   OTEL_EXPORTER_OTLP_HEADERS: optionalString,

@@ -1,8 +1,12 @@
 import { randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
+import { env } from './env';
 
 /**
  * Password hashing with scrypt (memory-hard, ships with Node: no native dependency, no install
  * script), at OWASP's recommended cost: N=2^17, r=8, p=1 (128 MiB per evaluation).
+ *
+ * Every evaluation goes through a per-process gate (see `withHashSlot`): a burst of sign-ins waits
+ * in a bounded queue or is told to retry (PasswordHashBusyError), never runs all at once.
  *
  * Stored format: `scrypt$N$r$p$saltB64$hashB64`. Hashes made with other (older) parameters still
  * verify; `needsRehash` tells the sign-in to store a fresh hash with the current parameters.
@@ -20,11 +24,90 @@ interface Params {
 /** Bounds a stored hash may use: anything outside is malformed (and never costs unbounded work). */
 const LIMITS = { minLogN: 10, maxLogN: 20, maxR: 32, maxP: 16, maxWork: 256 * 1024 * 1024, minKey: 16, maxKey: 64 } as const;
 
+/** Thrown instead of queueing when every hash slot is taken and the queue is full: retry later. */
+export class PasswordHashBusyError extends Error {
+  constructor() {
+    super('Too many password checks are running; try again shortly.');
+    this.name = 'PasswordHashBusyError';
+  }
+}
+
+/**
+ * The process-wide gate in front of scrypt: at most PASSWORD_HASH_CONCURRENCY evaluations at once
+ * (each takes 128 MiB and a thread-pool thread for ~0.2 s), at most PASSWORD_HASH_QUEUE waiting;
+ * beyond that a caller gets PasswordHashBusyError at once instead of queueing without end, so a
+ * burst of sign-ins cannot starve the server of memory and threads. Kept on globalThis: Next.js
+ * can load this module twice, and there must be one gate per process.
+ */
+interface HashGate {
+  active: number;
+  /** Highest `active` seen since the last reset: the gauge tests and operators read. */
+  peakActive: number;
+  /** Callers refused as busy since the process started. */
+  refused: number;
+  /** Evaluations started since the process started. */
+  started: number;
+  /** Callers waiting; each is handed a slot by the caller that releases one. */
+  waiting: Array<() => void>;
+}
+const gate: HashGate = ((globalThis as Record<string, unknown>).__passwordHashGate ??= {
+  active: 0,
+  peakActive: 0,
+  refused: 0,
+  started: 0,
+  waiting: [],
+}) as HashGate;
+
+export interface PasswordHashGauge {
+  active: number;
+  peakActive: number;
+  waiting: number;
+  refused: number;
+  started: number;
+}
+
+/** A snapshot of the hash gate: running, highest running since reset, waiting, refused, started. */
+export function passwordHashGauge(): PasswordHashGauge {
+  const { active, peakActive, refused, started } = gate;
+  return { active, peakActive, waiting: gate.waiting.length, refused, started };
+}
+
+/** Starts a new measurement of `peakActive` (tests, diagnostics). */
+export function resetPasswordHashPeak(): void {
+  gate.peakActive = gate.active;
+}
+
+async function withHashSlot<T>(fn: () => Promise<T>): Promise<T> {
+  const { PASSWORD_HASH_CONCURRENCY: concurrency, PASSWORD_HASH_QUEUE: queue } = env();
+  if (gate.active >= concurrency) {
+    if (gate.waiting.length >= queue) {
+      gate.refused += 1;
+      throw new PasswordHashBusyError();
+    }
+    // The releasing caller passes its slot on: `active` stays counted across the hand-over.
+    await new Promise<void>((resolve) => gate.waiting.push(resolve));
+  } else {
+    gate.active += 1;
+  }
+  gate.peakActive = Math.max(gate.peakActive, gate.active);
+  gate.started += 1;
+  try {
+    return await fn();
+  } finally {
+    const next = gate.waiting.shift();
+    if (next) next();
+    else gate.active -= 1;
+  }
+}
+
 function scrypt(password: string, salt: Buffer, keylen: number, { N, r, p }: Params): Promise<Buffer> {
   // scrypt needs 128 * N * r * p bytes; leave headroom so the limit never refuses a valid cost.
   const maxmem = 128 * N * r * p + 32 * 1024 * 1024;
-  return new Promise((resolve, reject) =>
-    scryptCb(password, salt, keylen, { N, r, p, maxmem }, (err, key) => (err ? reject(err) : resolve(key))),
+  return withHashSlot(
+    () =>
+      new Promise<Buffer>((resolve, reject) =>
+        scryptCb(password, salt, keylen, { N, r, p, maxmem }, (err, key) => (err ? reject(err) : resolve(key))),
+      ),
   );
 }
 

@@ -36,6 +36,21 @@ export function isIdentifier(value: unknown): value is string {
   return Identifier.safeParse(value).success;
 }
 
+/** NUL, or half of a surrogate pair: what PostgreSQL refuses in text and jsonb. */
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * True when a string anywhere in `value` (arrays and objects walked up to `maxDepth` levels; deeper
+ * counts as unstorable) holds a NUL or broken Unicode: for request parts stored as they are.
+ */
+export function hasUnstorableText(value: unknown, maxDepth = 32): boolean {
+  if (typeof value === 'string') return UNSTORABLE.test(value);
+  if (value === null || typeof value !== 'object') return false;
+  if (maxDepth <= 0) return true;
+  const items = Array.isArray(value) ? value : Object.entries(value).flat();
+  return items.some((v) => hasUnstorableText(v, maxDepth - 1));
+}
+
 /** The stable appCode of a request refused for text the database cannot store. */
 export const INVALID_TEXT_APP_CODE = 'INVALID_TEXT';
 

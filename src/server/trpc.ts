@@ -5,6 +5,8 @@ import { z, ZodError } from 'zod';
 import type { PrismaClient } from '@/generated/prisma/client';
 import { getSessionUser, isSameOrigin, type SessionUser } from './auth';
 import { getPrisma } from './db';
+import { env } from './env';
+import { hitLimit } from './limits';
 import { hasProjectAccess, type Role, type Scope } from './rbac';
 import { Identifier, INVALID_TEXT_APP_CODE, INVALID_TEXT_MESSAGE, isIdentifier, isInvalidTextError } from './text';
 
@@ -41,6 +43,9 @@ const t = initTRPC.context<TrpcContext>().create({
         httpStatus: shape.data.httpStatus,
         path: shape.data.path,
         appCode: (error.cause as { appCode?: string } | undefined)?.appCode ?? null,
+        ...(error.cause instanceof AppError && error.cause.retryAfterSeconds !== undefined
+          ? { retryAfterSeconds: error.cause.retryAfterSeconds }
+          : {}),
         issues: error.cause instanceof ZodError ? error.cause.issues.map((i) => ({ path: i.path, message: i.message })) : null,
       },
     };
@@ -70,17 +75,38 @@ export class AppError extends Error {
   constructor(
     readonly appCode: string,
     message: string,
+    /** For RATE_LIMITED: when to try again (sent as `data.retryAfterSeconds` and Retry-After). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
 }
-export function appError(code: TRPCError['code'], appCode: string, message: string): TRPCError {
-  return new TRPCError({ code, message, cause: new AppError(appCode, message) });
+export function appError(
+  code: TRPCError['code'],
+  appCode: string,
+  message: string,
+  extra: { retryAfterSeconds?: number } = {},
+): TRPCError {
+  return new TRPCError({ code, message, cause: new AppError(appCode, message, extra.retryAfterSeconds) });
 }
 
 export const authedProcedure = publicProcedure.use(async ({ ctx, next, type }) => {
   if (!ctx.user) throw appError('UNAUTHORIZED', 'UNAUTHENTICATED', 'Sign in to continue.');
-  if (type === 'mutation' && !isSameOrigin(ctx.req)) throw appError('FORBIDDEN', 'CROSS_ORIGIN', 'Cross-origin request refused.');
+  if (type === 'mutation') {
+    if (!isSameOrigin(ctx.req)) throw appError('FORBIDDEN', 'CROSS_ORIGIN', 'Cross-origin request refused.');
+    // Changes per user and minute, counted in the limits store (shared by every instance).
+    const limit = await hitLimit(ctx.prisma, {
+      key: `trpc:mutation:${ctx.user.id}`,
+      limit: env().TRPC_MUTATIONS_PER_MINUTE,
+      windowSeconds: 60,
+    });
+    if (!limit.allowed) {
+      const wait = limit.retryAfterSeconds;
+      throw appError('TOO_MANY_REQUESTS', 'RATE_LIMITED', `Too many changes in a short time. Try again in ${wait} s.`, {
+        retryAfterSeconds: wait,
+      });
+    }
+  }
   return next({ ctx: { ...ctx, user: ctx.user } });
 });
 

@@ -59,10 +59,22 @@ export async function createProject(name = 'Project'): Promise<TestProject> {
   return { id, slug, users };
 }
 
+/**
+ * An issue written straight into the database. Without a reporter it stands for an issue created
+ * through a project API key: its text is EXTERNAL (untrusted) unless `source` says otherwise.
+ */
 export async function createIssue(
   projectId: string,
-  data: { title: string; body?: string; status?: 'OPEN' | 'IN_PROGRESS' | 'CLOSED'; reporterId?: string; assigneeId?: string },
+  data: {
+    title: string;
+    body?: string;
+    status?: 'OPEN' | 'IN_PROGRESS' | 'CLOSED';
+    reporterId?: string;
+    assigneeId?: string;
+    source?: 'MEMBER' | 'EXTERNAL';
+  },
 ) {
+  const source = data.source ?? (data.reporterId ? 'MEMBER' : 'EXTERNAL');
   const prisma = await getPrisma();
   const project = await prisma.project.update({ where: { id: projectId }, data: { issueCounter: { increment: 1 } } });
   return prisma.issue.create({
@@ -75,6 +87,9 @@ export async function createIssue(
       status: data.status ?? 'OPEN',
       reporterId: data.reporterId ?? null,
       assigneeId: data.assigneeId ?? null,
+      titleSource: source,
+      bodySource: source,
+      labelsSource: source,
     },
   });
 }

@@ -11,10 +11,18 @@ interface RouteDef {
   keys: string[];
   /** Which of the assistant's routes this is (replaceable by `agentRoutes`). */
   agent?: 'start' | 'events' | 'cancel';
+  /** A catch-all segment (`[...name]`): the param is the array of path segments. */
+  catchAll?: boolean;
   load: () => Promise<RouteModule>;
 }
 
 const ROUTES: RouteDef[] = [
+  {
+    pattern: /^\/api\/auth\/(.+)$/,
+    keys: ['nextauth'],
+    catchAll: true,
+    load: () => import('@/app/api/auth/[...nextauth]/route') as unknown as Promise<RouteModule>,
+  },
   { pattern: /^\/api\/trpc\/([^/]+)$/, keys: ['trpc'], load: () => import('@/app/api/trpc/[trpc]/route') },
   { pattern: /^\/api\/public\/mcp$/, keys: [], load: () => import('@/app/api/public/mcp/route') as unknown as Promise<RouteModule> },
   {
@@ -37,10 +45,41 @@ const ROUTES: RouteDef[] = [
   },
 ];
 
-async function readBody(req: http.IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
+/**
+ * The request body as a stream, as Next.js hands it to route handlers: a handler that refuses a
+ * body (too large, unauthenticated) answers without waiting for all of it. A handler that stops
+ * reading leaves the rest to be read and discarded (the connection is not reset under the client,
+ * which is still sending and then reads the answer).
+ */
+function bodyStream(req: http.IncomingMessage): { stream: ReadableStream<Uint8Array>; discardRest(): void } {
+  let done = false;
+  const discardRest = () => {
+    done = true;
+    req.resume();
+  };
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      req.pause();
+      req.on('data', (chunk: Buffer) => {
+        if (done) return;
+        controller.enqueue(new Uint8Array(chunk));
+        if ((controller.desiredSize ?? 0) <= 0) req.pause();
+      });
+      req.on('end', () => {
+        if (!done) controller.close();
+        done = true;
+      });
+      req.on('error', (err) => {
+        if (!done) controller.error(err);
+        done = true;
+      });
+    },
+    pull() {
+      req.resume();
+    },
+    cancel: discardRest,
+  });
+  return { stream, discardRest };
 }
 
 export interface TestServer {
@@ -77,21 +116,35 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         return;
       }
       const m = route.pattern.exec(url.pathname)!;
-      const params: Record<string, string> = {};
-      route.keys.forEach((k, i) => (params[k] = decodeURIComponent(m[i + 1]!)));
+      const params: Record<string, string | string[]> = {};
+      try {
+        route.keys.forEach((k, i) => {
+          const raw = m[i + 1]!;
+          params[k] = route.catchAll ? raw.split('/').map(decodeURIComponent) : decodeURIComponent(raw);
+        });
+      } catch {
+        // Like Next.js: a path that is not valid percent-encoding is a bad request.
+        nodeRes.writeHead(400, { 'content-type': 'text/plain' }).end('bad request');
+        return;
+      }
       const headers = new Headers();
       for (const [k, v] of Object.entries(nodeReq.headers)) {
         if (Array.isArray(v)) v.forEach((x) => headers.append(k, x));
         else if (v !== undefined) headers.set(k, v);
       }
       const hasBody = method !== 'GET' && method !== ('HEAD' as never);
+      const body = hasBody ? bodyStream(nodeReq) : null;
       const req = new Request(url, {
         method,
         headers,
-        body: hasBody ? new Uint8Array(await readBody(nodeReq)) : undefined,
+        body: body?.stream,
+        // A streamed request body (Node's fetch needs to be told).
+        ...(hasBody ? { duplex: 'half' } : {}),
         signal: abort.signal,
       });
       const res = await fn(req, { params: Promise.resolve(params) });
+      // What the handler did not read is read and dropped, so the client can read the answer.
+      if (!nodeReq.complete) body?.discardRest();
       const outHeaders: Record<string, string[]> = {};
       res.headers.forEach((v, k) => (outHeaders[k] = [...(outHeaders[k] ?? []), v]));
       nodeRes.writeHead(res.status, outHeaders);

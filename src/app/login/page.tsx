@@ -3,6 +3,7 @@ import { headers } from 'next/headers';
 import { redirect } from 'next/navigation';
 import { LoginForm } from '@/features/tracker/components/LoginForm';
 import { currentUser, safeCallbackPath } from '@/features/tracker/page-access';
+import { parseSignInRefusal, signInErrorMessage } from '@/lib/sign-in-errors';
 import { enabledOAuthProviders } from '@/server/auth';
 import { env } from '@/server/env';
 
@@ -19,13 +20,17 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
   if (await currentUser()) redirect(callbackUrl);
   const error = typeof sp.error === 'string' ? sp.error : null;
   // next-auth sends AccessDenied when the sign-in callback refused the account (e.g. an email
-  // address the provider has not verified); any other code is a generic failure.
+  // address the provider has not verified); sign-in limits carry their own code (without
+  // JavaScript the form lands here); any other code is a generic failure.
   const oauthError =
     error === null || error === 'CredentialsSignin'
       ? null
-      : error === 'AccessDenied'
-        ? 'Sign-in refused: use an account whose email address the provider has verified, or sign in with your password.'
-        : 'Sign-in failed. Please try again.';
+      : parseSignInRefusal(error)
+        ? signInErrorMessage(error)
+        : error === 'AccessDenied'
+          ? 'Sign-in refused: use an account whose email address the provider has verified, ' +
+            'or sign in with your password.'
+          : 'Sign-in failed. Please try again.';
   return (
     <main className="flex min-h-screen items-center justify-center p-6">
       <div className="w-full max-w-sm rounded-xl border border-slate-200 bg-white p-6 shadow-sm dark:border-slate-800 dark:bg-slate-900">

@@ -1,20 +1,43 @@
 /**
  * The tool-call audit trail: one `ToolCallAudit` row per `tools/call` (allowed, denied or failed),
- * and the query behind the project's audit page.
+ * and the query behind the project's audit page. Calls of a revoked or expired key are counted
+ * instead (`countRefusedCalls`: one row per key and minute), so such a key cannot flood the table.
+ *
+ * What the caller sends is marked as such: a tool name that is not a registered tool is stored as
+ * the caller's text (capped, `callerSuppliedTool`), and the tool-call id always comes from the
+ * caller (capped).
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Prisma, PrismaClient, ToolCallStatus } from '@/generated/prisma/client';
 import { PUBLIC_KEY_PATTERN } from '@/server/api-keys';
 import { newId } from '@/server/ids';
 import { Identifier, SafeText } from '@/server/text';
 import { describeError } from './errors';
-import { TOOL_NAMES } from './registry';
+import { isToolName, TOOL_NAMES } from './registry';
 import { storable } from './text';
 
 export const PREVIEW_CHARS = 500;
-/** Longest tool name, tool-call id and error code stored in an audit row. */
+/** Longest error code stored, and longest tool name the audit page filters by. */
 export const AUDIT_NAME_CHARS = 100;
-const AUDIT_ID_CHARS = 200;
+/** Longest caller-supplied tool name stored (registered names are short). */
+export const CALLER_TOOL_NAME_CHARS = 64;
+/** Longest tool-call id stored (always the caller's: `_meta`). */
+export const TOOL_CALL_ID_CHARS = 128;
+/** The name recorded when a call carried no usable tool name (the server's text, not the caller's). */
+export const INVALID_TOOL_NAME = '(invalid)';
+const EMPTY_TOOL_NAME = '(empty)';
+
+/** A tool name as stored: registered names as they are; anything else capped and marked. */
+export function storedToolName(name: string): { tool: string; callerSuppliedTool: boolean } {
+  if (isToolName(name) || name === INVALID_TOOL_NAME) return { tool: name, callerSuppliedTool: false };
+  const capped = storable(name, CALLER_TOOL_NAME_CHARS);
+  return capped ? { tool: capped, callerSuppliedTool: true } : { tool: EMPTY_TOOL_NAME, callerSuppliedTool: false };
+}
+
+function storedToolCallId(id: string | null): string | null {
+  return id ? storable(id, TOOL_CALL_ID_CHARS) : null;
+}
 
 /**
  * Compact JSON of a value, cut to `max` characters (an ellipsis marks the cut). Control characters
@@ -52,7 +75,7 @@ export interface AuditEntry {
  * failure to audit (database down) is logged without payloads and never breaks the call.
  */
 export async function writeAudit(prisma: PrismaClient, e: AuditEntry): Promise<void> {
-  const tool = storable(e.tool, AUDIT_NAME_CHARS) || '(empty)';
+  const { tool, callerSuppliedTool } = storedToolName(e.tool);
   try {
     await prisma.toolCallAudit.create({
       data: {
@@ -61,8 +84,9 @@ export async function writeAudit(prisma: PrismaClient, e: AuditEntry): Promise<v
         apiKeyId: e.apiKeyId,
         userId: e.userId,
         runId: e.runId,
-        toolCallId: e.toolCallId ? storable(e.toolCallId, AUDIT_ID_CHARS) : null,
+        toolCallId: storedToolCallId(e.toolCallId),
         tool,
+        callerSuppliedTool,
         status: e.status,
         errorCode: e.errorCode ? storable(e.errorCode, AUDIT_NAME_CHARS) : null,
         argsPreview: preview(e.args),
@@ -73,6 +97,52 @@ export async function writeAudit(prisma: PrismaClient, e: AuditEntry): Promise<v
     });
   } catch (err) {
     console.error(`[mcp] audit write failed for tool ${tool}: ${describeError(err)}`);
+  }
+}
+
+export interface RefusedCalls {
+  projectId: string;
+  apiKeyId: string;
+  userId: string | null;
+  runId: string | null;
+  /** KEY_REVOKED or KEY_EXPIRED. */
+  errorCode: string;
+  message: string;
+  /** The tools/call requests found in the body (the first one is described in the row). */
+  calls: ReadonlyArray<{ name: string | null; toolCallId: string | null; argumentsText: string | null }>;
+  at: Date;
+}
+
+/** One counted-refusals row per key and this many seconds. */
+export const REFUSED_CALLS_WINDOW_SECONDS = 60;
+
+/**
+ * Counts the calls of a revoked or expired key: ONE row per key and minute, created by the first
+ * refused request (describing its first call) and incremented by the others in the same statement
+ * (`INSERT ... ON CONFLICT (id) DO UPDATE SET "callCount" = "callCount" + n`), so any number of
+ * requests from such a key writes at most one row a minute. Never throws (logged like writeAudit).
+ */
+export async function countRefusedCalls(prisma: PrismaClient, e: RefusedCalls): Promise<void> {
+  const first = e.calls[0];
+  if (!first) return;
+  const window = Math.floor(e.at.getTime() / (REFUSED_CALLS_WINDOW_SECONDS * 1000));
+  // A stable id per key and window (an Identifier, so the audit page can page past it).
+  const id = `aud_refused_${createHash('sha256').update(`${e.apiKeyId}:${window}`).digest('hex').slice(0, 32)}`;
+  const { tool, callerSuppliedTool } = storedToolName(first.name ?? INVALID_TOOL_NAME);
+  const result = preview({ error: { code: e.errorCode, message: e.message } });
+  try {
+    await prisma.$executeRaw`
+      INSERT INTO "ToolCallAudit" ("id", "projectId", "apiKeyId", "userId", "runId", "toolCallId", "tool",
+        "callerSuppliedTool", "status", "errorCode", "argsPreview", "resultPreview", "durationMs", "callCount",
+        "startedAt")
+      VALUES (${id}, ${e.projectId}, ${e.apiKeyId}, ${e.userId}, ${e.runId}, ${storedToolCallId(first.toolCallId)},
+        ${tool},
+        ${callerSuppliedTool}, 'DENIED'::"ToolCallStatus", ${storable(e.errorCode, AUDIT_NAME_CHARS)},
+        ${preview(first.argumentsText ?? '')}, ${result}, 0, ${e.calls.length}::int,
+        to_timestamp(${e.at.getTime() / 1000}::float8) AT TIME ZONE 'UTC')
+      ON CONFLICT ("id") DO UPDATE SET "callCount" = "ToolCallAudit"."callCount" + EXCLUDED."callCount"`;
+  } catch (err) {
+    console.error(`[mcp] audit count failed for key ${e.apiKeyId}: ${describeError(err)}`);
   }
 }
 
@@ -109,7 +179,12 @@ export interface AuditRow {
   userId: string | null;
   userName: string | null;
   runId: string | null;
+  /** Sent by the caller. */
   toolCallId: string | null;
+  /** `tool` is the caller's text, not a registered tool. */
+  callerSuppliedTool: boolean;
+  /** Calls this row stands for (more than 1 for counted refusals of a revoked or expired key). */
+  callCount: number;
   argsPreview: string;
   resultPreview: string;
   durationMs: number;
@@ -171,6 +246,8 @@ export async function listAudit(
       userName: r.userId ? (names.get(r.userId) ?? null) : null,
       runId: r.runId,
       toolCallId: r.toolCallId,
+      callerSuppliedTool: r.callerSuppliedTool,
+      callCount: r.callCount,
       argsPreview: r.argsPreview,
       resultPreview: r.resultPreview,
       durationMs: r.durationMs,

@@ -26,7 +26,7 @@ import type { z } from 'zod';
 import type { PrismaClient, ToolCallStatus } from '@/generated/prisma/client';
 import { getPrisma } from '@/server/db';
 import { authenticate, principalHasScope, type McpPrincipal } from './auth';
-import { writeAudit } from './audit';
+import { countRefusedCalls, INVALID_TOOL_NAME, writeAudit } from './audit';
 import { jsonTooDeep, MAX_BODY_BYTES, MAX_JSON_DEPTH, OVERSIZE_PREFIX_BYTES, readBodyCapped, scanToolCalls } from './body';
 import { describeError, isInfrastructureError, jsonRpcErrorResponse, McpRefusal, RPC, ToolFailure, type McpErrorCode } from './errors';
 import { fingerprintArgs, OVERRIDE_META_KEY, TOOL_CALL_META_KEY, verifyOverride, type OverridePayload } from './override';
@@ -118,7 +118,7 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
         writeAudit(prisma, {
           ...who,
           toolCallId: c.metaValue,
-          tool: c.name ?? '(invalid)',
+          tool: c.name ?? INVALID_TOOL_NAME,
           status,
           errorCode: code,
           args: c.argumentsText ?? '',
@@ -136,8 +136,20 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
   // 3. The body: capped, then checked for depth, JSON and JSON-RPC shape.
   const body = await readBodyCapped(req, MAX_BODY_BYTES, { prefixBytes: OVERSIZE_PREFIX_BYTES });
   if (!auth.ok) {
-    // A known key that is revoked or expired: the refused calls still belong in the trail.
-    await auditScanned(body.ok ? body.text : body.reason === 'too_large' ? body.prefix : '', 'DENIED', auth.code, auth.message);
+    // A known key that is revoked or expired: its refused calls are counted in the trail (one row
+    // per key and minute), never one row each, so such a key cannot flood the table.
+    const text = body.ok ? body.text : body.reason === 'too_large' ? body.prefix : '';
+    await countRefusedCalls(prisma, {
+      ...who,
+      errorCode: auth.code,
+      message: auth.message,
+      calls: scanToolCalls(text, { maxCalls: MAX_BATCH, metaKey: TOOL_CALL_META_KEY }).map((c) => ({
+        name: c.name,
+        toolCallId: c.metaValue,
+        argumentsText: c.argumentsText,
+      })),
+      at: startedAt,
+    });
     return unauthorized(auth.code, auth.message);
   }
   const principal = auth.principal;
@@ -197,7 +209,7 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
       await writeAudit(prisma, {
         ...who,
         toolCallId: metaString(params._meta, TOOL_CALL_META_KEY),
-        tool: typeof params.name === 'string' ? params.name : '(invalid)',
+        tool: typeof params.name === 'string' ? params.name : INVALID_TOOL_NAME,
         status: 'ERROR',
         errorCode: refusal.code,
         args: params.arguments ?? {},

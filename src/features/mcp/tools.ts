@@ -20,6 +20,7 @@ import {
   updateIssue,
   type Actor,
   type IssueComment,
+  type IssueSummary,
 } from '@/features/tracker/service';
 import type { PrismaClient } from '@/generated/prisma/client';
 import { AppError } from '@/server/trpc';
@@ -54,15 +55,27 @@ interface IssueRowSource {
   priority: string;
   assignee: { id: string; name: string } | null;
   labels: Array<{ name: string }>;
+  sources: IssueSummary['sources'];
   updatedAt: Date;
 }
 
+type TextField = keyof IssueSummary['sources'];
+
 /**
- * A compact issue row. `untrusted`: the issue has no reporter, i.e. it was created through a
- * project API key (an outside client) or its reporter's account is gone: its title and body are
- * external text, like external comments.
+ * Which of the `shown` fields hold text written through a project API key (an outside client):
+ * untrusted, like external comments, until a member rewrites them.
  */
-function issueRow(i: IssueRowSource, untrusted: boolean) {
+function untrustedFieldsOf(sources: IssueSummary['sources'], shown: readonly TextField[]): TextField[] {
+  return shown.filter((field) => sources[field] === 'EXTERNAL');
+}
+
+/** Untrusted marking of a result object: `untrusted` always, `untrustedFields` when it is true. */
+function untrustedMark(fields: TextField[]) {
+  return { untrusted: fields.length > 0, ...(fields.length > 0 ? { untrustedFields: fields } : {}) };
+}
+
+/** A compact issue row (title and labels; no body), marked untrusted per the text it shows. */
+function issueRow(i: IssueRowSource) {
   return {
     number: i.number,
     title: i.title,
@@ -70,20 +83,9 @@ function issueRow(i: IssueRowSource, untrusted: boolean) {
     priority: i.priority,
     assignee: i.assignee ? { id: i.assignee.id, name: i.assignee.name } : null,
     labels: i.labels.map((l) => l.name),
-    untrusted,
+    ...untrustedMark(untrustedFieldsOf(i.sources, ['title', 'labels'])),
     updatedAt: i.updatedAt.toISOString(),
   };
-}
-
-/** Rows for issues from a tracker service, marked untrusted by one extra query for their reporters. */
-async function issueRows<T extends IssueRowSource & { id: string }>(ctx: ToolContext, issues: T[]) {
-  if (issues.length === 0) return [];
-  const reporters = await ctx.prisma.issue.findMany({
-    where: { projectId: ctx.projectId, id: { in: issues.map((i) => i.id) } },
-    select: { id: true, reporterId: true },
-  });
-  const withReporter = new Set(reporters.filter((r) => r.reporterId !== null).map((r) => r.id));
-  return issues.map((i) => issueRow(i, !withReporter.has(i.id)));
 }
 
 function pageInfo(page: number, pageSize: number, total: number) {
@@ -103,7 +105,10 @@ function commentRow(c: IssueComment) {
   };
 }
 
-/** Who a write is attributed to: the bound user for assistant keys, the key's name otherwise. */
+/**
+ * Who a write is attributed to: the bound user for assistant keys (their text is a member's), the
+ * key's name otherwise (an outside client: its text is EXTERNAL, untrusted).
+ */
 function actorOf(p: McpPrincipal): Actor {
   if (p.key.kind === 'IN_APP_AGENT' && p.userId) return { userId: p.userId };
   return { userId: null, displayName: `API key: ${p.key.name}` };
@@ -120,7 +125,7 @@ const HANDLERS: Handlers = {
       limit: input.pageSize,
     });
     return {
-      issues: await issueRows(ctx, page.issues),
+      issues: page.issues.map(issueRow),
       page: input.page,
       pageSize: input.pageSize,
       total: page.total,
@@ -144,6 +149,9 @@ const HANDLERS: Handlers = {
         assignee: { select: { id: true, name: true } },
         reporter: { select: { id: true, name: true } },
         labels: { select: { label: { select: { name: true } } } },
+        titleSource: true,
+        bodySource: true,
+        labelsSource: true,
         _count: { select: { comments: true } },
         comments: {
           orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
@@ -157,9 +165,12 @@ const HANDLERS: Handlers = {
     const labels = row.labels.map((l) => l.label).sort((a, b) => a.name.localeCompare(b.name));
     const comments = row.comments.reverse().map((c) => commentRow(toIssueComment(c)));
     const total = row._count.comments;
+    const sources = { title: row.titleSource, body: row.bodySource, labels: row.labelsSource };
     return {
       issue: {
-        ...issueRow({ ...row, labels }, row.reporter === null),
+        ...issueRow({ ...row, labels, sources }),
+        // The whole issue is shown here, body included.
+        ...untrustedMark(untrustedFieldsOf(sources, ['title', 'body', 'labels'])),
         reporter: row.reporter,
         body: body.text,
         truncated: body.truncated,
@@ -178,7 +189,7 @@ const HANDLERS: Handlers = {
       ...(input.status ? { status: input.status } : {}),
       limit: input.limit,
     });
-    return { query: input.query, issues: await issueRows(ctx, rows) };
+    return { query: input.query, issues: rows.map(issueRow) };
   },
 
   async list_members(ctx, input) {
@@ -224,7 +235,7 @@ const HANDLERS: Handlers = {
     return {
       project: { id: s.project.id, slug: s.project.slug, name: s.project.name, description: description.text },
       issues: { total: s.total, byStatus: s.byStatus, byPriority: s.byPriority, openByPriority: s.openByPriority },
-      recent: await issueRows(ctx, s.recent),
+      recent: s.recent.map(issueRow),
     };
   },
 
@@ -241,7 +252,7 @@ const HANDLERS: Handlers = {
       },
       actorOf(ctx.principal),
     );
-    return { issue: issueRow(issue, issue.reporter === null), created: true };
+    return { issue: issueRow(issue), created: true };
   },
 
   async update_issue(ctx, input) {
@@ -249,8 +260,9 @@ const HANDLERS: Handlers = {
     if (Object.values(fields).every((v) => v === undefined)) {
       throw new ToolFailure('INVALID_ARGUMENTS', 'Give at least one field to change: title, body, status, priority or labels.');
     }
-    const issue = await updateIssue(ctx.prisma, ctx.projectId, { number, ...fields });
-    return { issue: issueRow(issue, issue.reporter === null), updated: Object.keys(fields).filter((k) => fields[k as keyof typeof fields] !== undefined) };
+    const issue = await updateIssue(ctx.prisma, ctx.projectId, { number, ...fields }, actorOf(ctx.principal));
+    const updated = Object.keys(fields).filter((k) => fields[k as keyof typeof fields] !== undefined);
+    return { issue: issueRow(issue), updated };
   },
 
   async add_comment(ctx, input) {
@@ -260,12 +272,12 @@ const HANDLERS: Handlers = {
 
   async assign_issue(ctx, input) {
     const issue = await assignIssue(ctx.prisma, ctx.projectId, { number: input.number, assigneeId: input.assignee });
-    return { issue: issueRow(issue, issue.reporter === null) };
+    return { issue: issueRow(issue) };
   },
 
   async close_issue(ctx, input) {
     const issue = await closeIssue(ctx.prisma, ctx.projectId, { number: input.number });
-    return { issue: issueRow(issue, issue.reporter === null) };
+    return { issue: issueRow(issue) };
   },
 
   async delete_issue(ctx, input) {

@@ -62,7 +62,7 @@ const issuesRouter = router({
     .mutation(({ ctx, input }) => svc.createIssue(ctx.prisma, input.projectId, rest(input), { userId: ctx.user.id })),
   update: projectProcedure('issues:write')
     .input(svc.UpdateIssueInput.extend(PID))
-    .mutation(({ ctx, input }) => svc.updateIssue(ctx.prisma, input.projectId, rest(input))),
+    .mutation(({ ctx, input }) => svc.updateIssue(ctx.prisma, input.projectId, rest(input), { userId: ctx.user.id })),
   assign: projectProcedure('issues:write')
     .input(svc.AssignIssueInput.extend(PID))
     .mutation(({ ctx, input }) => svc.assignIssue(ctx.prisma, input.projectId, rest(input))),

@@ -46,6 +46,17 @@ export interface Actor {
   displayName?: string;
 }
 
+/**
+ * Provenance of text: MEMBER when a signed-in member wrote it (the web UI, or the in-app
+ * assistant's key acting for its user), EXTERNAL when it came through a project API key (an outside
+ * client, no user behind it). EXTERNAL text is untrusted for the assistant.
+ */
+export type ContentSource = 'MEMBER' | 'EXTERNAL';
+
+export function sourceOf(actor: Actor): ContentSource {
+  return actor.userId ? 'MEMBER' : 'EXTERNAL';
+}
+
 /** Validates service input; failures are BAD_REQUEST with appCode INVALID_INPUT. */
 export function parseInput<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
   const r = schema.safeParse(raw);
@@ -70,6 +81,9 @@ const issueSummarySelect = {
   closedAt: true,
   assignee: { select: { id: true, name: true, email: true } },
   labels: { select: { label: { select: { id: true, name: true, color: true } } } },
+  titleSource: true,
+  bodySource: true,
+  labelsSource: true,
 } satisfies Prisma.IssueSelect;
 
 type IssueSummaryRow = Prisma.IssueGetPayload<{ select: typeof issueSummarySelect }>;
@@ -82,6 +96,8 @@ export interface IssueSummary {
   priority: IssuePriority;
   assignee: { id: string; name: string; email: string } | null;
   labels: Array<{ id: string; name: string; color: string }>;
+  /** Who last wrote each field (see ContentSource). */
+  sources: { title: ContentSource; body: ContentSource; labels: ContentSource };
   createdAt: Date;
   updatedAt: Date;
   closedAt: Date | null;
@@ -96,6 +112,7 @@ function toSummary(row: IssueSummaryRow): IssueSummary {
     priority: row.priority,
     assignee: row.assignee,
     labels: row.labels.map((l) => l.label).sort((a, b) => a.name.localeCompare(b.name)),
+    sources: { title: row.titleSource, body: row.bodySource, labels: row.labelsSource },
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     closedAt: row.closedAt,
@@ -392,32 +409,62 @@ export function toIssueComment(c: Prisma.CommentGetPayload<{ select: typeof COMM
   };
 }
 
-export interface IssueDetail extends IssueSummary {
+/** An issue with its body and reporter, without comments: what the write paths return. */
+export interface IssueRecord extends IssueSummary {
   body: string;
   reporter: { id: string; name: string; email: string } | null;
-  comments: IssueComment[];
 }
 
+/** The newest comments an issue page shows (older ones are counted, not loaded). */
+export const MAX_ISSUE_COMMENTS = 200;
+
+export interface IssueDetail extends IssueRecord {
+  /** The newest MAX_ISSUE_COMMENTS comments, oldest first. */
+  comments: IssueComment[];
+  /** All comments of the issue. */
+  commentCount: number;
+}
+
+const issueRecordSelect = {
+  ...issueSummarySelect,
+  body: true,
+  reporter: { select: { id: true, name: true, email: true } },
+} satisfies Prisma.IssueSelect;
+
+function toRecord(row: Prisma.IssueGetPayload<{ select: typeof issueRecordSelect }>): IssueRecord {
+  return { ...toSummary(row), body: row.body, reporter: row.reporter };
+}
+
+/** One issue without its comments (one query), for the write paths' answers. */
+async function loadIssueRecord(prisma: PrismaClient, projectId: string, number: number): Promise<IssueRecord> {
+  const row = await prisma.issue.findUnique({
+    where: { projectId_number: { projectId, number } },
+    select: issueRecordSelect,
+  });
+  if (!row) throw appError('NOT_FOUND', 'ISSUE_NOT_FOUND', `Issue #${number} not found.`);
+  return toRecord(row);
+}
+
+/** An issue with its newest MAX_ISSUE_COMMENTS comments (oldest first) and the comment count. */
 export async function getIssue(prisma: PrismaClient, projectId: string, raw: GetIssueInput): Promise<IssueDetail> {
   const input = parseInput(GetIssueInput, raw);
   const row = await prisma.issue.findUnique({
     where: { projectId_number: { projectId, number: input.number } },
     select: {
-      ...issueSummarySelect,
-      body: true,
-      reporter: { select: { id: true, name: true, email: true } },
+      ...issueRecordSelect,
+      _count: { select: { comments: true } },
       comments: {
-        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        take: MAX_ISSUE_COMMENTS,
         select: COMMENT_SELECT,
       },
     },
   });
   if (!row) throw appError('NOT_FOUND', 'ISSUE_NOT_FOUND', `Issue #${input.number} not found.`);
   return {
-    ...toSummary(row),
-    body: row.body,
-    reporter: row.reporter,
-    comments: row.comments.map(toIssueComment),
+    ...toRecord(row),
+    comments: row.comments.reverse().map(toIssueComment),
+    commentCount: row._count.comments,
   };
 }
 
@@ -447,7 +494,12 @@ export const CreateIssueInput = z
 export type CreateIssueInput = z.input<typeof CreateIssueInput>;
 
 /** Creates an issue with the next per-project number (allocated atomically). */
-export async function createIssue(prisma: PrismaClient, projectId: string, raw: CreateIssueInput, actor: Actor): Promise<IssueDetail> {
+export async function createIssue(
+  prisma: PrismaClient,
+  projectId: string,
+  raw: CreateIssueInput,
+  actor: Actor,
+): Promise<IssueRecord> {
   const input = parseInput(CreateIssueInput, raw);
   const number = await prisma.$transaction(async (tx) => {
     const assignee = input.assigneeId ? await resolveMember(tx, projectId, input.assigneeId) : null;
@@ -468,12 +520,15 @@ export async function createIssue(prisma: PrismaClient, projectId: string, raw: 
         priority: input.priority,
         assigneeId: assignee?.id ?? null,
         reporterId: actor.userId,
+        titleSource: sourceOf(actor),
+        bodySource: sourceOf(actor),
+        labelsSource: sourceOf(actor),
         labels: { create: labelIds.map((labelId) => ({ labelId })) },
       },
     });
     return project.issueCounter;
   });
-  return getIssue(prisma, projectId, { number });
+  return loadIssueRecord(prisma, projectId, number);
 }
 
 export const UpdateIssueInput = z
@@ -489,26 +544,59 @@ export const UpdateIssueInput = z
   .strict();
 export type UpdateIssueInput = z.input<typeof UpdateIssueInput>;
 
-/** Changes only the fields given. */
-export async function updateIssue(prisma: PrismaClient, projectId: string, raw: UpdateIssueInput): Promise<IssueDetail> {
+/**
+ * Changes only the fields given. The title, body and labels given become `actor`'s text: a member
+ * rewriting text that came through an API key makes that field trusted again, and the reverse.
+ */
+export async function updateIssue(
+  prisma: PrismaClient,
+  projectId: string,
+  raw: UpdateIssueInput,
+  actor: Actor,
+): Promise<IssueRecord> {
   const input = parseInput(UpdateIssueInput, raw);
+  const source = sourceOf(actor);
   await prisma.$transaction(async (tx) => {
     const issue = await requireIssue(tx, projectId, input.number);
     const data: Prisma.IssueUpdateInput = {};
-    if (input.title !== undefined) data.title = input.title;
-    if (input.body !== undefined) data.body = input.body;
-    if (input.priority !== undefined) data.priority = input.priority;
-    if (input.status !== undefined && input.status !== issue.status) {
-      data.status = input.status;
-      data.closedAt = input.status === 'CLOSED' ? new Date() : null;
+    if (input.title !== undefined) {
+      data.title = input.title;
+      data.titleSource = source;
     }
+    if (input.body !== undefined) {
+      data.body = input.body;
+      data.bodySource = source;
+    }
+    if (input.priority !== undefined) data.priority = input.priority;
+    if (input.status !== undefined) Object.assign(data, statusChange(issue.status, input.status));
     if (input.labels !== undefined) {
       const labelIds = await resolveLabelIds(tx, projectId, input.labels);
       data.labels = { deleteMany: {}, create: labelIds.map((labelId) => ({ labelId })) };
+      data.labelsSource = source;
     }
     await tx.issue.update({ where: { id: issue.id }, data });
   });
-  return getIssue(prisma, projectId, { number: input.number });
+  return loadIssueRecord(prisma, projectId, input.number);
+}
+
+/** The columns a status change writes (nothing when the status stays the same). */
+function statusChange(current: IssueStatus, next: IssueStatus): Prisma.IssueUpdateInput {
+  return current === next ? {} : { status: next, closedAt: next === 'CLOSED' ? new Date() : null };
+}
+
+/** Sets the status only: no text is written, so no field's provenance changes. */
+async function setIssueStatus(
+  prisma: PrismaClient,
+  projectId: string,
+  number: number,
+  status: IssueStatus,
+): Promise<IssueRecord> {
+  await prisma.$transaction(async (tx) => {
+    const issue = await requireIssue(tx, projectId, number);
+    const data = statusChange(issue.status, status);
+    if (Object.keys(data).length) await tx.issue.update({ where: { id: issue.id }, data });
+  });
+  return loadIssueRecord(prisma, projectId, number);
 }
 
 export const AssignIssueInput = z
@@ -520,29 +608,37 @@ export const AssignIssueInput = z
   .strict();
 export type AssignIssueInput = z.input<typeof AssignIssueInput>;
 
-export async function assignIssue(prisma: PrismaClient, projectId: string, raw: AssignIssueInput): Promise<IssueDetail> {
+export async function assignIssue(
+  prisma: PrismaClient,
+  projectId: string,
+  raw: AssignIssueInput,
+): Promise<IssueRecord> {
   const input = parseInput(AssignIssueInput, raw);
   const issue = await requireIssue(prisma, projectId, input.number);
   const assignee = input.assigneeId === null ? null : await resolveMember(prisma, projectId, input.assigneeId);
   await prisma.issue.update({ where: { id: issue.id }, data: { assigneeId: assignee?.id ?? null } });
-  return getIssue(prisma, projectId, { number: input.number });
+  return loadIssueRecord(prisma, projectId, input.number);
 }
 
 export const IssueNumberInput = z.object({ number: IssueNumberSchema }).strict();
 export type IssueNumberInput = z.input<typeof IssueNumberInput>;
 
 /** Closes an issue; closing a closed issue changes nothing. */
-export async function closeIssue(prisma: PrismaClient, projectId: string, raw: IssueNumberInput): Promise<IssueDetail> {
+export async function closeIssue(prisma: PrismaClient, projectId: string, raw: IssueNumberInput): Promise<IssueRecord> {
   const input = parseInput(IssueNumberInput, raw);
-  return updateIssue(prisma, projectId, { number: input.number, status: 'CLOSED' });
+  return setIssueStatus(prisma, projectId, input.number, 'CLOSED');
 }
 
 /** Reopens a closed issue (status OPEN); an issue that is not closed is left as it is. */
-export async function reopenIssue(prisma: PrismaClient, projectId: string, raw: IssueNumberInput): Promise<IssueDetail> {
+export async function reopenIssue(
+  prisma: PrismaClient,
+  projectId: string,
+  raw: IssueNumberInput,
+): Promise<IssueRecord> {
   const input = parseInput(IssueNumberInput, raw);
   const issue = await requireIssue(prisma, projectId, input.number);
-  if (issue.status !== 'CLOSED') return getIssue(prisma, projectId, input);
-  return updateIssue(prisma, projectId, { number: input.number, status: 'OPEN' });
+  if (issue.status !== 'CLOSED') return loadIssueRecord(prisma, projectId, input.number);
+  return setIssueStatus(prisma, projectId, input.number, 'OPEN');
 }
 
 /** Permanently deletes an issue and its comments. Numbers are never reused. */

@@ -8,12 +8,16 @@ import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client';
 import { createTRPCContext } from '@trpc/tanstack-react-query';
 import superjson from 'superjson';
 import type { AppRouter } from '@/server/api-root';
+import { TRPC_MAX_BATCH_SIZE } from './limits';
 
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
 
 export function makeTrpcClient() {
   return createTRPCClient<AppRouter>({
-    links: [httpBatchLink({ url: '/api/trpc', transformer: superjson, maxURLLength: 4000 })],
+    // Never more calls per request than the server accepts.
+    links: [
+      httpBatchLink({ url: '/api/trpc', transformer: superjson, maxURLLength: 4000, maxItems: TRPC_MAX_BATCH_SIZE }),
+    ],
   });
 }
 

@@ -17,6 +17,8 @@ const row = (over: Partial<AuditRow>): AuditRow => ({
   userName: 'Ada',
   runId: 'run_1',
   toolCallId: 'tc_1',
+  callerSuppliedTool: false,
+  callCount: 1,
   argsPreview: '{"title":"<script>alert(1)</script>"}',
   resultPreview: '{"issue":{"number":3}}',
   durationMs: 12,
@@ -59,6 +61,32 @@ describe('AuditTable', () => {
     expect(html).toContain('<th scope="col"');
     expect(html).not.toContain('<script>');
     expect(html).toContain('&lt;script&gt;');
+  });
+
+  it('marks text the caller sent (an unknown tool name, every call id) and shows counted refusals', () => {
+    const html = renderToStaticMarkup(
+      createElement(AuditTable, {
+        rows: [
+          row({
+            id: 'aud_a',
+            tool: 'create_issue (approved by admin)',
+            callerSuppliedTool: true,
+            status: 'ERROR',
+            toolCallId: 'call_x',
+          }),
+          row({ id: 'aud_b', status: 'DENIED', errorCode: 'KEY_REVOKED', callCount: 80, toolCallId: null }),
+        ],
+      }),
+    );
+    const [first, second] = html.split('data-testid="audit-row"').slice(1);
+    // The unknown name is quoted and marked; the call id is marked as the caller's too.
+    expect(first).toContain('“create_issue (approved by admin)”');
+    expect(first!.match(/data-testid="caller-supplied"/g)).toHaveLength(2);
+    expect(first).toContain('call id <code class="break-all">call_x</code>');
+    // A registered tool name (create_issue) is not marked; a counted row says how many calls it is.
+    expect(second).not.toContain('caller-supplied');
+    expect(second).toContain('80 calls (counted)');
+    expect(first).not.toContain('call-count');
   });
 
   it('says so when nothing matches', () => {

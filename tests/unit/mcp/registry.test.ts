@@ -32,8 +32,9 @@ describe('MCP tool registry', () => {
   });
 
   it('tags data flows truthfully: which tools return private data and which return untrusted external text', () => {
-    // Untrusted: tools whose results can carry issues created through a project key (no reporter)
-    // or external comments: every tool that returns existing issue rows.
+    // Untrusted: tools whose results can carry issue text last written through a project key, or
+    // external comments: every tool that returns existing issue rows (checked against real results
+    // in tests/integration/mcp/provenance.test.ts).
     const untrusted = MCP_TOOL_METADATA.filter((t) => t.tags.readsUntrustedContent).map((t) => t.name);
     expect(untrusted).toEqual(['list_issues', 'get_issue', 'search_issues', 'get_project_summary', 'update_issue', 'assign_issue', 'close_issue']);
     const privateData = MCP_TOOL_METADATA.filter((t) => t.tags.readsPrivateData).map((t) => t.name);

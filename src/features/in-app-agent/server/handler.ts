@@ -17,6 +17,7 @@
  */
 import { handleMcpPost } from '@/features/mcp/server';
 import { loadProjectMember, type ProjectMember } from '@/server/access';
+import { hasUnstorableText, isIdentifier } from '@/server/text';
 import { registerGauge } from '@/server/diagnostics';
 import { getSessionUserId, isSameOrigin } from '@/server/auth';
 import { getDb, getPrisma, type PrismaClient } from '@/server/db';
@@ -175,7 +176,8 @@ async function authorize(req: Request, projectId: string, scope: Scope): Promise
   const userId = await getSessionUserId(req);
   if (!userId) throw new RequestError(401, 'UNAUTHENTICATED', 'Sign in to use the assistant.');
   const prisma = await getPrisma();
-  const member = await loadProjectMember(prisma, projectId, userId);
+  // A project id that cannot be an id (NUL, too long) names no project: never sent to the database.
+  const member = isIdentifier(projectId) ? await loadProjectMember(prisma, projectId, userId) : null;
   if (!member) throw new RequestError(404, 'PROJECT_NOT_FOUND', 'Project not found.');
   if (!hasProjectAccess({ role: member.role, isAdmin: member.user.isAdmin }, scope)) {
     throw new RequestError(403, 'FORBIDDEN', 'Your role cannot use the assistant here.');
@@ -260,6 +262,13 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       throw new RequestError(400, 'INVALID_REQUEST', 'A new version needs its conversation (threadId) and cannot answer approvals.');
     }
     if (!input.resume && !input.userMessage && !input.version) throw new RequestError(400, 'NO_USER_MESSAGE', 'Send a user message.');
+    // Request parts that cannot be ids, and text the database cannot store, never reach it.
+    if (input.resume?.some((r) => !isIdentifier(r.interruptId))) {
+      throw new RequestError(404, 'INTERRUPT_UNKNOWN', 'This approval request does not exist.');
+    }
+    if (hasUnstorableText([input.userMessage, input.resume])) {
+      throw new RequestError(400, 'INVALID_REQUEST', 'The request contains NUL or broken Unicode.');
+    }
 
     const retryAfter = rateLimited(member.user.id, e.AGENT_RATE_LIMIT_PER_MINUTE);
     if (retryAfter !== null) {

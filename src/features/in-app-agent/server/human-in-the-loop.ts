@@ -272,7 +272,16 @@ export async function closeAbandoned(prisma: PrismaClient, conversationId: strin
   const rows = await prisma.agentPendingApproval.findMany({
     where: { conversationId },
     orderBy: { createdAt: 'asc' },
-    select: { id: true, toolCallId: true, toolName: true, status: true, args: true, decidedArgs: true, feedback: true },
+    select: {
+      id: true,
+      runId: true,
+      toolCallId: true,
+      toolName: true,
+      status: true,
+      args: true,
+      decidedArgs: true,
+      feedback: true,
+    },
   });
   const open = rows.filter((r) => !resolved.has(r.toolCallId));
   if (!open.length) return [];
@@ -302,11 +311,19 @@ export async function closeAbandoned(prisma: PrismaClient, conversationId: strin
       });
     } else {
       const args = ((r.decidedArgs ?? r.args) ?? {}) as Record<string, unknown>;
-      const audit = await prisma.toolCallAudit.findFirst({
-        where: { toolCallId: r.toolCallId, tool: r.toolName },
-        orderBy: { startedAt: 'desc' },
-        select: { status: true, errorCode: true, resultPreview: true },
-      });
+      // Any key can write an audit row with any tool-call id: only a row written by this
+      // conversation's own run key counts — the run that asked (r.runId) or the run that resumed
+      // it and executed the approved call — in the conversation's project.
+      type AuditOutcome = { status: string; errorCode: string | null; resultPreview: string };
+      const [audit] = await prisma.$queryRaw<AuditOutcome[]>`
+        SELECT a."status", a."errorCode", a."resultPreview"
+        FROM "ToolCallAudit" a
+        JOIN "AgentRun" run ON run."id" = a."runId"
+        JOIN "AgentConversation" c ON c."id" = run."conversationId" AND c."projectId" = a."projectId"
+        WHERE a."toolCallId" = ${r.toolCallId} AND a."tool" = ${r.toolName} AND c."id" = ${conversationId}
+          AND (run."id" = ${r.runId} OR run."resumedFromId" = ${r.runId})
+        ORDER BY a."startedAt" DESC
+        LIMIT 1`;
       const result: Record<string, unknown> = !audit
         ? {
             isError: true,

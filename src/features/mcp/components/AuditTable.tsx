@@ -121,6 +121,46 @@ function Preview({ label, text }: { label: string; text: string }) {
   );
 }
 
+const FROM_CALLER_STYLE =
+  'ml-1 rounded bg-slate-200 px-1 py-0.5 font-sans text-[10px] font-medium uppercase tracking-wide ' +
+  'text-slate-700 dark:bg-slate-700 dark:text-slate-200';
+
+/** A mark for text the caller sent, which the server did not check (it may say anything). */
+function FromCaller({ what }: { what: string }) {
+  return (
+    <span
+      data-testid="caller-supplied"
+      title={`The caller sent this ${what}; it is shown as received (shortened), not checked.`}
+      className={FROM_CALLER_STYLE}
+    >
+      from caller
+    </span>
+  );
+}
+
+/** The tool (a caller's unknown name quoted and marked), its call id (always the caller's) and count. */
+function ToolCell({ row }: { row: AuditRow }) {
+  return (
+    <>
+      <div className="font-mono">
+        {row.callerSuppliedTool ? <span className="break-all">“{row.tool}”</span> : row.tool}
+        {row.callerSuppliedTool ? <FromCaller what="tool name" /> : null}
+      </div>
+      {row.callCount > 1 ? (
+        <div className="mt-1 text-xs font-semibold" data-testid="call-count">
+          {row.callCount} calls (counted)
+        </div>
+      ) : null}
+      {row.toolCallId ? (
+        <div className="mt-1 text-xs text-slate-600 dark:text-slate-400">
+          call id <code className="break-all">{row.toolCallId}</code>
+          <FromCaller what="call id" />
+        </div>
+      ) : null}
+    </>
+  );
+}
+
 export function AuditTable({ rows }: { rows: AuditRow[] }) {
   if (rows.length === 0) {
     return (
@@ -153,7 +193,9 @@ export function AuditTable({ rows }: { rows: AuditRow[] }) {
                 <td className="whitespace-nowrap px-2 py-2">
                   <time dateTime={t.iso}>{t.text}</time>
                 </td>
-                <td className="px-2 py-2 font-mono">{r.tool}</td>
+                <td className="px-2 py-2">
+                  <ToolCell row={r} />
+                </td>
                 <td className="px-2 py-2">
                   <span className={`rounded px-1.5 py-0.5 text-xs font-semibold ${STATUS_STYLE[r.status]}`}>{r.status}</span>
                   {r.errorCode ? <div className="mt-1 font-mono text-xs text-slate-600 dark:text-slate-400">{r.errorCode}</div> : null}

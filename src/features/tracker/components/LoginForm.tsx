@@ -1,6 +1,7 @@
 'use client';
 import { signIn } from 'next-auth/react';
 import { useEffect, useState, type FormEvent } from 'react';
+import { signInErrorMessage } from '@/lib/sign-in-errors';
 import { btn, field, labelText } from './ui';
 
 /** Email + password sign-in, plus a button per OAuth provider enabled on the server. */
@@ -24,14 +25,16 @@ export function LoginForm({ callbackUrl, providers }: { callbackUrl: string; pro
         callbackUrl,
       });
       if (!res || res.error || !res.ok) {
-        setError('Invalid email or password.');
+        // Wrong credentials, too many attempts (with the wait), or a busy server: never whether
+        // the email address has an account.
+        setError(signInErrorMessage(res?.error));
         setPending(false);
         return;
       }
       // A full navigation, so every server component sees the new session cookie.
       window.location.assign(callbackUrl);
     } catch {
-      setError('Invalid email or password.');
+      setError('Sign-in failed. Check your connection and try again.');
       setPending(false);
     }
   }

@@ -2,16 +2,23 @@ import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { appRouter } from '@/server/api-root';
 import { logTrpcError } from '@/server/trpc-log';
 import { createTrpcContext } from '@/server/trpc';
+import { guardTrpcRequest, retryAfterHeader, TRPC_ENDPOINT } from '@/server/trpc-http';
 
 export const dynamic = 'force-dynamic';
 
-function handler(req: Request): Promise<Response> {
+async function handler(original: Request): Promise<Response> {
+  // Size, batch and nesting caps first (see trpc-http.ts): refused with tRPC's error envelope.
+  const guarded = await guardTrpcRequest(original);
+  if ('refused' in guarded) return guarded.refused;
+  const req = guarded.req;
   return fetchRequestHandler({
-    endpoint: '/api/trpc',
+    endpoint: TRPC_ENDPOINT,
     req,
     router: appRouter,
     createContext: () => createTrpcContext(req),
     onError: logTrpcError,
+    // A rate-limited call says when to come back.
+    responseMeta: ({ errors }) => ({ headers: retryAfterHeader(errors) }),
   });
 }
 

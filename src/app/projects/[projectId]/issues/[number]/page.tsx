@@ -67,9 +67,14 @@ export default async function IssuePage({ params }: { params: Promise<{ projectI
 
           <section aria-labelledby="comments-heading" className="space-y-3">
             <h2 id="comments-heading" className="text-lg font-semibold">
-              Comments ({issue.comments.length})
+              Comments ({issue.commentCount})
             </h2>
             {issue.comments.length === 0 ? <p className="text-sm text-slate-600 dark:text-slate-400">No comments yet.</p> : null}
+            {issue.comments.length < issue.commentCount ? (
+              <p className="text-sm text-slate-600 dark:text-slate-400" data-testid="older-comments-omitted">
+                Showing the newest {issue.comments.length} of {issue.commentCount} comments.
+              </p>
+            ) : null}
             <ol className="space-y-3">
               {issue.comments.map((c) => (
                 <li
