@@ -289,14 +289,10 @@ async function loadUser(id: string): Promise<SessionUser | null> {
  * query): for hot paths that load the user together with what else they need.
  */
 export async function getSessionUserId(req: Request): Promise<string | null> {
-  const header = req.headers.get('cookie');
+  // Undecodable cookie values are skipped: a broken session cookie is no session, never an error.
+  const cookies = parseCookieHeader(req.headers.get('cookie'));
   for (const name of COOKIE_NAMES) {
-    let token: string | undefined;
-    try {
-      token = readCookie(header, name);
-    } catch {
-      return null; // malformed percent-encoding: no session
-    }
+    const token = readCookie(cookies, name);
     if (!token) continue;
     try {
       const jwt = await decode({ token, secret: env().NEXTAUTH_SECRET });
