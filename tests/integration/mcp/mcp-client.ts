@@ -4,8 +4,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { KEY_SCOPES } from '@/features/mcp/key-scopes';
 import { createProjectKey, mintAgentKey, type IssuedKey } from '@/server/api-keys';
 import { getPrisma } from '@/server/db';
+import type { Scope } from '@/server/rbac';
 import type { TestProject } from '../../helpers/fixtures';
 
 export type CallResult = Awaited<ReturnType<Client['callTool']>> & {
@@ -35,8 +37,9 @@ export async function connect(baseUrl: string, secret: string): Promise<Connecte
   };
 }
 
-export async function projectKey(project: TestProject): Promise<IssuedKey> {
-  return createProjectKey(await getPrisma(), { projectId: project.id, name: 'test key', createdById: project.users.OWNER.id });
+/** A project key of the project's owner; every tool scope unless `scopes` narrows it. */
+export async function projectKey(project: TestProject, scopes: readonly Scope[] = KEY_SCOPES): Promise<IssuedKey> {
+  return createProjectKey(await getPrisma(), { projectId: project.id, name: 'test key', createdById: project.users.OWNER.id, scopes });
 }
 
 let runCounter = 0;
