@@ -373,3 +373,71 @@ export const ConversationViewSchema = z.object({
   navigations: z.array(z.string()),
 });
 export type ConversationView = z.infer<typeof ConversationViewSchema>;
+
+// ------------------------------------------------------------------------------------------------
+// Feedback: why an answer was rated down, and the JSONL export of rated answers
+// ------------------------------------------------------------------------------------------------
+
+/** Why a thumbs down, in the order the panel offers them. Stored as these strings. */
+export const FEEDBACK_REASONS = [
+  'wrong',
+  'incomplete',
+  'unsafe',
+  'slow',
+  'did_not_follow_instructions',
+  'other',
+] as const;
+export const FeedbackReasonSchema = z.enum(FEEDBACK_REASONS, {
+  error: `Unknown feedback reason. Valid reasons: ${FEEDBACK_REASONS.join(', ')}.`,
+});
+export type FeedbackReason = z.infer<typeof FeedbackReasonSchema>;
+
+/** What the panel and the review page call each reason. */
+export const FEEDBACK_REASON_LABELS: Readonly<Record<FeedbackReason, string>> = {
+  wrong: 'Wrong',
+  incomplete: 'Incomplete',
+  unsafe: 'Unsafe or harmful',
+  slow: 'Slow',
+  did_not_follow_instructions: 'Did not follow instructions',
+  other: 'Other',
+};
+
+/** The reasons as the product names them, in its order ("Wrong, Slow"). */
+export function feedbackReasonLabels(reasons: readonly FeedbackReason[]): string {
+  return FEEDBACK_REASONS.filter((r) => reasons.includes(r))
+    .map((r) => FEEDBACK_REASON_LABELS[r])
+    .join(', ');
+}
+
+/** The reasons of one rating: each at most once. */
+export const FeedbackReasonsSchema = z
+  .array(FeedbackReasonSchema)
+  .max(FEEDBACK_REASONS.length)
+  .refine((list) => new Set(list).size === list.length, 'Each reason may be given once.');
+
+/** Reasons in the product's order, without duplicates (stable for storage, display and export). */
+export function normalizeFeedbackReasons(reasons: Iterable<string>): FeedbackReason[] {
+  const given = new Set(reasons);
+  return FEEDBACK_REASONS.filter((r) => given.has(r));
+}
+
+/** A rating as the panel and the review show it. */
+export const FeedbackValueSchema = z.object({
+  value: z.union([z.literal(1), z.literal(-1)]),
+  comment: z.string().nullable(),
+  reasons: z.array(FeedbackReasonSchema),
+});
+
+/** The rating of one answer, as `agent.feedback.submit` accepts it. */
+export const FeedbackSubmitSchema = z
+  .object({
+    messageId: z.string().min(1).max(64),
+    value: z.union([z.literal(1), z.literal(-1)]),
+    comment: z.string().trim().max(LIMITS.maxFeedbackChars).optional(),
+    /** Only with a thumbs down: a thumbs up says the answer was fine. */
+    reasons: FeedbackReasonsSchema.optional(),
+  })
+  .refine((f) => f.value === -1 || !f.reasons?.length, {
+    path: ['reasons'],
+    message: 'Reasons explain a thumbs down; a thumbs up carries none.',
+  });

@@ -33,6 +33,7 @@ import {
   NavigateValueSchema,
   type AgentEvent,
   type ConversationView,
+  type FeedbackReason,
   type ModelInfo,
   type ResumeEntry,
   type ViewMessage,
@@ -131,7 +132,7 @@ export interface InAppAgentContextValue {
   submitApprovals: () => void;
   approvalError: string | null;
   // feedback
-  submitFeedback: (messageId: string, value: 1 | -1, comment?: string) => Promise<void>;
+  submitFeedback: (messageId: string, value: 1 | -1, comment?: string, reasons?: FeedbackReason[]) => Promise<void>;
   /** Unsaved thumbs-down comments of the current conversation, per message. */
   feedbackDrafts: Record<string, string | undefined>;
   setFeedbackDraft: (messageId: string, text: string | null) => void;
@@ -464,7 +465,9 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
         const next = structuredClone(res.view);
         if (!quiet || !sameView(next, viewRef.current)) replaceView(next);
         const fb: Record<string, FeedbackValue> = {};
-        for (const [k, v] of Object.entries(res.feedback ?? {})) fb[k] = { value: v.value === 1 ? 1 : -1, comment: v.comment ?? null };
+        for (const [k, v] of Object.entries(res.feedback ?? {})) {
+          fb[k] = { value: v.value === 1 ? 1 : -1, comment: v.comment ?? null, reasons: v.reasons };
+        }
         if (!quiet) setFeedback(fb);
         const lastModel = [...res.view.runs].reverse().find((r) => r.model)?.model;
         if (lastModel) setModel(lastModel);
@@ -842,13 +845,14 @@ export function InAppAgentProvider({ projectId, children }: InAppAgentProviderPr
   });
 
   const submitFeedback = useCallback(
-    async (messageId: string, value: 1 | -1, comment?: string) => {
+    async (messageId: string, value: 1 | -1, comment?: string, reasons?: FeedbackReason[]) => {
       const id = conversationIdRef.current;
       if (!id) throw new Error('Send a message first.');
       const previous = feedback[messageId];
-      setFeedback((f) => ({ ...f, [messageId]: { value, comment: comment ?? null } }));
+      setFeedback((f) => ({ ...f, [messageId]: { value, comment: comment ?? null, reasons: reasons ?? [] } }));
       try {
-        await api.submitFeedback({ projectId, conversationId: id, messageId, value, ...(comment ? { comment } : {}) });
+        const extra = { ...(comment ? { comment } : {}), ...(reasons?.length ? { reasons } : {}) };
+        await api.submitFeedback({ projectId, conversationId: id, messageId, value, ...extra });
       } catch (err) {
         setFeedback((f) => ({ ...f, [messageId]: previous }));
         throw new Error(trpcErrorMessage(err, 'Could not save your feedback.'));
