@@ -20,6 +20,12 @@ const ROUTES: RouteDef[] = [
     keys: ['projectId'],
     load: () => import('@/app/api/projects/[projectId]/in-app-agent/route') as unknown as Promise<RouteModule>,
   },
+  {
+    pattern: /^\/api\/projects\/([^/]+)\/in-app-agent\/feedback-export$/,
+    keys: ['projectId'],
+    load: () =>
+      import('@/app/api/projects/[projectId]/in-app-agent/feedback-export/route') as unknown as Promise<RouteModule>,
+  },
 ];
 
 async function readBody(req: http.IncomingMessage): Promise<Buffer> {

@@ -441,3 +441,75 @@ export const FeedbackSubmitSchema = z
     path: ['reasons'],
     message: 'Reasons explain a thumbs down; a thumbs up carries none.',
   });
+
+/**
+ * One message of an exported conversation, in the chat format evaluation tools read (OpenAI chat
+ * messages): user text, assistant text with the tool calls it made (arguments as a JSON string),
+ * and each tool result answering a call by its id.
+ */
+export const ExportMessageSchema = z.discriminatedUnion('role', [
+  z.object({ role: z.literal('user'), content: z.string() }),
+  z.object({
+    role: z.literal('assistant'),
+    content: z.string(),
+    tool_calls: z
+      .array(
+        z.object({
+          id: z.string(),
+          type: z.literal('function'),
+          function: z.object({ name: z.string(), arguments: z.string() }),
+        }),
+      )
+      .optional(),
+  }),
+  z.object({ role: z.literal('tool'), tool_call_id: z.string(), content: z.string() }),
+]);
+export type ExportMessage = z.infer<typeof ExportMessageSchema>;
+
+export const FEEDBACK_EXPORT_FORMAT = 'in-app-agent.feedback';
+export const FEEDBACK_EXPORT_VERSION = 1;
+
+/**
+ * One line of the feedback export (JSONL): one rated answer with the conversation up to and
+ * including it (the rated answer is the last message), who rated it how and why, and the model.
+ */
+export const FeedbackExportLineSchema = z.object({
+  format: z.literal(FEEDBACK_EXPORT_FORMAT),
+  version: z.literal(FEEDBACK_EXPORT_VERSION),
+  feedbackId: z.string(),
+  projectId: z.string(),
+  conversationId: z.string(),
+  /** The rated assistant message (the last entry of `messages`) and the run that wrote it. */
+  messageId: z.string(),
+  runId: z.string(),
+  /** The user who rated the answer (the conversation's owner). */
+  userId: z.string(),
+  rating: z.union([z.literal(1), z.literal(-1)]),
+  reasons: z.array(FeedbackReasonSchema),
+  comment: z.string().nullable(),
+  /** The model that wrote the answer, when the run recorded it. */
+  model: z.object({ provider: z.string(), id: z.string(), label: z.string() }).nullable(),
+  /** When the run that wrote the answer started and finished (null while unfinished). */
+  answerStartedAt: z.iso.datetime().nullable(),
+  answerFinishedAt: z.iso.datetime().nullable(),
+  /** When the answer was first rated, and when the rating last changed. */
+  ratedAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+  messages: z.array(ExportMessageSchema).min(1),
+});
+export type FeedbackExportLine = z.infer<typeof FeedbackExportLineSchema>;
+
+/** Filters of the export: a time window on when answers were last rated, and reasons (any of). */
+export const FeedbackExportQuerySchema = z
+  .object({
+    /** Inclusive start: a date (`2026-11-01`, from 00:00 UTC) or an ISO date-time. */
+    from: z.union([z.iso.date(), z.iso.datetime({ offset: true })]).optional(),
+    /** Inclusive end: a date (`2026-11-30`, to the end of that day UTC) or an ISO date-time. */
+    to: z.union([z.iso.date(), z.iso.datetime({ offset: true })]).optional(),
+    /** Only ratings carrying any of these reasons (so thumbs down only). */
+    reason: z.array(FeedbackReasonSchema).max(FEEDBACK_REASONS.length).optional(),
+    /** Only thumbs up (`1`) or thumbs down (`-1`). */
+    rating: z.enum(['1', '-1']).optional(),
+  })
+  .strict();
+export type FeedbackExportQuery = z.infer<typeof FeedbackExportQuerySchema>;

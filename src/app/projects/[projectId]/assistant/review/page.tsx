@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
+import { FeedbackExportForm } from '@/features/in-app-agent/components/review/FeedbackExportForm';
 import {
   REVIEW_FILTERS,
   ReviewFilters,
@@ -52,6 +53,7 @@ export default async function AssistantReviewPage({
           Every assistant conversation in this project, newest first. Open one to replay it read-only with its tool audit trail.
         </p>
       </div>
+      <FeedbackExportForm projectId={projectId} />
       <ReviewFilters basePath={basePath} current={filter} reason={reason} />
       <ReviewTable rows={data.items} basePath={basePath} />
       <nav aria-label="Pages" className="flex gap-4 text-sm">
