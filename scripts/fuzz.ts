@@ -51,6 +51,7 @@ async function localTarget(): Promise<Target> {
   const { startTestServer } = await import('../tests/helpers/http');
   const { createProject } = await import('../tests/helpers/fixtures');
   const { createProjectKey } = await import('@/server/api-keys');
+  const { KEY_SCOPES } = await import('@/features/mcp/key-scopes');
   const { getPrisma, closeDb } = await import('@/server/db');
   const { stopStaleSweep } = await import('@/features/in-app-agent/server/persistence');
   const server = await startTestServer();
@@ -61,6 +62,7 @@ async function localTarget(): Promise<Target> {
     projectId: project.id,
     name: 'fuzz',
     createdById: project.users.OWNER.id,
+    scopes: KEY_SCOPES,
   });
   return {
     baseUrl: server.url,

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ApiKey, PrismaClient } from '@/generated/prisma/client';
 import { newId } from './ids';
+import type { Scope } from './rbac';
 
 /**
  * Project API keys and temporary in-app-agent keys. A key is a public part (`pk_<id>`) and a secret
@@ -24,9 +25,13 @@ function keyMaterial(): { publicKey: string; secret: string } {
   return { publicKey: `pk_${id}`, secret: `sk_${id}_${randomBytes(24).toString('base64url')}` };
 }
 
+/**
+ * A project key for outside MCP clients. `scopes` are the tools it may list and call, fixed for the
+ * key's lifetime; the caller checks them against what the creator's role holds.
+ */
 export async function createProjectKey(
   prisma: PrismaClient,
-  input: { projectId: string; name: string; createdById: string; expiresAt?: Date | null },
+  input: { projectId: string; name: string; createdById: string; scopes: readonly Scope[]; expiresAt?: Date | null },
 ): Promise<IssuedKey> {
   const { publicKey, secret } = keyMaterial();
   const key = await prisma.apiKey.create({
@@ -38,6 +43,7 @@ export async function createProjectKey(
       secretHash: hashSecret(secret),
       projectId: input.projectId,
       createdById: input.createdById,
+      scopes: [...new Set(input.scopes)],
       expiresAt: input.expiresAt ?? null,
     },
   });

@@ -312,6 +312,67 @@ describe('admin', () => {
     expect(pageErrors.get(page)).toEqual([]);
     await page.context().close();
   });
+
+  it('creates a read-only key that expires, sees its scopes listed, and the key lists only read tools', async () => {
+    const page = await signedIn('admin@example.com');
+    await open(page, `/projects/${projectId}/settings`);
+    const name = `read-only e2e ${Date.now()}`;
+    await page.getByLabel('Key name').fill(name);
+    await page.getByLabel('Expires').selectOption({ label: 'In 30 days' });
+    // Read-only is the default; choose it explicitly anyway, as a careful admin would.
+    await page.getByRole('radio', { name: /^Read-only/ }).check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secretBox = page.getByTestId('new-key-secret');
+    await secretBox.waitFor();
+    expect(await secretBox.textContent()).toContain('project:read, issues:read, members:read');
+    const secret = await page.getByLabel('Secret').inputValue();
+
+    const row = page.getByTestId('key-row').filter({ hasText: name });
+    await row.waitFor();
+    expect(await row.getByTestId('key-scopes').textContent()).toBe('Read-onlyproject:read, issues:read, members:read');
+    const scopesCell = row.getByTestId('key-scopes');
+    expect(await scopesCell.getAttribute('data-scopes')).toBe('project:read issues:read members:read');
+    expect(await row.getByTestId('key-expires').textContent()).toMatch(/UTC$/);
+    await shot(page, 'host-settings-key-read-only');
+
+    // Individual scopes: the boxes name the tools each scope unlocks.
+    const custom = `comments e2e ${Date.now()}`;
+    await page.getByLabel('Key name').fill(custom);
+    await page.getByRole('radio', { name: /^Choose scopes/ }).check();
+    const boxes = page.getByTestId('key-scope-choices');
+    expect(await boxes.textContent()).toContain('create_issue, update_issue, assign_issue, close_issue');
+    await boxes.getByRole('checkbox', { name: /project:read/ }).uncheck();
+    await boxes.getByRole('checkbox', { name: /members:read/ }).uncheck();
+    await boxes.getByRole('checkbox', { name: /comments:write/ }).check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByTestId('new-key-secret').filter({ hasText: custom }).waitFor();
+    const customRow = page.getByTestId('key-row').filter({ hasText: custom });
+    await customRow.waitFor();
+    expect(await customRow.getByTestId('key-scopes').textContent()).toBe('issues:read, comments:write');
+    expect(await customRow.getByTestId('key-expires').textContent()).toBe('Never');
+
+    // What an MCP client pasted with the read-only secret gets: the read tools only.
+    const listed = await page.request.post(`${BASE_URL}/api/public/mcp`, {
+      headers: {
+        authorization: `Bearer ${secret}`,
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+      },
+      data: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    });
+    const body = (await listed.json()) as { result: { tools: Array<{ name: string }> } };
+    const tools = body.result.tools.map((t) => t.name).sort();
+    expect(tools).toEqual([
+      'get_issue',
+      'get_project_summary',
+      'list_issues',
+      'list_labels',
+      'list_members',
+      'search_issues',
+    ]);
+    expect(pageErrors.get(page)).toEqual([]);
+    await page.context().close();
+  });
 });
 
 describe('outsiders and signed-out visitors', () => {

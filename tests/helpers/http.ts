@@ -43,6 +43,12 @@ const ROUTES: RouteDef[] = [
     agent: 'cancel',
     load: () => import('@/app/api/projects/[projectId]/in-app-agent/runs/[runId]/cancel/route') as unknown as Promise<RouteModule>,
   },
+  {
+    pattern: /^\/api\/projects\/([^/]+)\/in-app-agent\/feedback-export$/,
+    keys: ['projectId'],
+    load: () =>
+      import('@/app/api/projects/[projectId]/in-app-agent/feedback-export/route') as unknown as Promise<RouteModule>,
+  },
 ];
 
 /**

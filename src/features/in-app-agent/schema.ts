@@ -404,3 +404,143 @@ export const ConversationViewSchema = z.object({
   versions: z.record(z.string(), TurnVersionsSchema).optional(),
 });
 export type ConversationView = z.infer<typeof ConversationViewSchema>;
+
+// ------------------------------------------------------------------------------------------------
+// Feedback: why an answer was rated down, and the JSONL export of rated answers
+// ------------------------------------------------------------------------------------------------
+
+/** Why a thumbs down, in the order the panel offers them. Stored as these strings. */
+export const FEEDBACK_REASONS = [
+  'wrong',
+  'incomplete',
+  'unsafe',
+  'slow',
+  'did_not_follow_instructions',
+  'other',
+] as const;
+export const FeedbackReasonSchema = z.enum(FEEDBACK_REASONS, {
+  error: `Unknown feedback reason. Valid reasons: ${FEEDBACK_REASONS.join(', ')}.`,
+});
+export type FeedbackReason = z.infer<typeof FeedbackReasonSchema>;
+
+/** What the panel and the review page call each reason. */
+export const FEEDBACK_REASON_LABELS: Readonly<Record<FeedbackReason, string>> = {
+  wrong: 'Wrong',
+  incomplete: 'Incomplete',
+  unsafe: 'Unsafe or harmful',
+  slow: 'Slow',
+  did_not_follow_instructions: 'Did not follow instructions',
+  other: 'Other',
+};
+
+/** The reasons as the product names them, in its order ("Wrong, Slow"). */
+export function feedbackReasonLabels(reasons: readonly FeedbackReason[]): string {
+  return FEEDBACK_REASONS.filter((r) => reasons.includes(r))
+    .map((r) => FEEDBACK_REASON_LABELS[r])
+    .join(', ');
+}
+
+/** The reasons of one rating: each at most once. */
+export const FeedbackReasonsSchema = z
+  .array(FeedbackReasonSchema)
+  .max(FEEDBACK_REASONS.length)
+  .refine((list) => new Set(list).size === list.length, 'Each reason may be given once.');
+
+/** Reasons in the product's order, without duplicates (stable for storage, display and export). */
+export function normalizeFeedbackReasons(reasons: Iterable<string>): FeedbackReason[] {
+  const given = new Set(reasons);
+  return FEEDBACK_REASONS.filter((r) => given.has(r));
+}
+
+/** A rating as the panel and the review show it. */
+export const FeedbackValueSchema = z.object({
+  value: z.union([z.literal(1), z.literal(-1)]),
+  comment: z.string().nullable(),
+  reasons: z.array(FeedbackReasonSchema),
+});
+
+/** The rating of one answer, as `agent.feedback.submit` accepts it. */
+export const FeedbackSubmitSchema = z
+  .object({
+    messageId: z.string().min(1).max(64),
+    value: z.union([z.literal(1), z.literal(-1)]),
+    comment: z.string().trim().max(LIMITS.maxFeedbackChars).optional(),
+    /** Only with a thumbs down: a thumbs up says the answer was fine. */
+    reasons: FeedbackReasonsSchema.optional(),
+  })
+  .refine((f) => f.value === -1 || !f.reasons?.length, {
+    path: ['reasons'],
+    message: 'Reasons explain a thumbs down; a thumbs up carries none.',
+  });
+
+/**
+ * One message of an exported conversation, in the chat format evaluation tools read (OpenAI chat
+ * messages): user text, assistant text with the tool calls it made (arguments as a JSON string),
+ * and each tool result answering a call by its id.
+ */
+export const ExportMessageSchema = z.discriminatedUnion('role', [
+  z.object({ role: z.literal('user'), content: z.string() }),
+  z.object({
+    role: z.literal('assistant'),
+    content: z.string(),
+    tool_calls: z
+      .array(
+        z.object({
+          id: z.string(),
+          type: z.literal('function'),
+          function: z.object({ name: z.string(), arguments: z.string() }),
+        }),
+      )
+      .optional(),
+  }),
+  z.object({ role: z.literal('tool'), tool_call_id: z.string(), content: z.string() }),
+]);
+export type ExportMessage = z.infer<typeof ExportMessageSchema>;
+
+export const FEEDBACK_EXPORT_FORMAT = 'in-app-agent.feedback';
+export const FEEDBACK_EXPORT_VERSION = 1;
+
+/**
+ * One line of the feedback export (JSONL): one rated answer with the conversation up to and
+ * including it (the rated answer is the last message), who rated it how and why, and the model.
+ */
+export const FeedbackExportLineSchema = z.object({
+  format: z.literal(FEEDBACK_EXPORT_FORMAT),
+  version: z.literal(FEEDBACK_EXPORT_VERSION),
+  feedbackId: z.string(),
+  projectId: z.string(),
+  conversationId: z.string(),
+  /** The rated assistant message (the last entry of `messages`) and the run that wrote it. */
+  messageId: z.string(),
+  runId: z.string(),
+  /** The user who rated the answer (the conversation's owner). */
+  userId: z.string(),
+  rating: z.union([z.literal(1), z.literal(-1)]),
+  reasons: z.array(FeedbackReasonSchema),
+  comment: z.string().nullable(),
+  /** The model that wrote the answer, when the run recorded it. */
+  model: z.object({ provider: z.string(), id: z.string(), label: z.string() }).nullable(),
+  /** When the run that wrote the answer started and finished (null while unfinished). */
+  answerStartedAt: z.iso.datetime().nullable(),
+  answerFinishedAt: z.iso.datetime().nullable(),
+  /** When the answer was first rated, and when the rating last changed. */
+  ratedAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+  messages: z.array(ExportMessageSchema).min(1),
+});
+export type FeedbackExportLine = z.infer<typeof FeedbackExportLineSchema>;
+
+/** Filters of the export: a time window on when answers were last rated, and reasons (any of). */
+export const FeedbackExportQuerySchema = z
+  .object({
+    /** Inclusive start: a date (`2026-11-01`, from 00:00 UTC) or an ISO date-time. */
+    from: z.union([z.iso.date(), z.iso.datetime({ offset: true })]).optional(),
+    /** Inclusive end: a date (`2026-11-30`, to the end of that day UTC) or an ISO date-time. */
+    to: z.union([z.iso.date(), z.iso.datetime({ offset: true })]).optional(),
+    /** Only ratings carrying any of these reasons (so thumbs down only). */
+    reason: z.array(FeedbackReasonSchema).max(FEEDBACK_REASONS.length).optional(),
+    /** Only thumbs up (`1`) or thumbs down (`-1`). */
+    rating: z.enum(['1', '-1']).optional(),
+  })
+  .strict();
+export type FeedbackExportQuery = z.infer<typeof FeedbackExportQuerySchema>;

@@ -12,8 +12,10 @@ import { z } from 'zod';
 import type { Prisma, PrismaClient, ToolCallStatus } from '@/generated/prisma/client';
 import { PUBLIC_KEY_PATTERN } from '@/server/api-keys';
 import { newId } from '@/server/ids';
+import type { Scope } from '@/server/rbac';
 import { Identifier, SafeText } from '@/server/text';
 import { describeError } from './errors';
+import { storedKeyScopes } from './key-scopes';
 import { isToolName, TOOL_NAMES } from './registry';
 import { storable } from './text';
 
@@ -176,6 +178,11 @@ export interface AuditRow {
   keyKind: 'PROJECT' | 'IN_APP_AGENT' | null;
   keyName: string | null;
   keyPublicKey: string | null;
+  /**
+   * Project keys: the scopes the key holds (fixed when it was created, so also what it held at the
+   * call). Null for assistant keys, which act with their user's role, and for deleted keys.
+   */
+  keyScopes: Scope[] | null;
   userId: string | null;
   userName: string | null;
   runId: string | null;
@@ -225,7 +232,7 @@ export async function listAudit(
     },
     orderBy: [{ startedAt: 'desc' }, { id: 'desc' }],
     take: f.limit + 1,
-    include: { apiKey: { select: { kind: true, name: true, publicKey: true } } },
+    include: { apiKey: { select: { kind: true, name: true, publicKey: true, scopes: true } } },
   });
   const page = rows.slice(0, f.limit);
   const userIds = [...new Set(page.map((r) => r.userId).filter((x): x is string => !!x))];
@@ -242,6 +249,7 @@ export async function listAudit(
       keyKind: r.apiKey?.kind ?? null,
       keyName: r.apiKey?.name ?? null,
       keyPublicKey: r.apiKey?.publicKey ?? null,
+      keyScopes: r.apiKey?.kind === 'PROJECT' ? storedKeyScopes(r.apiKey.scopes) : null,
       userId: r.userId,
       userName: r.userId ? (names.get(r.userId) ?? null) : null,
       runId: r.runId,

@@ -1,13 +1,15 @@
 /**
- * Who is calling the MCP endpoint. A project key acts for its project with every tool. An
- * in-app-agent key acts for its bound user in its project: the user's CURRENT role decides which
- * tools exist for it (RBAC), and it may run only read-only tools unless a call carries a valid
- * single-use override (see override.ts and server.ts).
+ * Who is calling the MCP endpoint. A project key acts for its project with the tools its scopes
+ * grant (chosen when it was created; see key-scopes.ts). An in-app-agent key acts for its bound
+ * user in its project: the user's CURRENT role decides which tools exist for it (RBAC), and it may
+ * run only read-only tools unless a call carries a valid single-use override (see override.ts and
+ * server.ts).
  */
 import type { ApiKey, PrismaClient } from '@/generated/prisma/client';
 import { parseAuthorization, verifyKey } from '@/server/api-keys';
 import { hasProjectAccess, type AccessSubject, type Scope } from '@/server/rbac';
 import type { McpErrorCode } from './errors';
+import { storedKeyScopes } from './key-scopes';
 
 export interface McpPrincipal {
   key: Pick<ApiKey, 'id' | 'kind' | 'name' | 'projectId' | 'userId' | 'runId'>;
@@ -20,6 +22,8 @@ export interface McpPrincipal {
   subject: AccessSubject | null;
   /** True for in-app-agent keys: non-read-only tools need an override. */
   requiresOverride: boolean;
+  /** Project keys: the scopes the key was created with. Null for agent keys (`subject` decides). */
+  keyScopes: ReadonlySet<Scope> | null;
 }
 
 export type AuthResult =
@@ -54,7 +58,15 @@ export async function authenticate(prisma: PrismaClient, authorization: string |
   if (key.kind === 'PROJECT') {
     return {
       ok: true,
-      principal: { key, projectId: key.projectId, userId: null, runId: null, subject: null, requiresOverride: false },
+      principal: {
+        key,
+        projectId: key.projectId,
+        userId: null,
+        runId: null,
+        subject: null,
+        requiresOverride: false,
+        keyScopes: new Set(storedKeyScopes(key.scopes)),
+      },
     };
   }
   // IN_APP_AGENT: the bound user's role now, not when the key was minted.
@@ -75,12 +87,16 @@ export async function authenticate(prisma: PrismaClient, authorization: string |
       runId: key.runId,
       subject: { role: membership?.role ?? null, isAdmin: user?.isAdmin ?? false },
       requiresOverride: true,
+      keyScopes: null,
     },
   };
 }
 
-/** Whether the principal holds `scope` in its project. Project keys hold every scope. */
+/**
+ * Whether the principal holds `scope` in its project: a project key when it was created with it, an
+ * agent key when its user's current role grants it.
+ */
 export function principalHasScope(p: McpPrincipal, scope: Scope): boolean {
-  if (p.key.kind === 'PROJECT') return true;
+  if (p.key.kind === 'PROJECT') return p.keyScopes?.has(scope) === true;
   return p.subject !== null && hasProjectAccess(p.subject, scope);
 }

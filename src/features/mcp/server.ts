@@ -316,7 +316,7 @@ function auditBase(p: McpPrincipal, meta: Record<string, unknown> | undefined) {
   };
 }
 
-/** Tools this key may see: its project's tools, minus those the bound user's role lacks. */
+/** Tools this key may see: those its scopes (project keys) or its user's current role (agent keys) grant. */
 export function visibleTools(p: McpPrincipal): McpToolName[] {
   return TOOL_NAMES.filter((n) => principalHasScope(p, MCP_TOOLS[n].scope));
 }
@@ -392,7 +392,8 @@ function createMcpServer(prisma: PrismaClient, principal: McpPrincipal, signal: 
     if (!isToolName(name)) return refuse(RPC.INVALID_PARAMS, 'UNKNOWN_TOOL', `Unknown tool: ${storable(name, 100)}.`, 'ERROR');
     const def = MCP_TOOLS[name];
     if (!principalHasScope(principal, def.scope)) {
-      return refuse(RPC.FORBIDDEN, 'MISSING_SCOPE', `This key's user role does not allow ${name} (needs ${def.scope}).`);
+      const holder = principal.key.kind === 'PROJECT' ? "This key's scopes do" : "This key's user role does";
+      return refuse(RPC.FORBIDDEN, 'MISSING_SCOPE', `${holder} not allow ${name} (needs ${def.scope}).`);
     }
 
     let override: OverridePayload | null = null;

@@ -5,8 +5,9 @@
  * NOT_FOUND too.
  */
 import { z } from 'zod';
+import { normalizeKeyScopes } from '@/features/mcp/key-scopes';
 import { createProjectKey, revokeKey } from '@/server/api-keys';
-import { ROLE_RANK, scopesFor, type Role } from '@/server/rbac';
+import { hasProjectAccess, ROLE_RANK, scopesFor, type Role } from '@/server/rbac';
 import { SafeText } from '@/server/text';
 import { appError, authedProcedure, ProjectInput, projectProcedure, router } from '@/server/trpc';
 import * as svc from './service';
@@ -116,15 +117,25 @@ const labelsRouter = router({
 const apiKeysRouter = router({
   /** PROJECT keys only; never secrets. */
   list: projectProcedure('apiKeys:manage').query(({ ctx, input }) => svc.listProjectKeys(ctx.prisma, input.projectId)),
-  /** Creates a key; the secret is in this response only and never stored in clear. */
+  /**
+   * Creates a key with the scopes asked for; the secret is in this response only and never stored
+   * in clear. A key never holds a scope its creator's role lacks (SCOPE_EXCEEDS_ROLE): a key must
+   * not become a way to do more than its creator could.
+   */
   create: projectProcedure('apiKeys:manage')
     .input(svc.CreateKeyInput.extend(PID))
     .mutation(async ({ ctx, input }) => {
-      const { name, expiresInDays } = svc.parseInput(svc.CreateKeyInput, rest(input));
+      const { name, expiresInDays, scopes } = svc.parseInput(svc.CreateKeyInput, rest(input));
+      const beyondRole = scopes.filter((scope) => !hasProjectAccess(ctx.access, scope));
+      if (beyondRole.length > 0) {
+        const message = `Your role cannot give a key these scopes: ${beyondRole.join(', ')}.`;
+        throw appError('FORBIDDEN', 'SCOPE_EXCEEDS_ROLE', message);
+      }
       const issued = await createProjectKey(ctx.prisma, {
         projectId: input.projectId,
         name,
         createdById: ctx.user.id,
+        scopes: normalizeKeyScopes(scopes),
         expiresAt: expiresInDays ? new Date(Date.now() + expiresInDays * 86_400_000) : null,
       });
       const keys = await svc.listProjectKeys(ctx.prisma, input.projectId);

@@ -12,9 +12,10 @@
  * NOT_A_MEMBER, ALREADY_MEMBER, LABEL_NOT_FOUND, LAST_OWNER, KEY_NOT_FOUND.
  */
 import { z } from 'zod';
+import { KeyScopesInput, storedKeyScopes } from '@/features/mcp/key-scopes';
 import type { Prisma, PrismaClient } from '@/generated/prisma/client';
 import { newId } from '@/server/ids';
-import { ROLES, type Role } from '@/server/rbac';
+import { ROLES, type Role, type Scope } from '@/server/rbac';
 import { Identifier, SafeText } from '@/server/text';
 import { appError } from '@/server/trpc';
 import { ISSUE_PRIORITIES, ISSUE_STATUSES, type IssuePriority, type IssueStatus } from './constants';
@@ -823,6 +824,8 @@ export interface ProjectKeyInfo {
   revokedAt: Date | null;
   status: 'active' | 'revoked' | 'expired';
   createdBy: { id: string; name: string } | null;
+  /** The tools the key may list and call (fixed at creation). */
+  scopes: Scope[];
 }
 
 /** PROJECT keys of a project, newest first. Never includes secrets or hashes. */
@@ -838,12 +841,14 @@ export async function listProjectKeys(prisma: PrismaClient, projectId: string): 
       lastUsedAt: true,
       expiresAt: true,
       revokedAt: true,
+      scopes: true,
       createdBy: { select: { id: true, name: true } },
     },
   });
   const now = Date.now();
   return rows.map((k) => ({
     ...k,
+    scopes: storedKeyScopes(k.scopes),
     status: k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt.getTime() <= now ? 'expired' : 'active',
   }));
 }
@@ -853,6 +858,8 @@ export const CreateKeyInput = z
     name: SafeText.trim().min(1, 'Name is required.').max(100),
     /** Days until the key expires; omitted for no expiry. */
     expiresInDays: z.number().int().min(1).max(3650).optional(),
+    /** What the key may do (a preset's list or individual scopes); never more than the creator's role. */
+    scopes: KeyScopesInput,
   })
   .strict();
 export type CreateKeyInput = z.input<typeof CreateKeyInput>;

@@ -99,6 +99,16 @@ describe('the drift test reports differences', () => {
     ['a field made optional', 'Issue', /title(\s+)String/, 'title$1String?', ['column Issue.title: optional in the Prisma schema, NOT NULL in the database']],
     ['a new field', 'Issue', /\n  closedAt/, '\n  severity Int @default(0)\n  closedAt', ['column Issue.severity: in the Prisma schema, missing in the database']],
     ['a changed default', 'Project', `@default("")`, `@default("none")`, [`column Project.description: default 'none'::text in the Prisma schema, ''::text in the database`]],
+    [
+      'a changed list default',
+      'ApiKey',
+      /scopes(\s+)String\[\](\s+)@default\(\[\]\)/,
+      'scopes$1String[]$2@default(["issues:read"])',
+      [
+        "column ApiKey.scopes: default ARRAY['issues:read'::text] in the Prisma schema, " +
+          'ARRAY[]::text[] in the database',
+      ],
+    ],
     ['a changed type', 'AgentEvent', /seq(\s+)Int/, 'seq$1BigInt', ['column AgentEvent.seq: type bigint in the Prisma schema, integer in the database']],
     ['a new unique field', 'Project', /name(\s+)String/, 'name$1String @unique', ['index Project_name_key on Project: unique (name) in the Prisma schema, missing in the database']],
     ['a removed index', 'IssueLabel', /\n\s+@@index\(\[labelId\]\)/, '', ['index IssueLabel_labelId_idx on IssueLabel: index (labelId) in the database, not in the Prisma schema']],

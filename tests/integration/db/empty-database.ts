@@ -6,6 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { PrismaClient } from '@/generated/prisma/client';
+import { openDatabase } from '@/server/db';
 import type { SqlSession } from '@/server/migrate';
 
 export const adminUrl = process.env.TEST_DATABASE_URL;
@@ -19,6 +22,8 @@ export interface EmptyDatabase extends Connection {
   kind: 'pglite' | 'postgres';
   /** Another, independent connection to the same database (PostgreSQL only). */
   connect(): Promise<Connection>;
+  /** The app's Prisma client on this database (once migrated: its tables must match the schema). */
+  openPrisma(): { prisma: PrismaClient; close(): Promise<void> };
 }
 
 export function pgliteSession(db: PGlite): SqlSession {
@@ -55,6 +60,10 @@ export async function openEmptyDatabase(): Promise<EmptyDatabase> {
       session: pgliteSession(db),
       close: () => db.close(),
       connect: () => Promise.reject(new Error('PGlite is a single in-process connection; there is no second session.')),
+      openPrisma() {
+        const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
+        return { prisma, close: () => prisma.$disconnect() };
+      },
     };
   }
   const name = `m_${randomBytes(6).toString('hex')}`;
@@ -72,6 +81,14 @@ export async function openEmptyDatabase(): Promise<EmptyDatabase> {
       const c = await pgConnect(url.toString());
       others.push(c);
       return c;
+    },
+    openPrisma() {
+      const opened = openDatabase({ databaseUrl: url.toString() });
+      let closed: Promise<void> | undefined;
+      const close = () => (closed ??= opened.close());
+      // Closed with the database at the latest, so DROP DATABASE finds no client of ours.
+      others.push({ session: main.session, close });
+      return { prisma: opened.prisma, close };
     },
     async close() {
       for (const c of others) await c.close().catch(() => undefined);

@@ -107,6 +107,13 @@ function columnDefault(f: DmmfField, type: string): string | null {
     if (['uuid', 'cuid', 'nanoid', 'ulid'].includes(fn.name)) return null;
     return `${fn.name}(${(fn.args ?? []).join(', ')})`;
   }
+  // A list default (`@default([])`, Prisma's `DEFAULT ARRAY[]::TEXT[]`) as the catalog prints it:
+  // `ARRAY[]::text[]`, or `ARRAY['a'::text, 'b'::text]` with elements.
+  if (f.isList && Array.isArray(d)) {
+    const element = type.replace(/\[\]$/, '');
+    if (d.length === 0) return `ARRAY[]::${type}`;
+    return `ARRAY[${d.map((v) => (typeof v === 'string' ? `${quoteLiteral(v)}::${element}` : String(v))).join(', ')}]`;
+  }
   if (f.kind === 'enum') return `${quoteLiteral(String(d))}::${type}`;
   switch (f.type) {
     case 'String':

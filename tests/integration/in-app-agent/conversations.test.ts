@@ -116,14 +116,17 @@ describe('feedback', () => {
     const trpc = trpcClient(server.url, member.cookie);
     const ref = { projectId: project.id, conversationId, messageId };
 
-    expect(await trpc.agent.feedback.submit.mutate({ ...ref, value: -1, comment: ' Too vague ' })).toEqual({ messageId, value: -1, comment: 'Too vague' });
-    expect(await trpc.agent.feedback.submit.mutate({ ...ref, value: -1, comment: ' Too vague ' })).toEqual({ messageId, value: -1, comment: 'Too vague' });
+    const vague = { messageId, value: -1, comment: 'Too vague', reasons: [] };
+    expect(await trpc.agent.feedback.submit.mutate({ ...ref, value: -1, comment: ' Too vague ' })).toEqual(vague);
+    expect(await trpc.agent.feedback.submit.mutate({ ...ref, value: -1, comment: ' Too vague ' })).toEqual(vague);
     // Changing one's mind updates the same row; a comment on a positive rating is kept too.
-    expect(await trpc.agent.feedback.submit.mutate({ ...ref, value: 1, comment: 'Actually fine' })).toEqual({ messageId, value: 1, comment: 'Actually fine' });
-    expect(await trpc.agent.feedback.submit.mutate({ ...ref, value: 1 })).toEqual({ messageId, value: 1, comment: null });
+    const fine = { messageId, value: 1, comment: 'Actually fine', reasons: [] };
+    expect(await trpc.agent.feedback.submit.mutate({ ...ref, value: 1, comment: 'Actually fine' })).toEqual(fine);
+    expect(await trpc.agent.feedback.submit.mutate({ ...ref, value: 1 })).toEqual({ ...fine, comment: null });
     const prisma = await getPrisma();
     expect(await prisma.agentFeedback.count({ where: { messageId } })).toBe(1);
-    expect((await trpc.agent.conversations.get.query({ projectId: project.id, conversationId })).feedback).toEqual({ [messageId]: { value: 1, comment: null } });
+    const saved = (await trpc.agent.conversations.get.query({ projectId: project.id, conversationId })).feedback;
+    expect(saved).toEqual({ [messageId]: { value: 1, comment: null, reasons: [] } });
 
     // Only assistant messages of one's own conversations can be rated.
     expect(await errorCode(trpc.agent.feedback.submit.mutate({ ...ref, messageId: userMessageId, value: 1 }))).toBe('NOT_FOUND');

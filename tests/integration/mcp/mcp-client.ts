@@ -4,8 +4,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { KEY_SCOPES } from '@/features/mcp/key-scopes';
 import { createProjectKey, mintAgentKey, type IssuedKey } from '@/server/api-keys';
 import { getPrisma } from '@/server/db';
+import type { Scope } from '@/server/rbac';
 import type { TestProject } from '../../helpers/fixtures';
 
 export type CallResult = Awaited<ReturnType<Client['callTool']>> & {
@@ -35,8 +37,10 @@ export async function connect(baseUrl: string, secret: string): Promise<Connecte
   };
 }
 
-export async function projectKey(project: TestProject): Promise<IssuedKey> {
-  return createProjectKey(await getPrisma(), { projectId: project.id, name: 'test key', createdById: project.users.OWNER.id });
+/** A project key of the project's owner; every tool scope unless `scopes` narrows it. */
+export async function projectKey(project: TestProject, scopes: readonly Scope[] = KEY_SCOPES): Promise<IssuedKey> {
+  const owner = project.users.OWNER.id;
+  return createProjectKey(await getPrisma(), { projectId: project.id, name: 'test key', createdById: owner, scopes });
 }
 
 let runCounter = 0;
@@ -98,7 +102,7 @@ export async function startReceiver(): Promise<Receiver> {
 
 /**
  * A real HTTP server on 127.0.0.1 that hands each request to `handler` as a web Request (the same
- * adapter shape as the test server), for running the MCP handler against another database.
+ * adapter shape as the test server), for running a handler with other options or another database.
  */
 export async function startHandlerServer(handler: (req: Request) => Promise<Response>): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer(async (nodeReq, nodeRes) => {
@@ -114,7 +118,25 @@ export async function startHandlerServer(handler: (req: Request) => Promise<Resp
     const res = await handler(req);
     const out: Record<string, string> = {};
     res.headers.forEach((v, k) => (out[k] = v));
-    nodeRes.writeHead(res.status, out).end(Buffer.from(await res.arrayBuffer()));
+    nodeRes.writeHead(res.status, out);
+    if (!res.body) {
+      nodeRes.end();
+      return;
+    }
+    // Streamed as produced, and cancelled when the client goes away (as Next.js does), so a
+    // streaming handler is seen as a client sees it and an endless one stops with its client.
+    const reader = res.body.getReader();
+    nodeRes.once('close', () => void reader.cancel().catch(() => undefined));
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (!nodeRes.write(value)) await new Promise((r) => (nodeRes.once('drain', r), nodeRes.once('close', r)));
+      }
+    } catch {
+      // Cancelled because the client left: nothing more to send.
+    }
+    nodeRes.end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '@/features/in-app-agent/schema';
 import { openRunRow, replayConversation, RunRecorder } from '@/features/in-app-agent/server/persistence';
+import { KEY_SCOPES } from '@/features/mcp/key-scopes';
 import { createProjectKey } from '@/server/api-keys';
 import { appRouter } from '@/server/api-root';
 import { getPrisma } from '@/server/db';
@@ -75,7 +76,12 @@ async function conversationOf(projectId: string, userId: string): Promise<{ conv
 async function fixtures(p: TestProject, role: Role = 'OWNER'): Promise<Fx> {
   const prisma = await getPrisma();
   const issue = await createIssue(p.id, { title: `Target ${newId('t')}`, body: 'body', reporterId: p.users.OWNER.id });
-  const key = await createProjectKey(prisma, { projectId: p.id, name: 'target key', createdById: p.users.OWNER.id });
+  const key = await createProjectKey(prisma, {
+    projectId: p.id,
+    name: 'target key',
+    createdById: p.users.OWNER.id,
+    scopes: KEY_SCOPES,
+  });
   const member = await createUser('Target');
   await prisma.projectMembership.create({ data: { id: newId('m_'), projectId: p.id, userId: member.id, role: 'VIEWER' } });
   const outsider = await createUser('Invitee');
@@ -147,7 +153,7 @@ const CASES: Record<string, Case> = {
   'tracker.apiKeys.list': { scope: 'apiKeys:manage', call: (c, f) => c.tracker.apiKeys.list.query({ projectId: f.projectId }) },
   'tracker.apiKeys.create': {
     scope: 'apiKeys:manage',
-    call: (c, f) => c.tracker.apiKeys.create.mutate({ projectId: f.projectId, name: 'ci' }),
+    call: (c, f) => c.tracker.apiKeys.create.mutate({ projectId: f.projectId, name: 'ci', scopes: ['issues:read'] }),
   },
   'tracker.apiKeys.revoke': {
     scope: 'apiKeys:manage',

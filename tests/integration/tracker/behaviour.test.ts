@@ -225,7 +225,7 @@ describe('API keys', () => {
   it('shows the secret once, stores only a hash, lists without secrets, revokes', async () => {
     const prisma = await getPrisma();
     const admin = as('ADMIN');
-    const created = await admin.apiKeys.create.mutate({ projectId: p.id, name: 'CI bot' });
+    const created = await admin.apiKeys.create.mutate({ projectId: p.id, name: 'CI bot', scopes: ['issues:read'] });
     expect(created.secret).toMatch(/^sk_/);
     expect(created.key).toMatchObject({ name: 'CI bot', status: 'active', lastUsedAt: null, revokedAt: null });
 
@@ -316,7 +316,7 @@ describe('input and request hygiene', () => {
       ['members.add', () => o.members.add.mutate({ projectId: p.id, email: 'a\0@example.com' })],
       ['members.changeRole', () => o.members.changeRole.mutate({ projectId: p.id, userId: 'u\0', role: 'ADMIN' })],
       ['members.remove', () => o.members.remove.mutate({ projectId: p.id, userId: 'u\0' })],
-      ['apiKeys.create', () => o.apiKeys.create.mutate({ projectId: p.id, name: 'key\0' })],
+      ['apiKeys.create', () => o.apiKeys.create.mutate({ projectId: p.id, name: 'key\0', scopes: ['issues:read'] })],
       ['apiKeys.revoke', () => o.apiKeys.revoke.mutate({ projectId: p.id, keyId: 'k\0' })],
       ['settings.setWebhook', () => o.settings.setWebhook.mutate({ projectId: p.id, url: 'https://hooks.example.com/\0' })],
       // Not validated by a text schema of its own: the database's refusal is mapped (INVALID_TEXT).

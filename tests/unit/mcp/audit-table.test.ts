@@ -13,6 +13,7 @@ const row = (over: Partial<AuditRow>): AuditRow => ({
   keyKind: 'IN_APP_AGENT',
   keyName: 'in-app agent run r1',
   keyPublicKey: 'pk_AAAAAAAAAAAAAAAA',
+  keyScopes: null,
   userId: 'u_1',
   userName: 'Ada',
   runId: 'run_1',
@@ -46,7 +47,17 @@ describe('AuditTable', () => {
       createElement(AuditTable, {
         rows: [
           row({}),
-          row({ id: 'aud_2', status: 'DENIED', errorCode: 'OVERRIDE_REQUIRED', keyKind: 'PROJECT', keyName: 'CI', keyPublicKey: 'pk_CICICICICICICICI', userName: null, runId: null }),
+          row({
+            id: 'aud_2',
+            status: 'DENIED',
+            errorCode: 'MISSING_SCOPE',
+            keyKind: 'PROJECT',
+            keyName: 'CI',
+            keyPublicKey: 'pk_CICICICICICICICI',
+            keyScopes: ['project:read', 'issues:read'],
+            userName: null,
+            runId: null,
+          }),
         ],
       }),
     );
@@ -54,7 +65,10 @@ describe('AuditTable', () => {
     expect(html).toContain('Assistant for Ada');
     expect(html).toContain('Project key “CI”');
     expect(html).toContain('pk_CICICICICICICICI');
-    expect(html).toContain('OVERRIDE_REQUIRED');
+    expect(html).toContain('MISSING_SCOPE');
+    // A project key's scopes are named with it; an assistant row has none (its user's role decides).
+    expect(html.match(/data-testid="audit-key-scopes"/g)).toHaveLength(1);
+    expect(html).toContain('Scopes: <span class="font-mono">project:read, issues:read</span>');
     expect(html).toContain('data-status="DENIED"');
     expect(html).toContain('12 ms');
     expect(html).toContain('<time dateTime="2026-01-02T03:04:05.000Z">');

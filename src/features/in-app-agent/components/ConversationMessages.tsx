@@ -5,7 +5,7 @@
  * the same thing from the same `ConversationView`.
  */
 import { memo, type ReactNode } from 'react';
-import type { ConversationView, RunState, ViewMessage, ViewToolCall } from '../schema';
+import type { ConversationView, FeedbackReason, RunState, ViewMessage, ViewToolCall } from '../schema';
 import { ApprovalBatch } from './ApprovalCard';
 import { cardState, isExpired, readApprovalInterrupt, type ApprovalRequest, type CardState, type DraftAnswer } from './approval';
 import { describeError, type PanelError } from './errors';
@@ -29,7 +29,7 @@ export interface ConversationMessagesProps {
   view: ConversationView;
   feedback?: Record<string, FeedbackValue | undefined>;
   /** Omit for read-only rendering (review page). */
-  onFeedback?: (messageId: string, value: 1 | -1, comment?: string) => Promise<void>;
+  onFeedback?: (messageId: string, value: 1 | -1, comment?: string, reasons?: FeedbackReason[]) => Promise<void>;
   /** Unsaved thumbs-down comments per message (null/absent: the comment form is closed). */
   feedbackDrafts?: Record<string, string | undefined>;
   onFeedbackDraft?: (messageId: string, text: string | null) => void;
@@ -114,7 +114,7 @@ const AssistantBubble = memo(function AssistantBubble({
   feedbackDraft?: string | null;
   onFeedbackDraft?: (messageId: string, text: string | null) => void;
   feedback?: FeedbackValue;
-  onFeedback?: (messageId: string, value: 1 | -1, comment?: string) => Promise<void>;
+  onFeedback?: (messageId: string, value: 1 | -1, comment?: string, reasons?: FeedbackReason[]) => Promise<void>;
   canRate: boolean;
 }) {
   const hasText = message.content.length > 0;
@@ -143,7 +143,9 @@ const AssistantBubble = memo(function AssistantBubble({
       {canRate && hasText ? (
         <FeedbackButtons
           current={feedback}
-          onSubmit={onFeedback ? (value, comment) => onFeedback(message.id, value, comment) : undefined}
+          onSubmit={
+            onFeedback ? (value, comment, reasons) => onFeedback(message.id, value, comment, reasons) : undefined
+          }
           draft={feedbackDraft}
           onDraftChange={onFeedbackDraft ? (text) => onFeedbackDraft(message.id, text) : undefined}
         />

@@ -1,17 +1,20 @@
 'use client';
 import { useEffect, useId, useState } from 'react';
 import { LIMITS } from '../constants';
+import { FEEDBACK_REASON_LABELS, FEEDBACK_REASONS, feedbackReasonLabels, type FeedbackReason } from '../schema';
 import { ThumbDownIcon, ThumbUpIcon } from './icons';
 
 export interface FeedbackValue {
   value: 1 | -1;
   comment: string | null;
+  /** Why a thumbs down (none for a thumbs up). */
+  reasons?: readonly FeedbackReason[];
 }
 
 export interface FeedbackButtonsProps {
   current?: FeedbackValue;
   /** Persists the rating; rejects with a message on failure. */
-  onSubmit?: (value: 1 | -1, comment?: string) => Promise<void>;
+  onSubmit?: (value: 1 | -1, comment?: string, reasons?: FeedbackReason[]) => Promise<void>;
   /**
    * The unsaved comment, kept by the controller so closing the panel or a reload does not lose
    * it; `null`/absent means the comment form is closed. Without `onDraftChange` the form keeps its
@@ -21,7 +24,10 @@ export interface FeedbackButtonsProps {
   onDraftChange?: (text: string | null) => void;
 }
 
-/** Thumbs up/down on a completed assistant message, with an optional comment on a thumbs down. */
+/**
+ * Thumbs up/down on a completed assistant message; a thumbs down can carry reasons (any of the
+ * module's FEEDBACK_REASONS) and a comment.
+ */
 export function FeedbackButtons({ current, onSubmit, draft, onDraftChange }: FeedbackButtonsProps) {
   const id = useId();
   const controlled = onDraftChange !== undefined;
@@ -30,10 +36,22 @@ export function FeedbackButtons({ current, onSubmit, draft, onDraftChange }: Fee
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState(false);
+  // The reasons being chosen; they start from the saved ones and are sent with the thumbs down.
+  const savedReasons = current?.value === -1 ? (current.reasons ?? []) : [];
+  const savedReasonsKey = savedReasons.join(' ');
+  const [reasons, setReasons] = useState<FeedbackReason[]>([...savedReasons]);
 
   useEffect(() => {
     if (!controlled) setLocalComment(current?.comment ?? '');
   }, [controlled, current?.comment]);
+
+  useEffect(() => {
+    // A rating saved elsewhere (another tab, a reload) replaces what was being chosen.
+    setReasons(savedReasonsKey ? (savedReasonsKey.split(' ') as FeedbackReason[]) : []);
+  }, [savedReasonsKey]);
+
+  const toggleReason = (reason: FeedbackReason, on: boolean) =>
+    setReasons((prev) => FEEDBACK_REASONS.filter((r) => (r === reason ? on : prev.includes(r))));
 
   const commentOpen = controlled ? draft !== null && draft !== undefined : localOpen;
   const comment = controlled ? (draft ?? '') : localComment;
@@ -43,13 +61,13 @@ export function FeedbackButtons({ current, onSubmit, draft, onDraftChange }: Fee
 
   const readOnly = !onSubmit;
 
-  async function submit(value: 1 | -1, withComment?: string): Promise<boolean> {
+  async function submit(value: 1 | -1, withComment?: string, withReasons?: FeedbackReason[]): Promise<boolean> {
     if (!onSubmit) return false;
     setBusy(true);
     setError(null);
     setSaved(false);
     try {
-      await onSubmit(value, withComment);
+      await onSubmit(value, withComment, value === -1 && withReasons?.length ? withReasons : undefined);
       setSaved(true);
       return true;
     } catch (e) {
@@ -98,7 +116,8 @@ export function FeedbackButtons({ current, onSubmit, draft, onDraftChange }: Fee
           disabled={busy || readOnly}
           onClick={() => {
             if (!commentOpen) openComment();
-            if (current?.value !== -1) void submit(-1, (commentOpen ? comment : (current?.comment ?? '')).trim() || undefined);
+            const text = (commentOpen ? comment : (current?.comment ?? '')).trim() || undefined;
+            if (current?.value !== -1) void submit(-1, text, reasons);
           }}
           className={btn(current?.value === -1)}
         >
@@ -113,6 +132,23 @@ export function FeedbackButtons({ current, onSubmit, draft, onDraftChange }: Fee
           </span>
         ) : null}
       </div>
+      {savedReasons.length > 0 && (readOnly || !commentOpen) ? (
+        <p
+          className="mt-1 text-slate-600 dark:text-slate-300"
+          data-testid="feedback-reasons"
+          data-reasons={savedReasonsKey}
+        >
+          Reasons: {feedbackReasonLabels(savedReasons)}
+          {!readOnly && !current?.comment ? (
+            <>
+              {' '}
+              <button type="button" className="underline" onClick={openComment}>
+                Edit
+              </button>
+            </>
+          ) : null}
+        </p>
+      ) : null}
       {readOnly && current?.comment ? (
         <p className="mt-1 whitespace-pre-wrap break-words text-slate-600 dark:text-slate-300" data-testid="feedback-comment-text">
           Comment: {current.comment}
@@ -125,12 +161,26 @@ export function FeedbackButtons({ current, onSubmit, draft, onDraftChange }: Fee
           onSubmit={(e) => {
             e.preventDefault();
             const text = comment.trim() || undefined;
-            void submit(-1, text).then((ok) => {
+            void submit(-1, text, reasons).then((ok) => {
               if (ok) closeComment();
             });
           }}
         >
-          <label htmlFor={`${id}-text`}>What was wrong? (optional)</label>
+          <fieldset className="flex flex-wrap gap-x-3 gap-y-1" data-testid="feedback-reason-choices">
+            <legend className="mb-0.5">What went wrong? (choose any)</legend>
+            {FEEDBACK_REASONS.map((reason) => (
+              <label key={reason} className="inline-flex items-center gap-1">
+                <input
+                  type="checkbox"
+                  data-testid={`feedback-reason-${reason}`}
+                  checked={reasons.includes(reason)}
+                  onChange={(e) => toggleReason(reason, e.currentTarget.checked)}
+                />
+                {FEEDBACK_REASON_LABELS[reason]}
+              </label>
+            ))}
+          </fieldset>
+          <label htmlFor={`${id}-text`}>Comment (optional)</label>
           <textarea
             id={`${id}-text`}
             data-testid="feedback-comment"
@@ -147,7 +197,7 @@ export function FeedbackButtons({ current, onSubmit, draft, onDraftChange }: Fee
               disabled={busy}
               className="rounded bg-slate-800 px-2 py-0.5 text-white disabled:opacity-50 dark:bg-slate-200 dark:text-slate-900"
             >
-              Save comment
+              Save feedback
             </button>
             <button type="button" onClick={closeComment} className="underline">
               Close

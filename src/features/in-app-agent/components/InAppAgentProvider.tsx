@@ -20,7 +20,7 @@ import {
   type RefObject,
 } from 'react';
 import { LIMITS } from '../constants';
-import type { ConversationView, ModelInfo } from '../schema';
+import type { ConversationView, FeedbackReason, ModelInfo } from '../schema';
 import { agentStoreApi, useAgentApi } from './agent-api';
 import {
   effectiveApprovalDrafts,
@@ -119,7 +119,7 @@ export interface InAppAgentContextValue {
   answerAll: (decision: 'approve' | 'reject', note?: string) => void;
   approvalError: string | null;
   // feedback
-  submitFeedback: (messageId: string, value: 1 | -1, comment?: string) => Promise<void>;
+  submitFeedback: (messageId: string, value: 1 | -1, comment?: string, reasons?: FeedbackReason[]) => Promise<void>;
   /** Unsaved thumbs-down comments of the current conversation, per message. */
   feedbackDrafts: Record<string, string | undefined>;
   setFeedbackDraft: (messageId: string, text: string | null) => void;
@@ -375,7 +375,7 @@ export function InAppAgentProvider({ projectId, userId, children }: InAppAgentPr
     submitApprovals: () => store.submitApprovals(),
     answerAll: (decision, note) => store.answerAll(decision, note),
     approvalError: state.approvalError,
-    submitFeedback: (messageId, rating, comment) => store.submitFeedback(messageId, rating, comment),
+    submitFeedback: (messageId, rating, comment, reasons) => store.submitFeedback(messageId, rating, comment, reasons),
     feedbackDrafts: state.feedbackDrafts,
     setFeedbackDraft: (messageId, text) => store.setFeedbackDraft(messageId, text),
     now,

@@ -27,6 +27,7 @@ import {
   NavigateValueSchema,
   type AgentEvent,
   type ConversationView,
+  type FeedbackReason,
   type ModelInfo,
   type PageContext,
   type ResumeEntry,
@@ -127,7 +128,13 @@ export interface AgentState {
 /** What the store needs from the host's data API (tRPC in this product). */
 export interface AgentStoreApi {
   loadConversation(conversationId: string): Promise<ConversationLoad>;
-  submitFeedback(input: { conversationId: string; messageId: string; value: 1 | -1; comment?: string }): Promise<void>;
+  submitFeedback(input: {
+    conversationId: string;
+    messageId: string;
+    value: 1 | -1;
+    comment?: string;
+    reasons?: FeedbackReason[];
+  }): Promise<void>;
   modelInfo(): Promise<unknown>;
 }
 
@@ -135,7 +142,7 @@ export type ConversationLoad =
   | {
       ok: true;
       view: unknown;
-      feedback?: Record<string, { value: number; comment?: string | null } | undefined>;
+      feedback?: Record<string, { value: number; comment?: string | null; reasons?: FeedbackReason[] } | undefined>;
       /** A run still answering in the conversation (on any server instance). */
       liveRunId?: string | null;
     }
@@ -652,13 +659,15 @@ export class AgentStore {
 
   // ---------------------------------------------------------------- feedback
 
-  async submitFeedback(messageId: string, value: 1 | -1, comment?: string): Promise<void> {
+  async submitFeedback(messageId: string, value: 1 | -1, comment?: string, reasons?: FeedbackReason[]): Promise<void> {
     const conversationId = this.state.conversationId;
     if (!conversationId) throw new Error('Send a message first.');
     const previous = this.state.feedback[messageId];
-    this.set({ feedback: { ...this.state.feedback, [messageId]: { value, comment: comment ?? null } } });
+    const rated = { value, comment: comment ?? null, reasons: reasons ?? [] };
+    this.set({ feedback: { ...this.state.feedback, [messageId]: rated } });
     try {
-      await this.deps.api.submitFeedback({ conversationId, messageId, value, ...(comment ? { comment } : {}) });
+      const extra = { ...(comment ? { comment } : {}), ...(reasons?.length ? { reasons } : {}) };
+      await this.deps.api.submitFeedback({ conversationId, messageId, value, ...extra });
     } catch (err) {
       this.set({ feedback: { ...this.state.feedback, [messageId]: previous } });
       throw err instanceof Error ? err : new Error('Could not save your feedback.');
@@ -792,7 +801,9 @@ export class AgentStore {
     if (!quiet) {
       const feedback: Record<string, FeedbackValue> = {};
       for (const [messageId, entry] of Object.entries(load.feedback ?? {})) {
-        if (entry) feedback[messageId] = { value: entry.value === 1 ? 1 : -1, comment: entry.comment ?? null };
+        if (entry) {
+          feedback[messageId] = { value: entry.value === 1 ? 1 : -1, comment: entry.comment ?? null, reasons: entry.reasons ?? [] };
+        }
       }
       patch.feedback = feedback;
     }

@@ -9,6 +9,7 @@ import { env } from '@/server/env';
 import { newId } from '@/server/ids';
 import { appError, ProjectInput, projectProcedure, router } from '@/server/trpc';
 import { LIMITS } from '../constants';
+import { FeedbackReasonSchema, FeedbackSubmitSchema, normalizeFeedbackReasons } from '../schema';
 import { createModel, DEMO_MODEL_INFO, ModelConfigError } from './model';
 import { loadStoredEvents, replayPage, runningRunOf, selectVersion } from './persistence';
 
@@ -49,9 +50,14 @@ async function lastRunStatuses(prisma: PrismaClient, ids: string[]): Promise<Map
   return new Map(runs.map((r) => [r.conversationId, r.status]));
 }
 
+/** A stored rating as the panel and the review show it (reasons this build does not know are left out). */
+function feedbackView(r: { value: number; comment: string | null; reasons: string[] }) {
+  return { value: (r.value < 0 ? -1 : 1) as 1 | -1, comment: r.comment, reasons: normalizeFeedbackReasons(r.reasons) };
+}
+
 async function feedbackMap(prisma: PrismaClient, conversationId: string, userId: string) {
   const rows = await prisma.agentFeedback.findMany({ where: { conversationId, userId } });
-  return Object.fromEntries(rows.map((r) => [r.messageId, { value: r.value as 1 | -1, comment: r.comment }]));
+  return Object.fromEntries(rows.map((r) => [r.messageId, feedbackView(r)]));
 }
 
 export const agentRouter = router({
@@ -146,13 +152,8 @@ export const agentRouter = router({
 
   feedback: router({
     submit: projectProcedure('agent:use')
-      .input(
-        ConversationInput.pick({ conversationId: true }).extend({
-          messageId: z.string().min(1).max(64),
-          value: z.union([z.literal(1), z.literal(-1)]),
-          comment: z.string().trim().max(LIMITS.maxFeedbackChars).optional(),
-        }),
-      )
+      .input(ConversationInput.pick({ conversationId: true }))
+      .input(FeedbackSubmitSchema)
       .mutation(async ({ ctx, input }) => {
         const c = await ownConversation(ctx.prisma, input.projectId, ctx.user.id, input.conversationId);
         // The rated message, found by its id (one indexed row, not a replay of the conversation).
@@ -165,12 +166,23 @@ export const agentRouter = router({
         }
         // A comment is kept with either rating (what was good is worth as much as what was not).
         const comment = input.comment ? input.comment : null;
+        // Reasons explain a thumbs down; a new rating replaces the old one's reasons (none for a
+        // thumbs up), so a changed mind never leaves stale reasons behind.
+        const reasons = input.value === -1 ? normalizeFeedbackReasons(input.reasons ?? []) : [];
         const row = await ctx.prisma.agentFeedback.upsert({
           where: { messageId_userId: { messageId: input.messageId, userId: ctx.user.id } },
-          update: { value: input.value, comment },
-          create: { id: newId('fb_'), conversationId: c.id, messageId: input.messageId, userId: ctx.user.id, value: input.value, comment },
+          update: { value: input.value, comment, reasons },
+          create: {
+            id: newId('fb_'),
+            conversationId: c.id,
+            messageId: input.messageId,
+            userId: ctx.user.id,
+            value: input.value,
+            comment,
+            reasons,
+          },
         });
-        return { messageId: row.messageId, value: row.value as 1 | -1, comment: row.comment };
+        return { messageId: row.messageId, ...feedbackView(row) };
       }),
   }),
 
@@ -187,7 +199,14 @@ export const agentRouter = router({
 
   review: router({
     list: projectProcedure('agent:review')
-      .input(z.object({ filter: z.enum(['all', 'negative', 'failed', 'approvals']).optional(), cursor: z.string().max(200).optional() }))
+      .input(
+        z.object({
+          filter: z.enum(['all', 'negative', 'failed', 'approvals']).optional(),
+          /** Only conversations with a thumbs down giving this reason (combines with `filter`). */
+          reason: FeedbackReasonSchema.optional(),
+          cursor: z.string().max(200).optional(),
+        }),
+      )
       .query(async ({ ctx, input }) => {
         const filter = input.filter ?? 'all';
         // Deleted conversations stay reviewable (flagged `deleted`): deleting hides a conversation
@@ -198,13 +217,14 @@ export const agentRouter = router({
             ...(filter === 'negative' ? { feedback: { some: { value: -1 } } } : {}),
             ...(filter === 'failed' ? { runs: { some: { status: 'FAILED' } } } : {}),
             ...(filter === 'approvals' ? { approvals: { some: {} } } : {}),
+            ...(input.reason ? { AND: [{ feedback: { some: { value: -1, reasons: { has: input.reason } } } }] } : {}),
             ...afterCursor(parseCursor(input.cursor)),
           },
           orderBy: [{ updatedAt: 'desc' }, { id: 'desc' }],
           take: PAGE + 1,
           include: {
             user: { select: { id: true, name: true, email: true } },
-            feedback: { select: { value: true } },
+            feedback: { select: { value: true, reasons: true } },
             _count: { select: { approvals: true } },
           },
         });
@@ -229,6 +249,8 @@ export const agentRouter = router({
             lastRunStatus: statuses.get(r.id) ?? null,
             negativeFeedback: r.feedback.filter((f) => f.value < 0).length,
             positiveFeedback: r.feedback.filter((f) => f.value > 0).length,
+            /** Every reason given with this conversation's thumbs down, in the product's order. */
+            reasons: normalizeFeedbackReasons(r.feedback.flatMap((f) => (f.value < 0 ? f.reasons : []))),
             approvals: r._count.approvals,
             toolCalls: perConversation.get(r.id) ?? 0,
             usage: usage.get(r.id) ?? { inputTokens: 0, outputTokens: 0, costUsd: null },
@@ -352,7 +374,7 @@ async function reviewDetail(prisma: PrismaClient, projectId: string, conversatio
     user: c.user,
     view: replayed.view,
     olderBefore: replayed.olderBefore,
-    feedback: Object.fromEntries(feedbackRows.map((f) => [f.messageId, { value: f.value as 1 | -1, comment: f.comment }])),
+    feedback: Object.fromEntries(feedbackRows.map((f) => [f.messageId, feedbackView(f)])),
     audit: audit.map((a) => ({
       id: a.id,
       tool: a.tool,

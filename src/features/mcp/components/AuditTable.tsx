@@ -209,6 +209,11 @@ export function AuditTable({ rows }: { rows: AuditRow[] }) {
                     <span className="text-slate-500">Deleted key</span>
                   )}
                   {r.keyPublicKey ? <div className="font-mono text-xs text-slate-600 dark:text-slate-400">{r.keyPublicKey}</div> : null}
+                  {r.keyScopes ? (
+                    <div className="text-xs text-slate-600 dark:text-slate-400" data-testid="audit-key-scopes">
+                      Scopes: <span className="font-mono">{r.keyScopes.length ? r.keyScopes.join(', ') : 'none'}</span>
+                    </div>
+                  ) : null}
                 </td>
                 <td className="px-2 py-2 font-mono text-xs">{r.runId ?? <span className="text-slate-500">—</span>}</td>
                 <td className="whitespace-nowrap px-2 py-2 text-right tabular-nums">{r.durationMs} ms</td>

@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
-import { CreateKeyForm, RevokeKeyButton, WebhookForm } from '@/features/tracker/components/SettingsForms';
+import { KEY_SCOPES } from '@/features/mcp/key-scopes';
+import { CreateKeyForm, KeyScopeList, RevokeKeyButton, WebhookForm } from '@/features/tracker/components/SettingsForms';
 import { NotAllowed, PageHeading, card, When } from '@/features/tracker/components/ui';
 import { requireProjectPage } from '@/features/tracker/page-access';
 import { listProjectKeys } from '@/features/tracker/service';
@@ -42,7 +43,7 @@ export default async function SettingsPage({ params }: { params: Promise<{ proje
               stored hashed and shown only once.
             </p>
           </div>
-          <CreateKeyForm projectId={ctx.project.id} />
+          <CreateKeyForm projectId={ctx.project.id} grantableScopes={KEY_SCOPES.filter((scope) => ctx.can(scope))} />
           {list.length === 0 ? (
             <p className="text-sm text-slate-600 dark:text-slate-400">No API keys yet.</p>
           ) : (
@@ -58,7 +59,13 @@ export default async function SettingsPage({ params }: { params: Promise<{ proje
                       Public key
                     </th>
                     <th scope="col" className="px-3 py-2">
+                      Scopes
+                    </th>
+                    <th scope="col" className="px-3 py-2">
                       Created
+                    </th>
+                    <th scope="col" className="px-3 py-2">
+                      Expires
                     </th>
                     <th scope="col" className="px-3 py-2">
                       Last used
@@ -76,18 +83,19 @@ export default async function SettingsPage({ params }: { params: Promise<{ proje
                     <tr key={k.id} data-testid="key-row" data-status={k.status}>
                       <td className="px-3 py-2 font-medium">{k.name}</td>
                       <td className="px-3 py-2 font-mono text-xs">{k.publicKey}</td>
+                      <td className="px-3 py-2" data-testid="key-scopes" data-scopes={k.scopes.join(' ')}>
+                        <KeyScopeList scopes={k.scopes} />
+                      </td>
                       <td className="px-3 py-2">
                         <When date={k.createdAt} />
                         {k.createdBy ? <span className="block text-xs text-slate-500">by {k.createdBy.name}</span> : null}
                       </td>
+                      <td className="px-3 py-2" data-testid="key-expires">
+                        {k.expiresAt ? <When date={k.expiresAt} /> : <span className="text-slate-500">Never</span>}
+                      </td>
                       <td className="px-3 py-2">{k.lastUsedAt ? <When date={k.lastUsedAt} /> : <span className="text-slate-500">Never</span>}</td>
                       <td className="px-3 py-2">
                         <span className={`inline-block rounded-full px-2 py-0.5 text-xs font-medium capitalize ${STATUS_CLASS[k.status]}`}>{k.status}</span>
-                        {k.status === 'active' && k.expiresAt ? (
-                          <span className="block text-xs text-slate-500">
-                            <When date={k.expiresAt} prefix="expires " />
-                          </span>
-                        ) : null}
                       </td>
                       <td className="px-3 py-2 text-right">
                         {k.status === 'revoked' ? null : <RevokeKeyButton projectId={ctx.project.id} keyId={k.id} name={k.name} />}

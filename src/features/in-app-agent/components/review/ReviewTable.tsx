@@ -3,6 +3,7 @@
  * outcome, feedback, approvals and tool calls. Prop-driven, no hooks: renders on the server.
  */
 import Link from 'next/link';
+import { FEEDBACK_REASON_LABELS, FEEDBACK_REASONS, feedbackReasonLabels, type FeedbackReason } from '../../schema';
 import { ThumbDownIcon, ThumbUpIcon, TrashIcon } from '../icons';
 
 export type ReviewFilter = 'all' | 'negative' | 'failed' | 'approvals';
@@ -17,6 +18,8 @@ export interface ReviewRow {
   positiveFeedback: number;
   approvals: number;
   toolCalls: number;
+  /** Every reason given with the conversation's thumbs down. */
+  reasons?: readonly FeedbackReason[];
   /** The user deleted it from their history (the review keeps it). */
   deleted?: boolean;
 }
@@ -52,25 +55,58 @@ function fmt(d: Date | string): { text: string; iso: string } {
   return { text: date.toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }) + ' UTC', iso: date.toISOString() };
 }
 
-export function ReviewFilters({ basePath, current }: { basePath: string; current: ReviewFilter }) {
+/** The review list's URL for a filter, a reason and a page (defaults left out). */
+export function reviewHref(
+  basePath: string,
+  o: { filter?: ReviewFilter; reason?: FeedbackReason | null; cursor?: string },
+): string {
+  const q = new URLSearchParams();
+  if (o.filter && o.filter !== 'all') q.set('filter', o.filter);
+  if (o.reason) q.set('reason', o.reason);
+  if (o.cursor) q.set('cursor', o.cursor);
+  return q.size ? `${basePath}?${q}` : basePath;
+}
+
+const CHIP = 'rounded-full border px-3 py-1 text-sm';
+const CHIP_ACTIVE = 'border-blue-700 bg-blue-700 text-white';
+const CHIP_IDLE = 'border-slate-300 hover:bg-slate-100 dark:border-slate-600 dark:hover:bg-slate-800';
+
+function chipClass(active: boolean): string {
+  return `${CHIP} ${active ? CHIP_ACTIVE : CHIP_IDLE}`;
+}
+
+export function ReviewFilters(props: { basePath: string; current: ReviewFilter; reason?: FeedbackReason | null }) {
+  const { basePath, current, reason = null } = props;
   return (
-    <nav aria-label="Filter conversations" className="flex flex-wrap gap-2">
-      {REVIEW_FILTERS.map((f) => (
-        <Link
-          key={f.value}
-          href={f.value === 'all' ? basePath : `${basePath}?filter=${f.value}`}
-          aria-current={current === f.value ? 'page' : undefined}
-          data-testid={`review-filter-${f.value}`}
-          className={`rounded-full border px-3 py-1 text-sm ${
-            current === f.value
-              ? 'border-blue-700 bg-blue-700 text-white'
-              : 'border-slate-300 hover:bg-slate-100 dark:border-slate-600 dark:hover:bg-slate-800'
-          }`}
-        >
-          {f.label}
-        </Link>
-      ))}
-    </nav>
+    <div className="space-y-2">
+      <nav aria-label="Filter conversations" className="flex flex-wrap gap-2">
+        {REVIEW_FILTERS.map((f) => (
+          <Link
+            key={f.value}
+            href={reviewHref(basePath, { filter: f.value, reason })}
+            aria-current={current === f.value ? 'page' : undefined}
+            data-testid={`review-filter-${f.value}`}
+            className={chipClass(current === f.value)}
+          >
+            {f.label}
+          </Link>
+        ))}
+      </nav>
+      <nav aria-label="Filter by thumbs-down reason" className="flex flex-wrap items-center gap-2">
+        <span className="text-sm text-slate-600 dark:text-slate-300">Reason:</span>
+        {[null, ...FEEDBACK_REASONS].map((r) => (
+          <Link
+            key={r ?? 'any'}
+            href={reviewHref(basePath, { filter: current, reason: r })}
+            aria-current={reason === r ? 'page' : undefined}
+            data-testid={`review-reason-${r ?? 'any'}`}
+            className={chipClass(reason === r)}
+          >
+            {r ? FEEDBACK_REASON_LABELS[r] : 'Any'}
+          </Link>
+        ))}
+      </nav>
+    </div>
   );
 }
 
@@ -130,6 +166,15 @@ export function ReviewTable({ rows, basePath }: { rows: ReviewRow[]; basePath: s
                     <ThumbDownIcon /> {r.negativeFeedback}
                     <span className="sr-only"> negative</span>
                   </span>
+                  {r.reasons?.length ? (
+                    <span
+                      className="block text-xs text-slate-600 dark:text-slate-300"
+                      data-testid="review-reasons"
+                      data-reasons={r.reasons.join(' ')}
+                    >
+                      {feedbackReasonLabels(r.reasons)}
+                    </span>
+                  ) : null}
                 </td>
                 <td className="py-2 pr-3 text-right">{r.approvals}</td>
                 <td className="py-2 pr-3 text-right">{r.toolCalls}</td>

@@ -1,6 +1,14 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { REVIEW_FILTERS, ReviewFilters, ReviewTable, type ReviewFilter } from '@/features/in-app-agent/components/review/ReviewTable';
+import { FeedbackExportForm } from '@/features/in-app-agent/components/review/FeedbackExportForm';
+import {
+  REVIEW_FILTERS,
+  ReviewFilters,
+  reviewHref,
+  ReviewTable,
+  type ReviewFilter,
+} from '@/features/in-app-agent/components/review/ReviewTable';
+import { FeedbackReasonSchema } from '@/features/in-app-agent/schema';
 import { reviewGate } from './access';
 import { NotAllowed } from '@/features/tracker/components/ui';
 
@@ -26,9 +34,16 @@ export default async function AssistantReviewPage({
 
   const rawFilter = one(sp.filter);
   const filter: ReviewFilter = REVIEW_FILTERS.some((f) => f.value === rawFilter) ? (rawFilter as ReviewFilter) : 'all';
+  // An unknown reason (an edited link) shows every conversation rather than an error.
+  const parsedReason = FeedbackReasonSchema.safeParse(one(sp.reason));
+  const reason = parsedReason.success ? parsedReason.data : null;
   const cursor = one(sp.cursor)?.slice(0, 200);
-  const data = await gate.caller.agent.review.list({ projectId, filter, ...(cursor ? { cursor } : {}) });
-  const filterQuery = filter === 'all' ? '' : `filter=${filter}&`;
+  const data = await gate.caller.agent.review.list({
+    projectId,
+    filter,
+    ...(reason ? { reason } : {}),
+    ...(cursor ? { cursor } : {}),
+  });
 
   return (
     <main className="space-y-4" data-testid="review-page">
@@ -38,16 +53,21 @@ export default async function AssistantReviewPage({
           Every assistant conversation in this project, newest first. Open one to replay it read-only with its tool audit trail.
         </p>
       </div>
-      <ReviewFilters basePath={basePath} current={filter} />
+      <FeedbackExportForm projectId={projectId} />
+      <ReviewFilters basePath={basePath} current={filter} reason={reason} />
       <ReviewTable rows={data.items} basePath={basePath} />
       <nav aria-label="Pages" className="flex gap-4 text-sm">
         {cursor ? (
-          <Link href={filter === 'all' ? basePath : `${basePath}?filter=${filter}`} className="underline">
+          <Link href={reviewHref(basePath, { filter, reason })} className="underline">
             Newest
           </Link>
         ) : null}
         {data.nextCursor ? (
-          <Link href={`${basePath}?${filterQuery}cursor=${encodeURIComponent(data.nextCursor)}`} className="underline" data-testid="review-next">
+          <Link
+            href={reviewHref(basePath, { filter, reason, cursor: data.nextCursor })}
+            className="underline"
+            data-testid="review-next"
+          >
             Older conversations
           </Link>
         ) : null}
