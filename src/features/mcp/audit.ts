@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { Prisma, PrismaClient, ToolCallStatus } from '@/generated/prisma/client';
 import { PUBLIC_KEY_PATTERN } from '@/server/api-keys';
 import { newId } from '@/server/ids';
+import { log } from '@/server/log';
 import { Identifier, SafeText } from '@/server/text';
 import { describeError } from './errors';
 import { TOOL_NAMES } from './registry';
@@ -72,7 +73,7 @@ export async function writeAudit(prisma: PrismaClient, e: AuditEntry): Promise<v
       },
     });
   } catch (err) {
-    console.error(`[mcp] audit write failed for tool ${tool}: ${describeError(err)}`);
+    log().error({ event: 'mcp.audit_write_failed', tool, error: describeError(err) }, 'MCP audit write failed');
   }
 }
 

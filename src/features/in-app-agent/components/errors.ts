@@ -33,6 +33,9 @@ const TEXT: Record<string, string> = {
   INTERRUPT_ANSWER_DUPLICATE: 'An approval was answered twice.',
   INTERRUPT_INVALID_ARGS: 'The edited arguments are not valid for this tool.',
   INTERRUPT_FINGERPRINT_MISMATCH: 'The approved arguments do not match the request.',
+  DATABASE_UNAVAILABLE: 'The service is briefly unavailable (its database cannot be reached). Wait a moment and retry.',
+  DRAINING: 'The server is restarting. Retry in a moment.',
+  UNAVAILABLE: 'The service is briefly unavailable. Wait a moment and retry.',
   NETWORK: 'The connection was interrupted.',
 };
 
@@ -81,6 +84,8 @@ export function errorFromHttp(err: unknown): PanelError {
   if (typeof e?.status === 'number') {
     if (e.status === 401) return describeError('UNAUTHENTICATED');
     if (e.status === 429) return describeError('RATE_LIMITED');
+    // A 503 without our body (a proxy's own answer while instances restart).
+    if (e.status === 502 || e.status === 503 || e.status === 504) return describeError('UNAVAILABLE');
     return describeError(e.status >= 500 ? 'INTERNAL_ERROR' : 'INVALID_REQUEST');
   }
   return describeError('NETWORK');

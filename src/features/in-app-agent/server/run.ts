@@ -20,6 +20,7 @@
  * closed elsewhere (the stale sweep) notices at its next heartbeat and stops writing.
  */
 import { mintAgentKey, revokeKey } from '@/server/api-keys';
+import { retryWhileUnavailable } from '@/server/errors'; // ops
 import type { PrismaClient } from '@/generated/prisma/client';
 import { newId } from '@/server/ids';
 import type { Role } from '@/server/rbac';
@@ -316,7 +317,11 @@ async function live(
     } catch (err) {
       console.error('[in-app-agent] could not close the run', err);
     }
-    if (keyId) await revokeKey(prisma, keyId).catch((err: unknown) => console.error('[in-app-agent] could not revoke the run key', err));
+    if (keyId) {
+      // ops: retried while the database is briefly unavailable, so the key is revoked once it is back.
+      const revoke = (id: string) => retryWhileUnavailable(() => revokeKey(prisma, id), { budgetMs: 30_000 });
+      await revoke(keyId).catch((err: unknown) => console.error('[in-app-agent] could not revoke the run key', err));
+    }
     trace.span.setAttributes({
       'run.status': end.status,
       'gen_ai.usage.input_tokens': result?.usage.inputTokens ?? 0,

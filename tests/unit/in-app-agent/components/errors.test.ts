@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeError } from '@/features/in-app-agent/components/errors';
+import { describeError, errorFromHttp } from '@/features/in-app-agent/components/errors';
 
 describe('describeError', () => {
   it('says a known refusal once instead of repeating the server wording in brackets', () => {
@@ -21,5 +21,15 @@ describe('describeError', () => {
     expect(describeError('SOMETHING_NEW', 'Plain words.').message).toBe('Plain words.');
     expect(describeError(undefined).message).toBe('Something went wrong.');
     expect(describeError('FORBIDDEN', 'x').retryable).toBe(false);
+  });
+
+  it('explains the refusals of an unavailable or restarting server as retryable', () => {
+    const db = describeError('DATABASE_UNAVAILABLE', 'The database is unavailable. Try again shortly.');
+    expect(db.message).toBe('The service is briefly unavailable (its database cannot be reached). Wait a moment and retry.');
+    expect(db.retryable).toBe(true);
+    const draining = errorFromHttp({ status: 503, payload: { error: { code: 'DRAINING', message: 'This server is restarting.' } } });
+    expect(draining).toMatchObject({ code: 'DRAINING', message: 'The server is restarting. Retry in a moment.', retryable: true });
+    // A proxy's own 503 (no body of ours) still reads as "retry shortly", not as a failure.
+    expect(errorFromHttp({ status: 503 }).message).toBe('The service is briefly unavailable. Wait a moment and retry.');
   });
 });
