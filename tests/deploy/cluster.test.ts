@@ -94,6 +94,8 @@ describe('two instances behind nginx', () => {
     const raisedOn = instanceRunning((asked.events[0] as { runId: string }).runId);
     await stopInstance(raisedOn);
     expect(readLog(raisedOn)).toContain('"event":"shutdown.complete","exitCode":0');
+    // Requests nginx sends to the stopped instance (connection refused) go to the other one: none fails.
+    for (let n = 0; n < 6; n++) expect((await fetch(`${proxyUrl}/api/health`)).status).toBe(200);
 
     const threadId = (asked.events[0] as { threadId: string }).threadId;
     const answered = await postAgent(proxyUrl, project.id, cookie(), {
