@@ -50,7 +50,10 @@ trap 'exit 130' INT TERM
 [ -f .next/BUILD_ID ] || { log "no production build: run npm run build first"; exit 1; }
 [ -x "$NGINX" ] || { log "nginx not found at $NGINX (apt-get install nginx-light or nginx)"; exit 1; }
 for port in 3001 3002 8080; do
-  if (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then log "port $port is in use: stop what listens there"; exit 1; fi
+  if (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    log "port $port is in use: stop what listens there"
+    exit 1
+  fi
 done
 
 psql "$ADMIN_URL" -qc "CREATE DATABASE \"$DB_NAME\"" || exit 1

@@ -78,8 +78,7 @@ export function openDatabase(opts: OpenOptions): Database {
       connectionString: opts.databaseUrl,
       max: opts.poolMax ?? 10,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      // Idle connections are closed after a while, so a pool sized for a peak does not keep it.
-      idleTimeoutMillis: 30_000,
+      // Idle connections close after pg's default 10 s, so a pool sized for a peak does not keep it.
       // Dead peers (a failover, a dropped network path) are noticed by TCP keepalive.
       keepAlive: true,
       application_name: 'tracker',
@@ -87,7 +86,10 @@ export function openDatabase(opts: OpenOptions): Database {
     // An idle connection the server ends (restart, failover, an administrator) is dropped from the
     // pool and replaced on the next query; without a listener it would crash the process.
     pool.on('error', (err) =>
-      log().warn({ event: 'database.connection_closed', error: describeError(err) }, 'an idle PostgreSQL connection was closed'),
+      log().warn(
+        { event: 'database.connection_closed', error: describeError(err) },
+        'an idle PostgreSQL connection was closed',
+      ),
     );
     const prisma = countQueries(new PrismaClient({ adapter: new PrismaPg(pool), ...clientOptions() }));
     return {

@@ -99,10 +99,15 @@ async function databaseChecks(timeoutMs: number): Promise<{ database: CheckResul
     };
   } catch (err) {
     // A probe that timed out or could not connect is an outage; anything else is reported as such.
-    const unavailable = isInfrastructureError(err) || (err instanceof Error && err.message.startsWith('no answer within'));
+    const timedOut = err instanceof Error && err.message.startsWith('no answer within');
+    const unavailable = isInfrastructureError(err) || timedOut;
     if (unavailable) noteDatabaseState(false, err);
     return {
-      database: { ok: false, error: unavailable ? 'unavailable' : describeError(err), latencyMs: Math.round(performance.now() - started) },
+      database: {
+        ok: false,
+        error: unavailable ? 'unavailable' : describeError(err),
+        latencyMs: Math.round(performance.now() - started),
+      },
       migrations: { ok: false, error: 'not checked' },
     };
   }

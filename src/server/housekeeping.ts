@@ -25,7 +25,10 @@ interface Holder {
   purging?: Promise<unknown>;
   stopping: boolean;
 }
-const holder: Holder = ((globalThis as Record<string, unknown>).__trackerHousekeeping ??= { started: false, stopping: false }) as Holder;
+const holder: Holder = ((globalThis as Record<string, unknown>).__trackerHousekeeping ??= {
+  started: false,
+  stopping: false,
+}) as Holder;
 
 /** One purge pass now (the timer's job; also used by tests). Never throws. */
 export function runPurge(): Promise<unknown> {
@@ -39,7 +42,9 @@ export function runPurge(): Promise<unknown> {
         shouldStop: () => holder.stopping,
       }),
     )
-    .catch((err: unknown) => childLog({ job: 'retention' }).error({ event: 'purge.failed', error: describeError(err) }, 'retention purge failed'))
+    .catch((err: unknown) =>
+      childLog({ job: 'retention' }).error({ event: 'purge.failed', error: describeError(err) }, 'purge failed'),
+    )
     .finally(() => (holder.purging = undefined));
   return holder.purging;
 }

@@ -71,7 +71,12 @@ const REDACT_KEYS = [
   'args',
   'headers',
 ];
-const REDACT_PATHS = [...REDACT_KEYS, ...REDACT_KEYS.map((k) => `*.${k}`), 'req.headers.authorization', 'req.headers.cookie'];
+const REDACT_PATHS = [
+  ...REDACT_KEYS,
+  ...REDACT_KEYS.map((k) => `*.${k}`),
+  'req.headers.authorization',
+  'req.headers.cookie',
+];
 
 /**
  * Shapes of secrets in free text (an error message quoting a header, a URL with a password): API

@@ -104,7 +104,8 @@ export async function purgeExpired(db: Database, opts: PurgeOptions): Promise<Pu
   holder.running = true;
   try {
     return await db.withSession(async (session) => {
-      const { rows } = await session.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [RETENTION_LOCK_KEY]);
+      const lock = 'SELECT pg_try_advisory_lock($1) AS locked';
+      const { rows } = await session.query<{ locked: boolean }>(lock, [RETENTION_LOCK_KEY]);
       if (!rows[0]?.locked) return result;
       result.ran = true;
       const started = Date.now();
@@ -123,7 +124,9 @@ export async function purgeExpired(db: Database, opts: PurgeOptions): Promise<Pu
           return total;
         };
         const conversationBatch = Math.max(1, Math.floor(batch / 5));
-        result.conversations = await drain(conversationBatch, (n) => purgeDeletedConversations(session, opts.agentRetentionDays, n));
+        result.conversations = await drain(conversationBatch, (n) =>
+          purgeDeletedConversations(session, opts.agentRetentionDays, n),
+        );
         result.auditRows = await drain(batch, (n) => auditBatch(session, opts.auditRetentionDays, n));
         result.runKeys = await drain(batch, (n) => runKeyBatch(session, opts.auditRetentionDays, n));
         result.overrideUses = await drain(batch, (n) => overrideUseBatch(session, n));

@@ -67,20 +67,27 @@ export function shutdown(reason: string): Promise<number> {
     const e = env();
     startDraining();
     const drainSeconds = e.SHUTDOWN_DRAIN_SECONDS;
-    logger().info({ event: 'drain.started', reason, drainSeconds }, 'draining: no new runs; running answers may finish');
+    logger().info({ event: 'drain.started', reason, drainSeconds }, 'draining: no new runs; answers may finish');
     // Whatever happens below, the process does not outlive the window by much.
     const started = Date.now();
     const result = await drainRuns(started + drainSeconds * 1000);
     logger().info(
-      { event: 'drain.finished', finished: result.finished, stopped: result.stopped, left: result.left.length, ms: Date.now() - started },
+      {
+        event: 'drain.finished',
+        finished: result.finished,
+        stopped: result.stopped,
+        left: result.left.length,
+        ms: Date.now() - started,
+      },
       'drain finished',
     );
     if (result.left.length) {
-      logger().error({ event: 'drain.incomplete', runIds: result.left }, 'runs could not record their end before the exit');
+      logger().error({ event: 'drain.incomplete', runIds: result.left }, 'runs could not record their end in time');
     }
     await stopHousekeeping().catch(() => undefined);
-    await closeFanOut().catch((err: unknown) => logger().warn({ event: 'shutdown.fan_out_close_failed', error: describeError(err) }));
-    await closeDb().catch((err: unknown) => logger().warn({ event: 'shutdown.db_close_failed', error: describeError(err) }));
+    const warn = (event: string) => (err: unknown) => logger().warn({ event, error: describeError(err) });
+    await closeFanOut().catch(warn('shutdown.fan_out_close_failed'));
+    await closeDb().catch(warn('shutdown.db_close_failed'));
     const code = result.left.length ? 1 : 0;
     logger().info({ event: 'shutdown.complete', exitCode: code, ms: Date.now() - started }, 'shutdown complete');
     return code;
@@ -94,7 +101,7 @@ export function installShutdownHandlers(opts: ShutdownOptions = {}): void {
   holder.installed = true;
   const exit = opts.exit ?? ((code: number) => process.exit(code));
   const removed = takeOverNextSignalHandlers();
-  if (removed) logger().info({ event: 'shutdown.signals_taken_over', removed }, 'graceful shutdown handles SIGTERM/SIGINT');
+  if (removed) logger().info({ event: 'shutdown.signals_taken_over', removed }, 'the app handles SIGTERM/SIGINT');
   const onSignal = (signal: Signal) => {
     const now = Date.now();
     if (holder.firstSignalAt !== undefined) {

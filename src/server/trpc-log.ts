@@ -57,9 +57,11 @@ export function logTrpcError(event: TrpcErrorEvent): void {
   const line = describeTrpcFailure(event);
   if (line) {
     const [summary, ...frames] = line.split('\n');
-    log().error({ event: 'request.failed', code: 'INTERNAL_ERROR', procedure: path ?? null, type, frames: frames.map((f) => f.trim()) }, summary);
+    const where = { procedure: path ?? null, type, frames: frames.map((f) => f.trim()) };
+    log().error({ event: 'request.failed', code: 'INTERNAL_ERROR', ...where }, summary);
     return;
   }
   const appCode = (error.cause as { appCode?: unknown } | undefined)?.appCode;
-  logRefusal(getHTTPStatusCodeFromError(error), typeof appCode === 'string' ? appCode : error.code, { procedure: path ?? null });
+  const code = typeof appCode === 'string' ? appCode : error.code;
+  logRefusal(getHTTPStatusCodeFromError(error), code, { procedure: path ?? null });
 }

@@ -21,7 +21,8 @@ export async function createTrpcContext(req: Request): Promise<TrpcContext> {
 
 /** The stable code and wording of a request refused because the database is unreachable. */
 export const DATABASE_UNAVAILABLE_APP_CODE = 'DATABASE_UNAVAILABLE';
-const DATABASE_UNAVAILABLE_MESSAGE = 'The service is briefly unavailable (its database cannot be reached). Try again shortly.';
+const DATABASE_UNAVAILABLE_MESSAGE =
+  'The service is briefly unavailable (its database cannot be reached). Try again shortly.';
 
 /** Whether a tRPC error means "the database is unreachable" (from a procedure or from createContext). */
 export function isDatabaseUnavailable(error: TRPCError): boolean {
@@ -33,7 +34,10 @@ export function isDatabaseUnavailable(error: TRPCError): boolean {
  * `responseMeta` of the tRPC route: a response carrying a database outage is a 503 with
  * Retry-After (tRPC would compute 500 for an error raised outside a procedure, in createContext).
  */
-export function trpcResponseMeta({ errors }: { errors: TRPCError[] }): { status?: number; headers?: Record<string, string> } {
+export function trpcResponseMeta({ errors }: { errors: TRPCError[] }): {
+  status?: number;
+  headers?: Record<string, string>;
+} {
   if (errors.length && errors.every(isDatabaseUnavailable)) {
     return { status: 503, headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) } };
   }

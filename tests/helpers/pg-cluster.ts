@@ -49,9 +49,14 @@ export async function startPgCluster(): Promise<PgCluster> {
   const data = path.join(dir, 'data');
   const port = await freePort();
   asPostgres('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--no-sync']);
-  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
-  const start = () => asPostgres('pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-w', '-t', '60', '-o', opts, 'start']);
-  const stop = (mode: 'fast' | 'immediate' = 'fast') => asPostgres('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '60', 'stop']);
+  const opts = [
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`,
+    '-c fsync=off -c synchronous_commit=off -c full_page_writes=off',
+  ].join(' ');
+  const start = () =>
+    asPostgres('pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-w', '-t', '60', '-o', opts, 'start']);
+  const stop = (mode: 'fast' | 'immediate' = 'fast') =>
+    asPostgres('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '60', 'stop']);
   start();
   return {
     url: `postgresql://postgres@127.0.0.1:${port}/postgres`,

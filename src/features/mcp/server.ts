@@ -69,7 +69,8 @@ export async function handleMcpPost(req: Request, opts: { prisma?: PrismaClient 
         'retry-after': '5',
       });
     }
-    log().error({ event: 'request.failed', code: 'INTERNAL_ERROR', error: describeError(err), frames: stackFrames(err) }, 'MCP request failed');
+    const failure = { code: 'INTERNAL_ERROR', error: describeError(err), frames: stackFrames(err) };
+    log().error({ event: 'request.failed', ...failure }, 'MCP request failed');
     return jsonRpcErrorResponse(500, RPC.INTERNAL_ERROR, 'INTERNAL_ERROR', 'The server could not handle this request.');
   }
 }
@@ -246,7 +247,8 @@ function withStableCode(answer: unknown): unknown {
   if (typeof a.error.data?.code === 'string') return answer;
   if (a.error.code === RPC.METHOD_NOT_FOUND) return rpcError(a.id ?? null, RPC.METHOD_NOT_FOUND, 'METHOD_NOT_FOUND', 'Method not found');
   if (a.error.code === RPC.INVALID_PARAMS) return rpcError(a.id ?? null, RPC.INVALID_PARAMS, 'INVALID_REQUEST', 'Invalid parameters');
-  log().error({ event: 'mcp.protocol_error', rpcId: String(a.id).slice(0, 40), rpcCode: String(a.error.code).slice(0, 12) }, 'MCP request failed in the protocol layer');
+  const where = { rpcId: String(a.id).slice(0, 40), rpcCode: String(a.error.code).slice(0, 12) };
+  log().error({ event: 'mcp.protocol_error', ...where }, 'MCP request failed in the protocol layer');
   return rpcError(a.id ?? null, RPC.INTERNAL_ERROR, 'INTERNAL_ERROR', 'The server could not handle this request.');
 }
 
@@ -424,7 +426,8 @@ function createMcpServer(prisma: PrismaClient, principal: McpPrincipal, signal: 
         return errorResult(err.appCode, err.message, err.details);
       }
       // Unexpected: logged by class and code; the client and the audit get a stable code only.
-      log().error({ event: 'mcp.tool_failed', tool: name, error: describeError(err), frames: stackFrames(err) }, 'MCP tool failed');
+      const failure = { event: 'mcp.tool_failed', tool: name, error: describeError(err), frames: stackFrames(err) };
+      log().error(failure, 'MCP tool failed');
       if (isInfrastructureError(err)) {
         await audit('ERROR', 'SERVICE_UNAVAILABLE', { error: { code: 'SERVICE_UNAVAILABLE' } });
         return errorResult('SERVICE_UNAVAILABLE', `${name} could not run: the service is temporarily unavailable. Try again shortly.`);

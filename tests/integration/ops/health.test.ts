@@ -19,13 +19,21 @@ afterAll(async () => {
 
 async function get(path: string) {
   const res = await fetch(`${server.url}${path}`);
-  return { status: res.status, cacheControl: res.headers.get('cache-control'), body: (await res.json()) as Record<string, unknown> };
+  return {
+    status: res.status,
+    cacheControl: res.headers.get('cache-control'),
+    body: (await res.json()) as Record<string, unknown>,
+  };
 }
 
 describe('probes', () => {
   it('/api/health: the process is alive', async () => {
     const res = await get('/api/health');
-    expect(res).toMatchObject({ status: 200, cacheControl: 'no-store', body: { status: 'ok', checks: { process: { ok: true } } } });
+    expect(res).toMatchObject({
+      status: 200,
+      cacheControl: 'no-store',
+      body: { status: 'ok', checks: { process: { ok: true } } },
+    });
   });
 
   it('/api/ready: ready when the database answers and every migration is applied', async () => {
@@ -41,17 +49,28 @@ describe('probes', () => {
 
   it('/api/ready: not ready while a migration of this build is not applied', async () => {
     const db = await getDb();
-    const [row] = (await db.withSession((s) => s.query<{ id: string; migration_name: string }>(
-      'SELECT id, migration_name FROM "_prisma_migrations" ORDER BY migration_name DESC LIMIT 1',
-    ))).rows;
+    const [row] = (
+      await db.withSession((s) =>
+        s.query<{ id: string; migration_name: string }>(
+          'SELECT id, migration_name FROM "_prisma_migrations" ORDER BY migration_name DESC LIMIT 1',
+        ),
+      )
+    ).rows;
     // Marked as rolled back: as if this build's newest migration had never been applied.
-    await db.withSession((s) => s.query('UPDATE "_prisma_migrations" SET rolled_back_at = now() WHERE id = $1', [row!.id]));
+    await db.withSession((s) =>
+      s.query('UPDATE "_prisma_migrations" SET rolled_back_at = now() WHERE id = $1', [row!.id]),
+    );
     try {
       const res = await get('/api/ready');
       expect(res.status).toBe(503);
-      expect(res.body).toMatchObject({ status: 'unavailable', checks: { database: { ok: true }, migrations: { ok: false, pending: [row!.migration_name] } } });
+      expect(res.body).toMatchObject({
+        status: 'unavailable',
+        checks: { database: { ok: true }, migrations: { ok: false, pending: [row!.migration_name] } },
+      });
     } finally {
-      await db.withSession((s) => s.query('UPDATE "_prisma_migrations" SET rolled_back_at = NULL WHERE id = $1', [row!.id]));
+      await db.withSession((s) =>
+        s.query('UPDATE "_prisma_migrations" SET rolled_back_at = NULL WHERE id = $1', [row!.id]),
+      );
     }
     expect((await get('/api/ready')).status).toBe(200);
   });

@@ -86,27 +86,55 @@ describe('the structured log', () => {
 
   it('logs a refused request with its code and the request id the proxy sent', async () => {
     lines = [];
-    const res = await postAgent(server.url, project.id, project.users.MEMBER.cookie, {}, { headers: { 'x-request-id': 'proxy-req-42' } });
+    const res = await postAgent(
+      server.url,
+      project.id,
+      project.users.MEMBER.cookie,
+      {},
+      { headers: { 'x-request-id': 'proxy-req-42' } },
+    );
     expect(res.status).toBe(400);
     expect(parsed()).toContainEqual(
-      expect.objectContaining({ event: 'request.refused', status: 400, code: 'NO_USER_MESSAGE', requestId: 'proxy-req-42', projectId: project.id }),
+      expect.objectContaining({
+        event: 'request.refused',
+        status: 400,
+        code: 'NO_USER_MESSAGE',
+        requestId: 'proxy-req-42',
+        projectId: project.id,
+      }),
     );
   });
 
   it("never writes a run key's secret, nor secrets handed to the logger", async () => {
     lines = [];
     const prisma = await getPrisma();
-    const { secret } = await mintAgentKey(prisma, { projectId: project.id, userId: project.users.MEMBER.id, runId: 'run_log_test', ttlSeconds: 60 });
+    const { secret } = await mintAgentKey(prisma, {
+      projectId: project.id,
+      userId: project.users.MEMBER.id,
+      runId: 'run_log_test',
+      ttlSeconds: 60,
+    });
     const mcp = (headers: Record<string, string>, body: unknown) =>
       fetch(`${server.url}/api/public/mcp`, { method: 'POST', headers, body: JSON.stringify(body) });
     const auth = { authorization: `Bearer ${secret}`, accept: 'application/json, text/event-stream' };
     // A good call, a refused one (wrong media type), and one with the secret where no key belongs.
-    expect((await mcp({ ...auth, 'content-type': 'application/json' }, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).status).toBe(200);
+    expect(
+      (await mcp({ ...auth, 'content-type': 'application/json' }, { jsonrpc: '2.0', id: 1, method: 'tools/list' }))
+        .status,
+    ).toBe(200);
     expect((await mcp({ ...auth, 'content-type': 'text/plain' }, {})).status).toBe(415);
-    expect((await mcp({ authorization: `Bearer ${secret}x`, accept: auth.accept, 'content-type': 'application/json' }, {})).status).toBe(401);
+    expect(
+      (await mcp({ authorization: `Bearer ${secret}x`, accept: auth.accept, 'content-type': 'application/json' }, {}))
+        .status,
+    ).toBe(401);
     // Code that hands secrets to the logger by mistake: fields, nested fields, free text.
     log().warn(
-      { authorization: `Bearer ${secret}`, headers: { cookie: 'next-auth.session-token=abc' }, key: { secret }, note: `the key ${secret} failed` },
+      {
+        authorization: `Bearer ${secret}`,
+        headers: { cookie: 'next-auth.session-token=abc' },
+        key: { secret },
+        note: `the key ${secret} failed`,
+      },
       `calling with ${secret}`,
     );
     log().error({ url: 'postgresql://tracker:hunter2secret@db:5432/tracker' }, 'connect failed');

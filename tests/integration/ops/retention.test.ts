@@ -13,15 +13,30 @@ const DAY = 86_400_000;
 const daysAgo = (n: number) => new Date(Date.now() - n * DAY);
 const OPTIONS: PurgeOptions = { agentRetentionDays: 30, auditRetentionDays: 90, batchSize: 10 };
 
-async function conversation(projectId: string, userId: string, opts: { deletedDaysAgo: number | null; running?: boolean }) {
+async function conversation(
+  projectId: string,
+  userId: string,
+  opts: { deletedDaysAgo: number | null; running?: boolean },
+) {
   const prisma = await getPrisma();
   const id = newId('cv_');
   const runId = newId('run_');
   await prisma.agentConversation.create({
-    data: { id, projectId, userId, title: 't', lastSeq: 2, deletedAt: opts.deletedDaysAgo === null ? null : daysAgo(opts.deletedDaysAgo) },
+    data: {
+      id,
+      projectId,
+      userId,
+      title: 't',
+      lastSeq: 2,
+      deletedAt: opts.deletedDaysAgo === null ? null : daysAgo(opts.deletedDaysAgo),
+    },
   });
-  await prisma.agentRun.create({ data: { id: runId, conversationId: id, userId, status: opts.running ? 'RUNNING' : 'COMPLETED' } });
-  await prisma.agentEvent.create({ data: { id: newId('ev_'), conversationId: id, runId, seq: 1, type: 'TEXT_MESSAGE', payload: { v: 2 } } });
+  await prisma.agentRun.create({
+    data: { id: runId, conversationId: id, userId, status: opts.running ? 'RUNNING' : 'COMPLETED' },
+  });
+  await prisma.agentEvent.create({
+    data: { id: newId('ev_'), conversationId: id, runId, seq: 1, type: 'TEXT_MESSAGE', payload: { v: 2 } },
+  });
   await prisma.agentPendingApproval.create({
     data: {
       id: newId('ap_'),
@@ -36,7 +51,9 @@ async function conversation(projectId: string, userId: string, opts: { deletedDa
       expiresAt: new Date(),
     },
   });
-  await prisma.agentFeedback.create({ data: { id: newId('fb_'), conversationId: id, messageId: newId('msg_'), userId, value: 1 } });
+  await prisma.agentFeedback.create({
+    data: { id: newId('fb_'), conversationId: id, messageId: newId('msg_'), userId, value: 1 },
+  });
   return id;
 }
 
@@ -52,7 +69,9 @@ describe('the retention purge', () => {
     const running = await conversation(p.id, u, { deletedDaysAgo: 45, running: true });
 
     const audit = (days: number) =>
-      prisma.toolCallAudit.create({ data: { id: newId('au_'), projectId: p.id, tool: 'list_issues', status: 'OK', startedAt: daysAgo(days) } });
+      prisma.toolCallAudit.create({
+        data: { id: newId('au_'), projectId: p.id, tool: 'list_issues', status: 'OK', startedAt: daysAgo(days) },
+      });
     const oldAudits = await Promise.all(Array.from({ length: 25 }, () => audit(91)));
     const keptAudit = await audit(89);
 
@@ -75,7 +94,9 @@ describe('the retention purge', () => {
     const recentRunKey = await key('IN_APP_AGENT', 10);
     const projectKey = await key('PROJECT', 400, true);
     const nonce = (days: number) =>
-      prisma.mcpOverrideUse.create({ data: { nonce: newId('n_'), apiKeyId: recentRunKey, tool: 'create_issue', consumedAt: daysAgo(days) } });
+      prisma.mcpOverrideUse.create({
+        data: { nonce: newId('n_'), apiKeyId: recentRunKey, tool: 'create_issue', consumedAt: daysAgo(days) },
+      });
     const oldNonce = await nonce(10);
     const newNonce = await nonce(0);
 
@@ -91,13 +112,19 @@ describe('the retention purge', () => {
     }
     expect(await prisma.toolCallAudit.count({ where: { id: { in: oldAudits.map((a) => a.id) } } })).toBe(0);
     expect(await prisma.toolCallAudit.count({ where: { id: keptAudit.id } })).toBe(1);
-    expect((await prisma.apiKey.findMany({ where: { projectId: p.id }, select: { id: true } })).map((k) => k.id).sort()).toEqual(
-      [recentRunKey, projectKey].sort(),
-    );
+    expect(
+      (await prisma.apiKey.findMany({ where: { projectId: p.id }, select: { id: true } })).map((k) => k.id).sort(),
+    ).toEqual([recentRunKey, projectKey].sort());
     expect(await prisma.mcpOverrideUse.count({ where: { nonce: { in: [oldNonce.nonce, newNonce.nonce] } } })).toBe(1);
 
     // A second pass finds nothing more to do.
-    expect(await purgeExpired(await getDb(), OPTIONS)).toMatchObject({ ran: true, conversations: 0, auditRows: 0, runKeys: 0, overrideUses: 0 });
+    expect(await purgeExpired(await getDb(), OPTIONS)).toMatchObject({
+      ran: true,
+      conversations: 0,
+      auditRows: 0,
+      runKeys: 0,
+      overrideUses: 0,
+    });
   });
 
   it('runs one pass at a time in a process', async () => {
@@ -113,22 +140,25 @@ describe('the retention purge', () => {
     expect((await first).conversations).toBe(6);
   });
 
-  it.runIf(process.env.DATABASE_URL)('skips its turn while another connection (another instance) holds the lock', async () => {
-    const p = await createProject('Retention locked');
-    const prisma = await getPrisma();
-    const id = await conversation(p.id, p.users.MEMBER.id, { deletedDaysAgo: 40 });
-    const other = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await other.connect();
-    try {
-      await other.query('SELECT pg_advisory_lock($1)', [RETENTION_LOCK_KEY]);
-      expect(await purgeExpired(await getDb(), OPTIONS)).toMatchObject({ ran: false, conversations: 0 });
-      expect(await prisma.agentConversation.count({ where: { id } })).toBe(1);
-      await other.query('SELECT pg_advisory_unlock($1)', [RETENTION_LOCK_KEY]);
-    } finally {
-      await other.end();
-    }
-    expect(await purgeExpired(await getDb(), OPTIONS)).toMatchObject({ ran: true, conversations: 1 });
-  });
+  it.runIf(process.env.DATABASE_URL)(
+    'skips its turn while another connection (another instance) holds the lock',
+    async () => {
+      const p = await createProject('Retention locked');
+      const prisma = await getPrisma();
+      const id = await conversation(p.id, p.users.MEMBER.id, { deletedDaysAgo: 40 });
+      const other = new pg.Client({ connectionString: process.env.DATABASE_URL });
+      await other.connect();
+      try {
+        await other.query('SELECT pg_advisory_lock($1)', [RETENTION_LOCK_KEY]);
+        expect(await purgeExpired(await getDb(), OPTIONS)).toMatchObject({ ran: false, conversations: 0 });
+        expect(await prisma.agentConversation.count({ where: { id } })).toBe(1);
+        await other.query('SELECT pg_advisory_unlock($1)', [RETENTION_LOCK_KEY]);
+      } finally {
+        await other.end();
+      }
+      expect(await purgeExpired(await getDb(), OPTIONS)).toMatchObject({ ran: true, conversations: 1 });
+    },
+  );
 
   it.runIf(process.env.DATABASE_URL)('two instances purging at once: only one works', async () => {
     const p = await createProject('Retention two instances');

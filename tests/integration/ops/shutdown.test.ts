@@ -44,26 +44,35 @@ function instanceEnv(drainSeconds: number) {
 
 const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i} `);
 const deltas = (events: PositionedSse[]) => events.filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT').length;
-const textOf = (events: PositionedSse[]) => events.flatMap((e) => (e.event.type === 'TEXT_MESSAGE_CONTENT' ? [e.event.delta] : [])).join('');
+const textOf = (events: PositionedSse[]) =>
+  events.flatMap((e) => (e.event.type === 'TEXT_MESSAGE_CONTENT' ? [e.event.delta] : [])).join('');
 
 /** Streams an answer from `instance`; once `after` deltas arrived, sends SIGTERM and probes the instance. */
 async function answerThroughShutdown(instance: AppInstance, after: number) {
   const cookie = project.users.MEMBER.cookie;
   let exit: Promise<number | null> | undefined;
-  let probes: Promise<{ agent: Awaited<ReturnType<typeof postAgent>>; ready: { status: number; body: unknown } }> | undefined;
-  const { status, events } = await startRunStream(instance.url, project.id, cookie, userMessageBody('a slow answer'), (ev) => {
-    if (!exit && deltas(ev) >= after) {
-      exit = instance.kill('SIGTERM');
-      probes = (async () => {
-        // Give the signal a moment to arrive, then: no new run, not ready.
-        await new Promise((r) => setTimeout(r, 150));
-        const agent = await postAgent(instance.url, project.id, cookie, userMessageBody('another question'));
-        const res = await fetch(`${instance.url}/api/ready`);
-        return { agent, ready: { status: res.status, body: await res.json() } };
-      })();
-    }
-    return false;
-  });
+  let probes:
+    | Promise<{ agent: Awaited<ReturnType<typeof postAgent>>; ready: { status: number; body: unknown } }>
+    | undefined;
+  const { status, events } = await startRunStream(
+    instance.url,
+    project.id,
+    cookie,
+    userMessageBody('a slow answer'),
+    (ev) => {
+      if (!exit && deltas(ev) >= after) {
+        exit = instance.kill('SIGTERM');
+        probes = (async () => {
+          // Give the signal a moment to arrive, then: no new run, not ready.
+          await new Promise((r) => setTimeout(r, 150));
+          const agent = await postAgent(instance.url, project.id, cookie, userMessageBody('another question'));
+          const res = await fetch(`${instance.url}/api/ready`);
+          return { agent, ready: { status: res.status, body: await res.json() } };
+        })();
+      }
+      return false;
+    },
+  );
   expect(exit).toBeDefined();
   return { status, events, exitCode: await exit!, probes: await probes! };
 }
@@ -71,41 +80,51 @@ async function answerThroughShutdown(instance: AppInstance, after: number) {
 async function expectNothingRunning(runId: string) {
   const prisma = await getPrisma();
   const run = await prisma.agentRun.findUniqueOrThrow({ where: { id: runId } });
-  expect(await prisma.agentRun.count({ where: { status: 'RUNNING', conversation: { projectId: project.id } } })).toBe(0);
+  expect(await prisma.agentRun.count({ where: { status: 'RUNNING', conversation: { projectId: project.id } } })).toBe(
+    0,
+  );
   const key = await prisma.apiKey.findFirstOrThrow({ where: { runId } });
   expect(key.revokedAt).not.toBeNull();
   return run;
 }
 
 function storedText(rows: Array<{ payload: unknown }>): string {
-  return rows.flatMap((r) => ((r.payload as { type: string }).type === 'TEXT_MESSAGE' ? [(r.payload as { content: string }).content] : [])).join('');
+  return rows
+    .flatMap((r) =>
+      (r.payload as { type: string }).type === 'TEXT_MESSAGE' ? [(r.payload as { content: string }).content] : [],
+    )
+    .join('');
 }
 
 describe.skipIf(!onPostgres)('graceful shutdown', () => {
-  it('refuses new runs, lets the running answer finish within the window, and exits 0', { timeout: 60_000 }, async () => {
-    turn = { text: words(60), delayMs: 50 };
-    const instance = await startInstance(instanceEnv(20));
-    instances.push(instance);
-    const { status, events, exitCode, probes } = await answerThroughShutdown(instance, 5);
-    expect(status).toBe(200);
+  it(
+    'refuses new runs, lets the running answer finish within the window, and exits 0',
+    { timeout: 60_000 },
+    async () => {
+      turn = { text: words(60), delayMs: 50 };
+      const instance = await startInstance(instanceEnv(20));
+      instances.push(instance);
+      const { status, events, exitCode, probes } = await answerThroughShutdown(instance, 5);
+      expect(status).toBe(200);
 
-    expect(probes.agent.status).toBe(503);
-    expect(probes.agent.error).toMatchObject({ code: 'DRAINING' });
-    expect(Number(probes.agent.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(probes.ready.status).toBe(503);
-    expect(probes.ready.body).toMatchObject({ status: 'draining', checks: { draining: { ok: false } } });
+      expect(probes.agent.status).toBe(503);
+      expect(probes.agent.error).toMatchObject({ code: 'DRAINING' });
+      expect(Number(probes.agent.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(probes.ready.status).toBe(503);
+      expect(probes.ready.body).toMatchObject({ status: 'draining', checks: { draining: { ok: false } } });
 
-    expect(events.at(-1)!.event).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
-    expect(textOf(events)).toBe(`a slow answer${words(60).join('')}`);
-    expect(exitCode).toBe(0);
-    const runId = (events[0]!.event as { runId: string }).runId;
-    const run = await expectNothingRunning(runId);
-    expect(run.status).toBe('COMPLETED');
-    const lines = instance.output();
-    expect(lines).toContain('"event":"drain.started"');
-    expect(lines).toMatch(/"event":"drain.finished","finished":1,"stopped":0/);
-    expect(lines).toContain('"event":"shutdown.complete"');
-  });
+      expect(events.at(-1)!.event).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+      expect(textOf(events)).toBe(`a slow answer${words(60).join('')}`);
+      expect(exitCode).toBe(0);
+      const runId = (events[0]!.event as { runId: string }).runId;
+      const run = await expectNothingRunning(runId);
+      expect(run.status).toBe('COMPLETED');
+      const lines = instance.output();
+      expect(lines).toContain('"event":"drain.started"');
+      expect(lines).toMatch(/"event":"drain.finished","finished":1,"stopped":0/);
+      expect(lines).toContain('"event":"shutdown.complete"');
+    },
+  );
 
   it('stops an answer longer than the window: ABORTED, with the partial text stored', { timeout: 60_000 }, async () => {
     turn = { text: words(400), delayMs: 30 };

@@ -204,7 +204,8 @@ function guarded(route: Route): Route {
             'retry-after': String(DATABASE_RETRY_AFTER_SECONDS),
           });
         }
-        log().error({ event: 'request.failed', code: 'INTERNAL_ERROR', error: describeError(err), frames: stackFrames(err) }, 'request failed');
+        const failure = { code: 'INTERNAL_ERROR', error: describeError(err), frames: stackFrames(err) };
+        log().error({ event: 'request.failed', ...failure }, 'request failed');
         return errorResponse(500, 'INTERNAL_ERROR', 'Something went wrong. Please try again.');
       }
     });

@@ -208,10 +208,13 @@ async function live(
   recorder.start();
   // ops: one log line when the run starts and one when it ends, with its ids (never its content).
   const startedAt = Date.now();
-  const runLog = childLog({ runId, conversationId, projectId: input.projectId, userId: input.user.id, traceId: traceIdOf(trace.span) });
+  const ids = { runId, conversationId, projectId: input.projectId, userId: input.user.id };
+  const runLog = childLog({ ...ids, traceId: traceIdOf(trace.span) });
   runLog.info({ event: 'run.started', resumed: decisions.length > 0, model: input.model.info.modelId }, 'run started');
   for (const d of decisions) {
-    runLog.info({ event: 'approval.decided', toolCallId: d.toolCallId, tool: d.toolName, decision: d.approved ? 'approved' : 'rejected' }, 'approval decided');
+    const decision = d.approved ? 'approved' : 'rejected';
+    const call = { toolCallId: d.toolCallId, tool: d.toolName };
+    runLog.info({ event: 'approval.decided', ...call, decision }, 'approval decided');
   }
   try {
     // One turn of the event loop first: the response and RUN_STARTED reach the client before the
@@ -323,12 +326,14 @@ async function live(
     try {
       await recorder.finish(end, result?.usage);
     } catch (err) {
-      runLog.error({ event: 'run.record_failed', error: describeError(err) }, 'could not record the end of the run'); // ops
+      runLog.error({ event: 'run.record_failed', error: describeError(err) }, 'could not record the run end'); // ops
     }
     if (keyId) {
       // ops: retried while the database is briefly unavailable, so the key is revoked once it is back.
       const revoke = (id: string) => retryWhileUnavailable(() => revokeKey(prisma, id), { budgetMs: 30_000 });
-      await revoke(keyId).catch((err: unknown) => runLog.error({ event: 'run.key_revoke_failed', error: describeError(err) }, 'could not revoke the run key'));
+      await revoke(keyId).catch((err: unknown) =>
+        runLog.error({ event: 'run.key_revoke_failed', error: describeError(err) }, 'could not revoke the run key'),
+      );
     }
     // ops: the run's end, as recorded.
     runLog.info(

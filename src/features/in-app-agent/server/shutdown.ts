@@ -19,7 +19,10 @@ export interface DrainResult {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export async function drainRuns(deadlineMs: number, opts: { pollMs?: number; stopGraceMs?: number } = {}): Promise<DrainResult> {
+export async function drainRuns(
+  deadlineMs: number,
+  opts: { pollMs?: number; stopGraceMs?: number } = {},
+): Promise<DrainResult> {
   const pollMs = opts.pollMs ?? 100;
   const seen = new Set<string>();
   const note = () => {
