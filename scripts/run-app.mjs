@@ -65,7 +65,9 @@ export async function runApp({ mode }) {
   }
   await checkPortFree(port, host);
 
-  const env = { ...process.env, NODE_ENV: nodeEnv, PORT: String(port) };
+  // NEXT_MANUAL_SIG_HANDLE: Next.js leaves SIGTERM/SIGINT to the app, which drains its running
+  // answers before it exits (src/server/shutdown.ts) instead of closing at once.
+  const env = { ...process.env, NODE_ENV: nodeEnv, PORT: String(port), NEXT_MANUAL_SIG_HANDLE: 'true' };
   if (!env.NEXTAUTH_URL) env.NEXTAUTH_URL = url;
 
   // 1. Database: migrate and seed in a separate process that closes the database when done.
@@ -103,8 +105,9 @@ export async function runApp({ mode }) {
   const next = require.resolve('next/dist/bin/next');
   const args = [next, mode, '--hostname', host, '--port', String(port), ...process.argv.slice(2)];
   const child = spawn(process.execPath, args, { cwd: root, env, stdio: 'inherit' });
+  // Signals go to the app, which drains and exits with its own code; this process waits for it.
   const forward = (sig) => {
-    if (child.exitCode === null) child.kill(sig);
+    if (child.exitCode === null && child.signalCode === null) child.kill(sig);
   };
   process.on('SIGINT', () => forward('SIGINT'));
   process.on('SIGTERM', () => forward('SIGTERM'));

@@ -6,6 +6,8 @@ import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '@/generated/prisma/client';
 import { env } from './env';
+import { describeError } from './errors';
+import { log } from './log';
 import { applyMigrations, readMigrations, type SqlSession } from './migrate';
 
 export type { PrismaClient };
@@ -21,7 +23,16 @@ export interface Database {
 export interface OpenOptions {
   databaseUrl?: string;
   pgliteDir?: string;
+  /** Connections of the `pg` pool (DATABASE_POOL_MAX). */
+  poolMax?: number;
 }
+
+/**
+ * A new connection that is not established within this time fails (and the request is answered
+ * 503) instead of waiting for the operating system's TCP timeout, which can be minutes when the
+ * server is unreachable rather than refusing.
+ */
+export const CONNECT_TIMEOUT_MS = 5_000;
 
 /** Statement counters, filled only when PRISMA_COUNT_QUERIES=1 (the bench uses them). */
 export const queryStats = { total: 0, writes: 0 };
@@ -63,10 +74,23 @@ function pgSession(client: pg.ClientBase): SqlSession {
 /** Opens a database: PostgreSQL when a URL is given, embedded PGlite otherwise. */
 export function openDatabase(opts: OpenOptions): Database {
   if (opts.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    const pool = new pg.Pool({
+      connectionString: opts.databaseUrl,
+      max: opts.poolMax ?? 10,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      // Idle connections close after pg's default 10 s, so a pool sized for a peak does not keep it.
+      // Dead peers (a failover, a dropped network path) are noticed by TCP keepalive.
+      keepAlive: true,
+      application_name: 'tracker',
+    });
     // An idle connection the server ends (restart, failover, an administrator) is dropped from the
     // pool and replaced on the next query; without a listener it would crash the process.
-    pool.on('error', (err) => console.error(`[db] an idle PostgreSQL connection was closed: ${err.message}`));
+    pool.on('error', (err) =>
+      log().warn(
+        { event: 'database.connection_closed', error: describeError(err) },
+        'an idle PostgreSQL connection was closed',
+      ),
+    );
     const prisma = countQueries(new PrismaClient({ adapter: new PrismaPg(pool), ...clientOptions() }));
     return {
       kind: 'postgres',
@@ -121,8 +145,14 @@ const holder: Holder = ((globalThis as Record<string, unknown>).__inAppAgentDb ?
 
 async function init(): Promise<Database> {
   const e = env();
-  const db = openDatabase({ databaseUrl: e.DATABASE_URL, pgliteDir: e.PGLITE_DIR });
-  await migrate(db);
+  const db = openDatabase({ databaseUrl: e.DATABASE_URL, pgliteDir: e.PGLITE_DIR, poolMax: e.DATABASE_POOL_MAX });
+  try {
+    await migrate(db);
+  } catch (err) {
+    // Unreachable at first use (the next request tries again): leave no pool or client behind.
+    await db.close().catch(() => undefined);
+    throw err;
+  }
   if (db.kind === 'pglite' && e.AUTO_SEED && e.NODE_ENV !== 'test') {
     const { seedIfEmpty } = await import('./seed');
     await seedIfEmpty(db.prisma);
@@ -151,5 +181,7 @@ export async function getPrisma(): Promise<PrismaClient> {
 export async function closeDb(): Promise<void> {
   const p = holder.db;
   holder.db = undefined;
-  if (p) await (await p).close();
+  // A database that never opened (unreachable at start) has nothing to close.
+  const db = await p?.catch(() => undefined);
+  await db?.close();
 }

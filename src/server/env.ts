@@ -126,6 +126,19 @@ const EnvSchema = z.object({
   /** tRPC mutations per signed-in user and minute (shared by every instance). */
   TRPC_MUTATIONS_PER_MINUTE: intIn(1, 100_000, 120),
 
+  /** Connections of this instance's PostgreSQL pool (each instance also holds one fan-out connection). */
+  DATABASE_POOL_MAX: intIn(1, 1000, 10),
+  /** On SIGTERM/SIGINT, running answers get this long to finish before they are stopped. */
+  SHUTDOWN_DRAIN_SECONDS: intIn(0, 3600, 30),
+  /** Deleted assistant conversations are purged (with their events, approvals, feedback) after this. */
+  AGENT_RETENTION_DAYS: intIn(1, 36_500, 30),
+  /** MCP audit rows (and expired or revoked run keys) are purged after this. */
+  AUDIT_RETENTION_DAYS: intIn(1, 36_500, 90),
+  /** How often one instance runs the retention purge. */
+  RETENTION_PURGE_INTERVAL_SECONDS: intIn(10, 7 * 86_400, 3600),
+  /** Structured log level; unset: info (tests: warn). */
+  LOG_LEVEL: optionalString.pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional()),
+
   /** OpenTelemetry: spans are exported only when an endpoint is set. */
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(z.url().optional()),
   OTEL_EXPORTER_OTLP_HEADERS: optionalString,

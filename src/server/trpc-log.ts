@@ -5,7 +5,12 @@
  * messages echo query arguments), never headers or cookies.
  */
 import type { TRPCError } from '@trpc/server';
+import { getHTTPStatusCodeFromError } from '@trpc/server/http';
+import { describeError } from './errors';
+import { noteDatabaseState } from './health';
+import { log, logRefusal } from './log';
 import { isInvalidTextError } from './text';
+import { DATABASE_UNAVAILABLE_APP_CODE, isDatabaseUnavailable } from './trpc';
 
 /** Programming errors whose messages describe the code, not the data. */
 const SAFE_MESSAGE_ERRORS = new Set(['TypeError', 'ReferenceError', 'RangeError']);
@@ -37,8 +42,26 @@ export function describeTrpcFailure({ error, path, type }: TrpcErrorEvent): stri
   return [`tRPC ${type} ${path ?? '(unknown procedure)'} failed: ${name}${code}${message}`, ...frames].join('\n');
 }
 
-/** `onError` of the tRPC route handler. */
+/**
+ * `onError` of the tRPC route handler: an unexpected failure is one `request.failed` line (procedure,
+ * class, code, frames); a refusal (4xx, or 503 while the database is away) is one `request.refused`
+ * line with its status and stable code.
+ */
 export function logTrpcError(event: TrpcErrorEvent): void {
+  const { error, path, type } = event;
+  if (isDatabaseUnavailable(error)) {
+    noteDatabaseState(false, error.cause);
+    logRefusal(503, DATABASE_UNAVAILABLE_APP_CODE, { procedure: path ?? null, error: describeError(error.cause) });
+    return;
+  }
   const line = describeTrpcFailure(event);
-  if (line) console.error(line);
+  if (line) {
+    const [summary, ...frames] = line.split('\n');
+    const where = { procedure: path ?? null, type, frames: frames.map((f) => f.trim()) };
+    log().error({ event: 'request.failed', code: 'INTERNAL_ERROR', ...where }, summary);
+    return;
+  }
+  const appCode = (error.cause as { appCode?: unknown } | undefined)?.appCode;
+  const code = typeof appCode === 'string' ? appCode : error.code;
+  logRefusal(getHTTPStatusCodeFromError(error), code, { procedure: path ?? null });
 }

@@ -7,6 +7,7 @@ import { getSessionUser, isSameOrigin, type SessionUser } from './auth';
 import { getPrisma } from './db';
 import { env } from './env';
 import { hitLimit } from './limits';
+import { DATABASE_RETRY_AFTER_SECONDS, isInfrastructureError } from './errors';
 import { hasProjectAccess, type Role, type Scope } from './rbac';
 import { Identifier, INVALID_TEXT_APP_CODE, INVALID_TEXT_MESSAGE, isIdentifier, isInvalidTextError } from './text';
 
@@ -20,9 +21,49 @@ export async function createTrpcContext(req: Request): Promise<TrpcContext> {
   return { req, user: await getSessionUser(req), prisma: await getPrisma() };
 }
 
+/** The stable code and wording of a request refused because the database is unreachable. */
+export const DATABASE_UNAVAILABLE_APP_CODE = 'DATABASE_UNAVAILABLE';
+const DATABASE_UNAVAILABLE_MESSAGE =
+  'The service is briefly unavailable (its database cannot be reached). Try again shortly.';
+
+/** Whether a tRPC error means "the database is unreachable" (from a procedure or from createContext). */
+export function isDatabaseUnavailable(error: TRPCError): boolean {
+  if ((error.cause as { appCode?: unknown } | undefined)?.appCode === DATABASE_UNAVAILABLE_APP_CODE) return true;
+  return error.code === 'INTERNAL_SERVER_ERROR' && isInfrastructureError(error.cause);
+}
+
+/**
+ * `responseMeta` of the tRPC route: a response carrying a database outage is a 503 with
+ * Retry-After (tRPC would compute 500 for an error raised outside a procedure, in createContext).
+ */
+export function trpcResponseMeta({ errors }: { errors: TRPCError[] }): {
+  status?: number;
+  headers?: Record<string, string>;
+} {
+  if (errors.length && errors.every(isDatabaseUnavailable)) {
+    return { status: 503, headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) } };
+  }
+  return {};
+}
+
 const t = initTRPC.context<TrpcContext>().create({
   transformer: superjson,
   errorFormatter({ shape, error }) {
+    // The database is unreachable (also when createContext failed): 503 with a stable code, never 500.
+    if (isDatabaseUnavailable(error)) {
+      return {
+        ...shape,
+        code: TRPC_ERROR_CODES_BY_KEY.SERVICE_UNAVAILABLE,
+        message: DATABASE_UNAVAILABLE_MESSAGE,
+        data: {
+          code: 'SERVICE_UNAVAILABLE' as const,
+          httpStatus: 503,
+          path: shape.data.path,
+          appCode: DATABASE_UNAVAILABLE_APP_CODE,
+          issues: null,
+        },
+      };
+    }
     // Safety net: text the database cannot store (NUL) is the caller's fault, never a 500. The
     // middleware below already maps it inside procedures; this also covers anything outside them.
     if (error.code === 'INTERNAL_SERVER_ERROR' && isInvalidTextError(error.cause)) {
@@ -68,7 +109,16 @@ const invalidTextNet = t.middleware(async ({ next }) => {
   return result;
 });
 
-export const publicProcedure = t.procedure.use(invalidTextNet);
+/** Every procedure: a database outage inside it becomes SERVICE_UNAVAILABLE (503) with appCode DATABASE_UNAVAILABLE. */
+const databaseNet = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && result.error.code === 'INTERNAL_SERVER_ERROR' && isInfrastructureError(result.error.cause)) {
+    throw appError('SERVICE_UNAVAILABLE', DATABASE_UNAVAILABLE_APP_CODE, DATABASE_UNAVAILABLE_MESSAGE);
+  }
+  return result;
+});
+
+export const publicProcedure = t.procedure.use(invalidTextNet).use(databaseNet);
 
 /** An error whose `appCode` is a stable, documented string the UI can switch on. */
 export class AppError extends Error {

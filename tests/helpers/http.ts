@@ -23,6 +23,8 @@ const ROUTES: RouteDef[] = [
     catchAll: true,
     load: () => import('@/app/api/auth/[...nextauth]/route') as unknown as Promise<RouteModule>,
   },
+  { pattern: /^\/api\/health$/, keys: [], load: () => import('@/app/api/health/route') as unknown as Promise<RouteModule> },
+  { pattern: /^\/api\/ready$/, keys: [], load: () => import('@/app/api/ready/route') as unknown as Promise<RouteModule> },
   { pattern: /^\/api\/trpc\/([^/]+)$/, keys: ['trpc'], load: () => import('@/app/api/trpc/[trpc]/route') },
   { pattern: /^\/api\/public\/mcp$/, keys: [], load: () => import('@/app/api/public/mcp/route') as unknown as Promise<RouteModule> },
   {

@@ -104,6 +104,10 @@ export const AGENT_ERROR_CODES = [
   'TOOLS_UNAVAILABLE',
   'RUN_STALE',
   'INTERNAL_ERROR',
+  /** The database is unreachable right now (503 with Retry-After): retry shortly. */
+  'DATABASE_UNAVAILABLE',
+  /** This server is shutting down and takes no new runs (503 with Retry-After): retry (another one answers). */
+  'DRAINING',
   // approvals
   /** Also the answer for another user's or another conversation's interrupt: existence is not revealed. */
   'INTERRUPT_UNKNOWN',

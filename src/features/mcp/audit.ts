@@ -13,6 +13,7 @@ import type { Prisma, PrismaClient, ToolCallStatus } from '@/generated/prisma/cl
 import { PUBLIC_KEY_PATTERN } from '@/server/api-keys';
 import { newId } from '@/server/ids';
 import type { Scope } from '@/server/rbac';
+import { log } from '@/server/log';
 import { Identifier, SafeText } from '@/server/text';
 import { describeError } from './errors';
 import { storedKeyScopes } from './key-scopes';
@@ -98,7 +99,7 @@ export async function writeAudit(prisma: PrismaClient, e: AuditEntry): Promise<v
       },
     });
   } catch (err) {
-    console.error(`[mcp] audit write failed for tool ${tool}: ${describeError(err)}`);
+    log().error({ event: 'mcp.audit_write_failed', tool, error: describeError(err) }, 'MCP audit write failed');
   }
 }
 

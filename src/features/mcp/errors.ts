@@ -6,7 +6,7 @@
  * Failures while running a tool (invalid arguments, issue not found, webhook down) are tool results
  * with `isError: true` and `structuredContent.error.code`, so a model can read and correct them.
  */
-import { storable } from './text';
+import { logRefusal } from '@/server/log';
 
 /** JSON-RPC error numbers used by this server. */
 export const RPC = {
@@ -96,63 +96,14 @@ export function jsonRpcErrorResponse(
   message: string,
   headers: Record<string, string> = {},
 ): Response {
+  // Every transport-level refusal of the endpoint goes through here: one log line each.
+  logRefusal(status, appCode, { endpoint: 'mcp' });
   return new Response(
     JSON.stringify({ jsonrpc: '2.0', error: { code: rpcCode, message: `${message} (${appCode})`, data: { code: appCode } }, id: null }),
     { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } },
   );
 }
 
-/** Prisma error codes meaning the database could not be reached or did not answer in time. */
-const UNAVAILABLE_PRISMA_CODES: ReadonlySet<string> = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
-/** Driver-adapter error kinds with the same meaning. */
-const UNAVAILABLE_ADAPTER_KINDS: ReadonlySet<string> = new Set([
-  'DatabaseNotReachable',
-  'DatabaseDoesNotExist',
-  'DatabaseAccessDenied',
-  'AuthenticationFailed',
-  'ConnectionClosed',
-  'SocketTimeout',
-  'TooManyConnections',
-]);
-/** Socket errors of a database driver used without Prisma. */
-const UNAVAILABLE_SOCKET_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE']);
-
-/**
- * True when `err` says the database is down or unreachable (not that a query was wrong): such
- * failures answer 503 SERVICE_UNAVAILABLE, which a client may retry, instead of 500.
- */
-export function isInfrastructureError(err: unknown): boolean {
-  if (!err || typeof err !== 'object') return false;
-  const e = err as {
-    name?: unknown;
-    code?: unknown;
-    message?: unknown;
-    meta?: { driverAdapterError?: { cause?: { kind?: unknown; originalCode?: unknown; code?: unknown } } };
-  };
-  if (e.name === 'PrismaClientInitializationError') return true;
-  if (typeof e.code === 'string' && (UNAVAILABLE_PRISMA_CODES.has(e.code) || UNAVAILABLE_SOCKET_CODES.has(e.code))) return true;
-  const cause = e.meta?.driverAdapterError?.cause;
-  if (cause && typeof cause.kind === 'string') {
-    if (UNAVAILABLE_ADAPTER_KINDS.has(cause.kind)) return true;
-    // PostgreSQL SQLSTATE classes 08 (connection exception), 53 (insufficient resources) and
-    // 57P01-57P03 (server shutting down or starting).
-    const sqlState = typeof cause.originalCode === 'string' ? cause.originalCode : typeof cause.code === 'string' ? cause.code : '';
-    if (/^(08|53)|^57P0[123]$/.test(sqlState)) return true;
-  }
-  // The embedded database after it was closed.
-  return e.message === 'PGlite is closed';
-}
-
-/**
- * A log-safe description of an unexpected error: class, code and the last line of the message
- * (Prisma puts the database's own reason there), escaped and capped; never the stack.
- */
-export function describeError(err: unknown): string {
-  if (!err || typeof err !== 'object') return typeof err;
-  const e = err as { name?: unknown; code?: unknown; message?: unknown };
-  const name = typeof e.name === 'string' ? e.name : 'Error';
-  const code = typeof e.code === 'string' || typeof e.code === 'number' ? ` ${String(e.code)}` : '';
-  const lines = typeof e.message === 'string' ? e.message.split('\n').filter((l) => l.trim() !== '') : [];
-  const last = lines.at(-1)?.trim() ?? '';
-  return storable(`${name}${code}${last ? `: ${last}` : ''}`, 300);
-}
+// Shared with every route of the product (the agent routes, tRPC, readiness): one definition of
+// "the database is unavailable" and of a log-safe error description.
+export { describeError, isInfrastructureError } from '@/server/errors';

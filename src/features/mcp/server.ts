@@ -25,6 +25,9 @@ import {
 import type { z } from 'zod';
 import type { PrismaClient, ToolCallStatus } from '@/generated/prisma/client';
 import { getPrisma } from '@/server/db';
+import { stackFrames } from '@/server/errors';
+import { noteDatabaseState } from '@/server/health';
+import { log } from '@/server/log';
 import { authenticate, principalHasScope, type McpPrincipal } from './auth';
 import { countRefusedCalls, INVALID_TOOL_NAME, writeAudit } from './audit';
 import { jsonTooDeep, MAX_BODY_BYTES, MAX_JSON_DEPTH, OVERSIZE_PREFIX_BYTES, readBodyCapped, scanToolCalls } from './body';
@@ -60,12 +63,14 @@ export async function handleMcpPost(req: Request, opts: { prisma?: PrismaClient 
   try {
     return await handle(req, opts);
   } catch (err) {
-    console.error(`[mcp] request failed: ${describeError(err)}`);
     if (isInfrastructureError(err)) {
+      noteDatabaseState(false, err);
       return jsonRpcErrorResponse(503, RPC.TRANSPORT, 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable. Try again shortly.', {
         'retry-after': '5',
       });
     }
+    const failure = { code: 'INTERNAL_ERROR', error: describeError(err), frames: stackFrames(err) };
+    log().error({ event: 'request.failed', ...failure }, 'MCP request failed');
     return jsonRpcErrorResponse(500, RPC.INTERNAL_ERROR, 'INTERNAL_ERROR', 'The server could not handle this request.');
   }
 }
@@ -254,7 +259,8 @@ function withStableCode(answer: unknown): unknown {
   if (typeof a.error.data?.code === 'string') return answer;
   if (a.error.code === RPC.METHOD_NOT_FOUND) return rpcError(a.id ?? null, RPC.METHOD_NOT_FOUND, 'METHOD_NOT_FOUND', 'Method not found');
   if (a.error.code === RPC.INVALID_PARAMS) return rpcError(a.id ?? null, RPC.INVALID_PARAMS, 'INVALID_REQUEST', 'Invalid parameters');
-  console.error(`[mcp] request ${String(a.id).slice(0, 40)} failed in the protocol layer (code ${String(a.error.code).slice(0, 12)})`);
+  const where = { rpcId: String(a.id).slice(0, 40), rpcCode: String(a.error.code).slice(0, 12) };
+  log().error({ event: 'mcp.protocol_error', ...where }, 'MCP request failed in the protocol layer');
   return rpcError(a.id ?? null, RPC.INTERNAL_ERROR, 'INTERNAL_ERROR', 'The server could not handle this request.');
 }
 
@@ -433,7 +439,8 @@ function createMcpServer(prisma: PrismaClient, principal: McpPrincipal, signal: 
         return errorResult(err.appCode, err.message, err.details);
       }
       // Unexpected: logged by class and code; the client and the audit get a stable code only.
-      console.error(`[mcp] tool ${name} failed: ${describeError(err)}`);
+      const failure = { event: 'mcp.tool_failed', tool: name, error: describeError(err), frames: stackFrames(err) };
+      log().error(failure, 'MCP tool failed');
       if (isInfrastructureError(err)) {
         await audit('ERROR', 'SERVICE_UNAVAILABLE', { error: { code: 'SERVICE_UNAVAILABLE' } });
         return errorResult('SERVICE_UNAVAILABLE', `${name} could not run: the service is temporarily unavailable. Try again shortly.`);

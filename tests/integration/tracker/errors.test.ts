@@ -1,7 +1,9 @@
 // Unexpected failures of tRPC procedures: the client gets a generic 500 without internals, the
 // server log names the procedure and the error class, and never echoes the input or the cookie.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getPrisma } from '@/server/db';
+import { setLogDestination } from '@/server/log';
 import { createProject, type TestProject } from '../../helpers/fixtures';
 import { startTestServer, type TestServer } from '../../helpers/http';
 
@@ -17,7 +19,9 @@ afterAll(() => server?.close());
 describe('INTERNAL_SERVER_ERROR', () => {
   it('is logged server-side without input or secrets, and answered with a generic message', async () => {
     const prisma = await getPrisma();
-    const log = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    // The structured log, captured in-process.
+    const logged: string[] = [];
+    setLogDestination(new Writable({ write: (chunk: Buffer, _e, done) => (logged.push(...chunk.toString().split('\n').filter(Boolean)), done()) }));
     // Break the database under the procedure: the issues table goes away for a moment.
     await prisma.$executeRawUnsafe('ALTER TABLE "Issue" RENAME TO "Issue_gone"');
     let res: Response;
@@ -27,10 +31,9 @@ describe('INTERNAL_SERVER_ERROR', () => {
       res = await fetch(`${server.url}/api/trpc/tracker.issues.search?input=${encodeURIComponent(JSON.stringify(input))}`, {
         headers: { cookie: p.users.MEMBER.cookie },
       });
-      lines = log.mock.calls.map((args) => args.map(String).join(' '));
+      lines = [...logged];
     } finally {
       await prisma.$executeRawUnsafe('ALTER TABLE "Issue_gone" RENAME TO "Issue"');
-      log.mockRestore();
     }
     expect(res.status).toBe(500);
     const body = (await res.json()) as { error: { json: { message: string; data: Record<string, unknown> } } };
@@ -39,22 +42,24 @@ describe('INTERNAL_SERVER_ERROR', () => {
 
     const entry = lines.find((l) => l.includes('tracker.issues.search'));
     expect(entry, lines.join('\n---\n')).toBeDefined();
-    expect(entry).toMatch(/^tRPC query tracker\.issues\.search failed: \w+/);
-    expect(entry).toMatch(/\n\s+at /); // where it failed
+    const parsed = JSON.parse(entry!) as { level: string; event: string; msg: string; frames: string[] };
+    expect(parsed).toMatchObject({ level: 'error', event: 'request.failed', procedure: 'tracker.issues.search' });
+    expect(parsed.msg).toMatch(/^tRPC query tracker\.issues\.search failed: \w+/);
+    expect(parsed.frames[0]).toMatch(/^at /); // where it failed
     expect(entry).not.toContain('needle-SECRET-ECHO-4711');
     expect(entry).not.toContain(p.users.MEMBER.cookie.split('=')[1]!.slice(0, 40));
 
     // Working again, and the caller's own mistakes are not logged as server errors.
-    const quiet = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    logged.length = 0;
     try {
       const ok = await fetch(
         `${server.url}/api/trpc/tracker.issues.get?input=${encodeURIComponent(JSON.stringify({ json: { projectId: p.id, number: 999 } }))}`,
         { headers: { cookie: p.users.MEMBER.cookie } },
       );
       expect(ok.status).toBe(404);
-      expect(quiet.mock.calls).toEqual([]);
+      expect(logged.filter((l) => l.includes('"level":"error"'))).toEqual([]);
     } finally {
-      quiet.mockRestore();
+      setLogDestination(undefined);
     }
   });
 });

@@ -40,6 +40,9 @@ const TEXT: Record<string, string> = {
   INTERRUPT_ANSWER_DUPLICATE: 'An approval was answered twice.',
   INTERRUPT_INVALID_ARGS: 'The edited arguments are not valid for this tool.',
   INTERRUPT_FINGERPRINT_MISMATCH: 'The approved arguments do not match the request.',
+  DATABASE_UNAVAILABLE: 'The service is briefly unavailable (its database cannot be reached). Wait a moment and retry.',
+  DRAINING: 'The server is restarting. Retry in a moment.',
+  UNAVAILABLE: 'The service is briefly unavailable. Wait a moment and retry.',
   NETWORK: 'The connection was interrupted.',
 };
 
@@ -88,5 +91,7 @@ export function errorFromResponse(status: number, body: unknown): PanelError {
   if (code || message) return describeError(code, message);
   if (status === 401) return describeError('UNAUTHENTICATED');
   if (status === 429) return describeError('RATE_LIMITED');
+  // A 502/503/504 without our body (a proxy's own answer while instances restart).
+  if (status === 502 || status === 503 || status === 504) return describeError('UNAVAILABLE');
   return describeError(status >= 500 ? 'INTERNAL_ERROR' : 'INVALID_REQUEST');
 }

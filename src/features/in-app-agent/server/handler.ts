@@ -23,6 +23,11 @@ import { getSessionUserId, isSameOrigin } from '@/server/auth';
 import { getDb, getPrisma, type PrismaClient } from '@/server/db';
 import { env, type Env } from '@/server/env';
 import { newId } from '@/server/ids';
+// ops: structured log, database-outage and draining refusals (host interfaces).
+import { DATABASE_RETRY_AFTER_SECONDS, describeError, isInfrastructureError, stackFrames } from '@/server/errors';
+import { noteDatabaseState } from '@/server/health';
+import { DRAINING_RETRY_AFTER_SECONDS, isDraining } from '@/server/lifecycle';
+import { bindLogContext, log, logRefusal, withRequestContext } from '@/server/log';
 import { hasProjectAccess, type Scope } from '@/server/rbac';
 import { eventsAfter } from '../compact';
 import { CUSTOM_EVENTS, LIMITS, type AgentErrorCode } from '../constants';
@@ -179,6 +184,7 @@ async function authorize(req: Request, projectId: string, scope: Scope): Promise
   // A project id that cannot be an id (NUL, too long) names no project: never sent to the database.
   const member = isIdentifier(projectId) ? await loadProjectMember(prisma, projectId, userId) : null;
   if (!member) throw new RequestError(404, 'PROJECT_NOT_FOUND', 'Project not found.');
+  bindLogContext({ projectId, userId }); // ops: the request's log lines name the project and user
   if (!hasProjectAccess({ role: member.role, isAdmin: member.user.isAdmin }, scope)) {
     throw new RequestError(403, 'FORBIDDEN', 'Your role cannot use the assistant here.');
   }
@@ -186,15 +192,28 @@ async function authorize(req: Request, projectId: string, scope: Scope): Promise
 }
 
 function guarded(route: Route): Route {
-  return async (req, ctx) => {
-    try {
-      return await route(req, ctx);
-    } catch (err) {
-      if (err instanceof RequestError) return errorResponse(err.status, err.code, err.message, err.headers);
-      console.error('[in-app-agent] request failed', err);
-      return errorResponse(500, 'INTERNAL_ERROR', 'Something went wrong. Please try again.');
-    }
-  };
+  return (req, ctx) =>
+    withRequestContext(req, async () => {
+      try {
+        return await route(req, ctx);
+      } catch (err) {
+        if (err instanceof RequestError) {
+          logRefusal(err.status, err.code);
+          return errorResponse(err.status, err.code, err.message, err.headers);
+        }
+        // ops: the database is unreachable: 503 with Retry-After (retry shortly), never 500.
+        if (isInfrastructureError(err)) {
+          noteDatabaseState(false, err);
+          logRefusal(503, 'DATABASE_UNAVAILABLE', { error: describeError(err) });
+          return errorResponse(503, 'DATABASE_UNAVAILABLE', 'The database is unavailable. Try again shortly.', {
+            'retry-after': String(DATABASE_RETRY_AFTER_SECONDS),
+          });
+        }
+        const failure = { code: 'INTERNAL_ERROR', error: describeError(err), frames: stackFrames(err) };
+        log().error({ event: 'request.failed', ...failure }, 'request failed');
+        return errorResponse(500, 'INTERNAL_ERROR', 'Something went wrong. Please try again.');
+      }
+    });
 }
 
 export interface AgentRoutes {
@@ -231,6 +250,12 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
 
   const start: Route = async (req, ctx) => {
     const receivedAt = performance.now();
+    // ops: a draining instance (shutting down) starts no new run; the client retries elsewhere.
+    if (isDraining()) {
+      throw new RequestError(503, 'DRAINING', 'This server is restarting. Try again in a moment.', {
+        'retry-after': String(DRAINING_RETRY_AFTER_SECONDS),
+      });
+    }
     const e = env();
     const projectId = param((await ctx.params).projectId);
     const { prisma, member } = await authorize(req, projectId, 'agent:use');

@@ -3,6 +3,7 @@
  * Rows are written per message or tool call (see compact.ts), never per token.
  */
 import { Prisma, type PrismaClient } from '@/generated/prisma/client';
+import { retryWhileUnavailable } from '@/server/errors'; // ops: recorder writes survive a short database outage
 import { newId } from '@/server/ids';
 import { Compactor, coalesce, expand, rowEnd, type WriteOp } from '../compact';
 import { LIMITS, STORED_EVENT_VERSION, type AgentErrorCode } from '../constants';
@@ -337,6 +338,8 @@ export interface RecorderOptions {
   heartbeatMs?: number;
   /** The run was closed elsewhere (stale sweep): its writes are refused from now on. */
   onLost?: () => void;
+  /** ops: how long a write is retried while the database is unavailable (default 30 s). */
+  writeRetryBudgetMs?: number;
 }
 
 /**
@@ -442,12 +445,17 @@ export class RunRecorder {
     if (flushNow) this.flushPending();
   }
 
+  /** ops: runs a write again while the database is briefly unavailable, so it lands once it is back. */
+  private durable<T>(work: () => Promise<T>): Promise<T> {
+    return retryWhileUnavailable(work, { budgetMs: this.opts.writeRetryBudgetMs ?? 30_000 });
+  }
+
   private flushPending(): void {
     if (!this.pending.length) return;
     const batch = coalesce(this.pending);
     this.pending = [];
     this.chain = this.chain
-      .then(() => this.write(batch))
+      .then(() => this.durable(() => this.write(batch)))
       .catch((err: unknown) => {
         this.writeError ??= err;
       });
@@ -504,7 +512,7 @@ export class RunRecorder {
     if (!this.lost) {
       this.statements += 1;
       const failed = end.status === 'FAILED';
-      await this.prisma.$executeRaw`
+      await this.durable(() => this.prisma.$executeRaw`
         WITH run AS (
           UPDATE "AgentRun" SET "status" = ${end.status}::"AgentRunStatus", "finishedAt" = ${NOW},
             "inputTokens" = ${usage?.inputTokens ?? null}, "outputTokens" = ${usage?.outputTokens ?? null},
@@ -513,7 +521,7 @@ export class RunRecorder {
           WHERE "id" = ${this.runId} AND "status" = 'RUNNING'
           RETURNING "conversationId"
         )
-        UPDATE "AgentConversation" SET "updatedAt" = ${NOW} WHERE "id" IN (SELECT "conversationId" FROM run)`;
+        UPDATE "AgentConversation" SET "updatedAt" = ${NOW} WHERE "id" IN (SELECT "conversationId" FROM run)`);
     }
     if (this.writeError) console.error('[in-app-agent] event write failed', this.writeError);
   }

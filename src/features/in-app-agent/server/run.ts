@@ -20,6 +20,8 @@
  * closed elsewhere (the stale sweep) notices at its next heartbeat and stops writing.
  */
 import { mintAgentKey, revokeKey } from '@/server/api-keys';
+import { describeError, retryWhileUnavailable, stackFrames } from '@/server/errors'; // ops
+import { childLog } from '@/server/log'; // ops: run start/end lines of the structured log
 import type { PrismaClient } from '@/generated/prisma/client';
 import { newId } from '@/server/ids';
 import type { Role } from '@/server/rbac';
@@ -280,6 +282,16 @@ async function live(
   let keyId: string | undefined;
   send({ type: 'RUN_STARTED', threadId: conversationId, runId, ...(decisions[0] ? { parentRunId: decisions[0].runId } : {}) });
   recorder.start();
+  // ops: one log line when the run starts and one when it ends, with its ids (never its content).
+  const startedAt = Date.now();
+  const ids = { runId, conversationId, projectId: input.projectId, userId: input.user.id };
+  const runLog = childLog({ ...ids, traceId: traceIdOf(trace.span) });
+  runLog.info({ event: 'run.started', resumed: decisions.length > 0, model: input.model.info.modelId }, 'run started');
+  for (const d of decisions) {
+    const decision = d.approved ? 'approved' : 'rejected';
+    const call = { toolCallId: d.toolCallId, tool: d.toolName };
+    runLog.info({ event: 'approval.decided', ...call, decision }, 'approval decided');
+  }
   try {
     // One turn of the event loop first: the response and RUN_STARTED reach the client before the
     // set-up's database work (which, on the embedded database, runs on this thread).
@@ -381,7 +393,7 @@ async function live(
       end = { status: 'FAILED', code: result.code, message: result.message };
     }
   } catch (err) {
-    console.error('[in-app-agent] run failed', err);
+    runLog.error({ event: 'run.failed', error: describeError(err), frames: stackFrames(err) }, 'run failed'); // ops
     if (signal.aborted && signal.reason !== 'lost') {
       finished({ type: 'cancelled' });
       end = { status: 'ABORTED' };
@@ -400,9 +412,28 @@ async function live(
     try {
       await recorder.finish(end, result ? usageOf(input.model.info, result.usage, settings.prices) : undefined);
     } catch (err) {
-      console.error('[in-app-agent] could not close the run', err);
+      runLog.error({ event: 'run.record_failed', error: describeError(err) }, 'could not record the run end'); // ops
     }
-    if (keyId) await revokeKey(prisma, keyId).catch((err: unknown) => console.error('[in-app-agent] could not revoke the run key', err));
+    if (keyId) {
+      // ops: retried while the database is briefly unavailable, so the key is revoked once it is back.
+      const revoke = (id: string) => retryWhileUnavailable(() => revokeKey(prisma, id), { budgetMs: 30_000 });
+      await revoke(keyId).catch((err: unknown) =>
+        runLog.error({ event: 'run.key_revoke_failed', error: describeError(err) }, 'could not revoke the run key'),
+      );
+    }
+    // ops: the run's end, as recorded.
+    runLog.info(
+      {
+        event: 'run.finished',
+        status: end.status,
+        ...(end.status === 'FAILED' ? { code: end.code } : {}),
+        ...(end.status === 'ABORTED' ? { reason: String(signal.reason ?? 'user') } : {}),
+        durationMs: Date.now() - startedAt,
+        inputTokens: result?.usage.inputTokens ?? null,
+        outputTokens: result?.usage.outputTokens ?? null,
+      },
+      `run ${end.status.toLowerCase()}`,
+    );
     trace.span.setAttributes({
       'run.status': end.status,
       'gen_ai.usage.input_tokens': result?.usage.inputTokens ?? 0,

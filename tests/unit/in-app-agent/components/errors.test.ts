@@ -44,7 +44,18 @@ describe('describeError', () => {
     const busy = errorFromResponse(409, { error: { code: 'RUN_IN_PROGRESS', message: 'busy' } });
     expect(busy.code).toBe('RUN_IN_PROGRESS');
     expect(errorFromResponse(401, null).code).toBe('UNAUTHENTICATED');
-    expect(errorFromResponse(502, 'not json').code).toBe('INTERNAL_ERROR');
+    expect(errorFromResponse(500, 'not json').code).toBe('INTERNAL_ERROR');
+    expect(errorFromResponse(502, 'not json').code).toBe('UNAVAILABLE');
     expect(errorFromResponse(400, {}).code).toBe('INVALID_REQUEST');
+  });
+
+  it('explains the refusals of an unavailable or restarting server as retryable', () => {
+    const db = describeError('DATABASE_UNAVAILABLE', 'The database is unavailable. Try again shortly.');
+    expect(db.message).toBe('The service is briefly unavailable (its database cannot be reached). Wait a moment and retry.');
+    expect(db.retryable).toBe(true);
+    const draining = errorFromResponse(503, { error: { code: 'DRAINING', message: 'This server is restarting.' } });
+    expect(draining).toMatchObject({ code: 'DRAINING', message: 'The server is restarting. Retry in a moment.', retryable: true });
+    // A proxy's own 503 (no body of ours) still reads as "retry shortly", not as a failure.
+    expect(errorFromResponse(503, null).message).toBe('The service is briefly unavailable. Wait a moment and retry.');
   });
 });

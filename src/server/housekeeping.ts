@@ -1,0 +1,85 @@
+/**
+ * The periodic housekeeping of a process, started once at boot (src/instrumentation.ts; the test
+ * instances call it too) rather than by the first request: the assistant's stale-run sweep and the
+ * retention purge (one instance at a time, see retention.ts). Stopped by the shutdown sequence
+ * before the database is closed.
+ */
+import { recoverAfterRestart, startStaleSweep, stopStaleSweep } from '@/features/in-app-agent/server/persistence';
+import { getDb, getPrisma } from './db';
+import { env } from './env';
+import { describeError } from './errors';
+import { childLog } from './log';
+import { purgeExpired } from './retention';
+
+export interface HousekeepingOptions {
+  /** Period of the stale-run sweep (default: half the stale window, at least 5 s). */
+  staleSweepMs?: number;
+  /** Period of the retention purge (default RETENTION_PURGE_INTERVAL_SECONDS). */
+  purgeEveryMs?: number;
+}
+
+interface Holder {
+  started: boolean;
+  purgeTimer?: NodeJS.Timeout;
+  firstPurge?: NodeJS.Timeout;
+  purging?: Promise<unknown>;
+  stopping: boolean;
+}
+const holder: Holder = ((globalThis as Record<string, unknown>).__trackerHousekeeping ??= {
+  started: false,
+  stopping: false,
+}) as Holder;
+
+/** One purge pass now (the timer's job; also used by tests). Never throws. */
+export function runPurge(): Promise<unknown> {
+  if (holder.purging) return holder.purging;
+  const e = env();
+  holder.purging = getDb()
+    .then((db) =>
+      purgeExpired(db, {
+        agentRetentionDays: e.AGENT_RETENTION_DAYS,
+        auditRetentionDays: e.AUDIT_RETENTION_DAYS,
+        shouldStop: () => holder.stopping,
+      }),
+    )
+    .catch((err: unknown) =>
+      childLog({ job: 'retention' }).error({ event: 'purge.failed', error: describeError(err) }, 'purge failed'),
+    )
+    .finally(() => (holder.purging = undefined));
+  return holder.purging;
+}
+
+/** Starts the sweep and the purge timers (once per process). */
+export function startHousekeeping(opts: HousekeepingOptions = {}): void {
+  if (holder.started) return;
+  holder.started = true;
+  holder.stopping = false;
+  const e = env();
+  startStaleSweep(getPrisma, e.AGENT_RUN_STALE_SECONDS, opts.staleSweepMs);
+  // The embedded database belongs to this process alone: runs a previous process left RUNNING are
+  // closed now rather than at the first assistant request.
+  void getDb()
+    .then((db) => (db.kind === 'pglite' ? recoverAfterRestart(db.prisma, true) : 0))
+    .catch(() => undefined);
+  const every = opts.purgeEveryMs ?? e.RETENTION_PURGE_INTERVAL_SECONDS * 1000;
+  // The first pass soon after boot (not at once: boot has enough to do), then every period.
+  holder.firstPurge = setTimeout(() => void runPurge(), Math.min(every, 60_000));
+  holder.firstPurge.unref();
+  holder.purgeTimer = setInterval(() => void runPurge(), every);
+  holder.purgeTimer.unref();
+}
+
+/** Stops the timers and waits (bounded) for a purge pass in progress to stop after its batch. */
+export async function stopHousekeeping(waitMs = 10_000): Promise<void> {
+  holder.stopping = true;
+  stopStaleSweep();
+  if (holder.firstPurge) clearTimeout(holder.firstPurge);
+  if (holder.purgeTimer) clearInterval(holder.purgeTimer);
+  holder.firstPurge = holder.purgeTimer = undefined;
+  holder.started = false;
+  if (holder.purging) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([holder.purging, new Promise((r) => (timer = setTimeout(r, waitMs)))]);
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,199 @@
+/**
+ * The process's structured log: one JSON line per event that matters to an operator (a request
+ * refused with its code, a run started/finished/failed/stopped, an approval decided, a limit hit,
+ * the drain, the purge, a database outage), with `level`, `time`, `instance`, and whichever of
+ * `requestId`, `runId`, `projectId`, `userId`, `traceId` apply.
+ *
+ * - One logger per process (a globalThis holder: Next.js may load this module twice), created on
+ *   first use with LOG_LEVEL; `childLog(fields)` binds fields for a run or a job.
+ * - The request a line belongs to comes from one process-wide AsyncLocalStorage: the route wrapper
+ *   (`withRequestContext`) opens it; everything that request starts (a run, the MCP calls of that
+ *   run) logs with its request id, project and user.
+ * - Never a secret or a message body: callers log ids, codes and counts only, and as a safety net
+ *   the logger censors known secret-bearing fields (`redact`) and anything shaped like an API key
+ *   secret or a bearer token in any string it writes.
+ * - JSON on stdout, written synchronously (no line is lost when the process exits after a drain).
+ *   For people: `npm run dev | npx pino-pretty` (optional, not a dependency).
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import pino, { type DestinationStream, type Logger } from 'pino';
+import { env } from './env';
+
+export type { Logger };
+
+/** What a line may say about the request it belongs to (all optional; ids only). */
+export interface LogContext {
+  requestId?: string;
+  projectId?: string;
+  userId?: string;
+  runId?: string;
+  traceId?: string;
+}
+
+interface Holder {
+  logger?: Logger;
+  destination?: DestinationStream;
+  context: AsyncLocalStorage<LogContext>;
+  instanceId: string;
+}
+const holder: Holder = ((globalThis as Record<string, unknown>).__trackerLog ??= {
+  context: new AsyncLocalStorage<LogContext>(),
+  // The host name is the pod or machine; the pid tells two instances on one machine apart.
+  instanceId: `${os.hostname()}:${process.pid}`,
+}) as Holder;
+
+/** This process's id in the log (and in readiness answers). */
+export function instanceId(): string {
+  return holder.instanceId;
+}
+
+/**
+ * Fields that may hold a secret or a body, wherever a caller puts them (top level or one level
+ * down). Paths, not patterns: pino compiles them once.
+ */
+const REDACT_KEYS = [
+  'authorization',
+  'cookie',
+  'set-cookie',
+  'secret',
+  'password',
+  'passwordHash',
+  'token',
+  'apiKey',
+  'secretHash',
+  'body',
+  'content',
+  'delta',
+  'message_body',
+  'userMessage',
+  'args',
+  'headers',
+];
+const REDACT_PATHS = [
+  ...REDACT_KEYS,
+  ...REDACT_KEYS.map((k) => `*.${k}`),
+  'req.headers.authorization',
+  'req.headers.cookie',
+];
+
+/**
+ * Shapes of secrets in free text (an error message quoting a header, a URL with a password): API
+ * key secrets (`sk_…`), bearer and basic credentials, passwords in connection URLs.
+ */
+const SECRET_PATTERNS: ReadonlyArray<[RegExp, string]> = [
+  [/\bsk_[A-Za-z0-9_-]{8,}/g, 'sk_[redacted]'],
+  [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi, '$1 [redacted]'],
+  [/(\b[a-z][a-z0-9+.-]*:\/\/[^:/@\s]+:)[^@\s]+@/gi, '$1[redacted]@'],
+];
+
+/** Censors secret-shaped text in a string. */
+export function scrubSecrets(text: string): string {
+  let out = text;
+  for (const [pattern, replacement] of SECRET_PATTERNS) out = out.replace(pattern, replacement);
+  return out;
+}
+
+function scrubValue(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return scrubSecrets(value);
+  if (depth >= 3 || !value || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => scrubValue(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = scrubValue(v, depth + 1);
+  return out;
+}
+
+function createLogger(destination: DestinationStream | undefined): Logger {
+  const e = env();
+  return pino(
+    {
+      level: e.LOG_LEVEL ?? (e.NODE_ENV === 'test' ? 'warn' : 'info'),
+      base: { instance: holder.instanceId },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      messageKey: 'msg',
+      formatters: {
+        level: (label) => ({ level: label }),
+        log: (obj) => scrubValue(obj, 0) as Record<string, unknown>,
+      },
+      // The request this line belongs to. Fields bound on a child logger (a run's own ids) or given
+      // on the call win: they are left out here, so no key appears twice in a line.
+      mixin: (_merge, _level, logger) => {
+        const store = holder.context.getStore();
+        if (!store) return {};
+        const bound = (logger as Logger).bindings();
+        const out: Record<string, unknown> = {};
+        for (const [k, v] of Object.entries(store)) if (v !== undefined && !(k in bound)) out[k] = v;
+        return out;
+      },
+      mixinMergeStrategy: (mergeObject, mixinObject) => Object.assign(mixinObject, mergeObject),
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      hooks: {
+        logMethod(args, method) {
+          // The message string goes through the same censor as the fields.
+          const scrubbed = args.map((a) => (typeof a === 'string' ? scrubSecrets(a) : a)) as Parameters<typeof method>;
+          method.apply(this, scrubbed);
+        },
+      },
+    },
+    destination ?? pino.destination({ dest: 1, sync: true }),
+  );
+}
+
+/** The process's logger. */
+export function log(): Logger {
+  holder.logger ??= createLogger(holder.destination);
+  return holder.logger;
+}
+
+/** A logger with fields bound to every line it writes (a run, a job). */
+export function childLog(fields: LogContext & Record<string, unknown>): Logger {
+  return log().child(fields);
+}
+
+/**
+ * Sends the log somewhere else from now on (tests read the lines in-process); `undefined` goes
+ * back to stdout. Also picks up a changed LOG_LEVEL.
+ */
+export function setLogDestination(destination: DestinationStream | undefined): void {
+  holder.destination = destination;
+  holder.logger = undefined;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * The request's id: the proxy's `X-Request-ID` when it is a plain token (nginx sends its
+ * `$request_id`), else a new one. Anything else a client sends is ignored, never logged.
+ */
+export function requestIdOf(req: Request): string {
+  const given = req.headers.get('x-request-id');
+  return given && REQUEST_ID.test(given) ? given : randomBytes(12).toString('hex');
+}
+
+/** Runs `fn` as the handling of `req`: every line it (and what it starts) writes names the request. */
+export function withRequestContext<T>(req: Request, fn: () => T): T {
+  return holder.context.run({ requestId: requestIdOf(req) }, fn);
+}
+
+/** Adds what became known while handling the request (project, user, run) to its lines. */
+export function bindLogContext(fields: LogContext): void {
+  const store = holder.context.getStore();
+  if (store) Object.assign(store, fields);
+}
+
+/** The current request's log fields (ids only). */
+export function logContext(): LogContext {
+  return { ...holder.context.getStore() };
+}
+
+/**
+ * A request refused with a stable code: `request.refused` (or `limit.hit` for 429), at `warn` for
+ * the server's own trouble (5xx), `info` for the caller's (4xx).
+ */
+export function logRefusal(status: number, code: string, fields: Record<string, unknown> = {}): void {
+  const event = status === 429 ? 'limit.hit' : 'request.refused';
+  const line = { event, status, code, ...fields };
+  if (status >= 500) log().warn(line, `request refused: ${code}`);
+  else log().info(line, `request refused: ${code}`);
+}
