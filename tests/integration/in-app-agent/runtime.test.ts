@@ -146,14 +146,16 @@ describe('long runs', () => {
       data: { id: newId('run_'), conversationId: conversation.id, userId: member.id, status: 'RUNNING', lastHeartbeatAt: new Date(Date.now() - 10 * 60_000) },
     });
     const key = await mintAgentKey(prisma, { projectId: project.id, userId: member.id, runId: run.id, ttlSeconds: 600 });
-    let row = run;
-    for (let i = 0; i < 60 && row.status === 'RUNNING'; i++) {
+    const api = trpcClient(server.url, member.cookie).agent.conversations;
+    // What the user sees: the conversation's replay ends the run (the sweep writes its error row last).
+    let replay = await api.get.query({ projectId: project.id, conversationId: conversation.id });
+    for (let i = 0; i < 60 && replay.view.runs[0]?.status !== 'failed'; i++) {
       await sleep(100);
-      row = await prisma.agentRun.findUniqueOrThrow({ where: { id: run.id } });
+      replay = await api.get.query({ projectId: project.id, conversationId: conversation.id });
     }
+    const row = await prisma.agentRun.findUniqueOrThrow({ where: { id: run.id } });
     expect(row).toMatchObject({ status: 'FAILED', errorCode: 'RUN_STALE' });
     expect((await prisma.apiKey.findUniqueOrThrow({ where: { id: key.key.id } })).revokedAt).not.toBeNull();
-    const replay = await trpcClient(server.url, member.cookie).agent.conversations.get.query({ projectId: project.id, conversationId: conversation.id });
     expect(replay.view.runs).toEqual([{ runId: run.id, status: 'failed', error: { code: 'RUN_STALE', message: expect.any(String) }, interrupts: [] }]);
   });
 });

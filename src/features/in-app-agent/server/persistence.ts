@@ -234,12 +234,19 @@ export async function rememberReads(prisma: PrismaClient, conversationId: string
  * its heartbeat refused, stops. Scoped to one conversation, or all when omitted.
  */
 export async function recoverStaleRuns(prisma: PrismaClient, staleSeconds: number, conversationId?: string): Promise<number> {
+  // The run's MCP key is revoked in the same statement that closes it: a closed run never has a
+  // usable key, not even for the moment before its RUN_ERROR row is written.
   const stale = await prisma.$queryRaw<Array<{ id: string; conversationId: string }>>`
-    UPDATE "AgentRun" SET "status" = 'FAILED', "finishedAt" = ${NOW}, "errorCode" = 'RUN_STALE',
-      "errorMessage" = 'The run stopped responding and was closed.'
-    WHERE "status" = 'RUNNING' AND "lastHeartbeatAt" < ${NOW} - make_interval(secs => ${staleSeconds})
-      ${conversationId ? Prisma.sql`AND "conversationId" = ${conversationId}` : Prisma.empty}
-    RETURNING "id", "conversationId"`;
+    WITH stale AS (
+      UPDATE "AgentRun" SET "status" = 'FAILED', "finishedAt" = ${NOW}, "errorCode" = 'RUN_STALE',
+        "errorMessage" = 'The run stopped responding and was closed.'
+      WHERE "status" = 'RUNNING' AND "lastHeartbeatAt" < ${NOW} - make_interval(secs => ${staleSeconds})
+        ${conversationId ? Prisma.sql`AND "conversationId" = ${conversationId}` : Prisma.empty}
+      RETURNING "id", "conversationId"
+    ), revoked AS (
+      UPDATE "ApiKey" SET "revokedAt" = ${NOW} WHERE "runId" IN (SELECT "id" FROM stale) AND "revokedAt" IS NULL
+    )
+    SELECT "id", "conversationId" FROM stale`;
   for (const run of stale) {
     const last = await prisma.agentEvent.findFirst({ where: { runId: run.id }, orderBy: { seq: 'desc' }, select: { payload: true } });
     const lastRow = last ? upgradeStoredEvent(last.payload) : null;
@@ -274,7 +281,6 @@ export async function recoverStaleRuns(prisma: PrismaClient, staleSeconds: numbe
         payload: event as Prisma.InputJsonValue,
       })),
     });
-    await prisma.apiKey.updateMany({ where: { runId: run.id, revokedAt: null }, data: { revokedAt: new Date() } });
   }
   return stale.length;
 }
