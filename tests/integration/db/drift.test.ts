@@ -15,7 +15,7 @@ import { diffShapes, shapeFromDatabase, shapeFromDmmf, type SchemaShape } from '
  * this definition (so the allow-list cannot go stale).
  */
 const ALLOWED_EXTRA_INDEXES: Record<string, RegExp> = {
-  // At most one RUNNING run per conversation (DESIGN.md section 3).
+  // At most one RUNNING run per conversation.
   AgentRun_one_running_per_conversation:
     /^CREATE UNIQUE INDEX "AgentRun_one_running_per_conversation" ON (\w+\.)?"AgentRun" USING btree \("conversationId"\) WHERE \(status = 'RUNNING'::"AgentRunStatus"\)$/,
 };
