@@ -218,6 +218,13 @@ export type ResumeEntry = z.infer<typeof ResumeEntrySchema>;
  * Accepted body. Everything the client may say about history, tools, system prompts or run ids is
  * parsed only to be dropped: `messages` is read for its newest user message, nothing else.
  */
+/**
+ * A conversation id (AG-UI `threadId`): 8-100 letters, digits, `-` or `_`. A UUID (what a stock
+ * `HttpAgent` picks) and the product's own `cv_…` ids both fit. One rule for the route and tRPC.
+ */
+export const THREAD_ID_PATTERN = /^[A-Za-z0-9_-]{8,100}$/;
+export const ConversationIdSchema = z.string().regex(THREAD_ID_PATTERN, 'Not a conversation id.');
+
 export const AgentRequestSchema = z.object({
   threadId: z.string().max(200).optional(),
   runId: z.string().max(200).optional(),

@@ -35,12 +35,12 @@ describe('malformed ids and text in assistant requests', () => {
     }
   });
 
-  it('a conversation id or an interrupt id with a NUL byte is not found', async () => {
+  it('a conversation id with a NUL byte is malformed; an interrupt id with one is not found', async () => {
     const cookie = project.users.MEMBER.cookie;
-    const thread = await postAgent(server.url, project.id, cookie, userMessageBody('hello', 'c_\u0000'));
-    expect([thread.status, thread.error?.code]).toEqual([404, 'CONVERSATION_NOT_FOUND']);
+    const thread = await postAgent(server.url, project.id, cookie, userMessageBody('hello', 'c_\u0000abcdefgh'));
+    expect([thread.status, thread.error?.code]).toEqual([400, 'INVALID_REQUEST']);
     const resume = await postAgent(server.url, project.id, cookie, {
-      threadId: 'c_x',
+      threadId: 'c_xxxxxxxx',
       messages: [],
       resume: [{ interruptId: 'apr_\u0000', status: 'resolved', payload: { approved: true } }],
     });

@@ -73,4 +73,15 @@ describe('a stock AG-UI HttpAgent', () => {
     expect((await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('hi', 'new'))).status).toBe(200);
     expect((await postAgent(server.url, project.id, project.users.MEMBER.cookie, { messages: [{ role: 'user', content: 'hi' }] })).status).toBe(200);
   });
+
+  it('keeps a conversation with the longest accepted id usable through tRPC', async () => {
+    const longId = `t-${'x'.repeat(98)}`; // 100 characters, the longest thread id accepted
+    const started = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('long id', longId));
+    expect(started.status).toBe(200);
+    const api = trpcClient(server.url, project.users.MEMBER.cookie).agent.conversations;
+    const replay = await api.get.query({ projectId: project.id, conversationId: longId });
+    expect(replay.view.messages.map((m) => m.content)).toEqual(['long id', 'You said: long id']);
+    await api.rename.mutate({ projectId: project.id, conversationId: longId, title: 'Renamed' });
+    expect((await api.get.query({ projectId: project.id, conversationId: longId })).conversation.title).toBe('Renamed');
+  });
 });

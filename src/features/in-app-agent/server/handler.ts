@@ -31,7 +31,7 @@ import { bindLogContext, log, logRefusal, withRequestContext } from '@/server/lo
 import { hasProjectAccess, type Scope } from '@/server/rbac';
 import { eventsAfter } from '../compact';
 import { CUSTOM_EVENTS, LIMITS, type AgentErrorCode } from '../constants';
-import { AgentRequestSchema, PageContextSchema, type AgentEvent, type AgentRequest, type ConversationView, type SanitizedRequest } from '../schema';
+import { AgentRequestSchema, PageContextSchema, THREAD_ID_PATTERN, type AgentEvent, type AgentRequest, type ConversationView, type SanitizedRequest } from '../schema';
 import { fanOut, type RemoteWatch } from './fan-out';
 import { configureTracing } from './instrumentation';
 import { frameOf, liveRun, sseStream, type Watcher } from './live';
@@ -131,9 +131,6 @@ function textOfContent(content: unknown): string | null {
   }
   return null;
 }
-
-/** Conversation ids a client may choose: UUIDs, the product's own ids, and the like. */
-export const THREAD_ID_PATTERN = /^[A-Za-z0-9_-]{8,100}$/;
 
 /**
  * Keeps only what the client may decide: the new user message (the newest message, when it is the

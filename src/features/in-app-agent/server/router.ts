@@ -9,11 +9,11 @@ import { env } from '@/server/env';
 import { newId } from '@/server/ids';
 import { appError, ProjectInput, projectProcedure, router } from '@/server/trpc';
 import { LIMITS } from '../constants';
-import { FeedbackReasonSchema, FeedbackSubmitSchema, normalizeFeedbackReasons } from '../schema';
+import { ConversationIdSchema, FeedbackReasonSchema, FeedbackSubmitSchema, normalizeFeedbackReasons } from '../schema';
 import { createModel, DEMO_MODEL_INFO, ModelConfigError } from './model';
 import { loadStoredEvents, replayPage, runningRunOf, selectVersion } from './persistence';
 
-const ConversationInput = ProjectInput.extend({ conversationId: z.string().min(1).max(64) });
+const ConversationInput = ProjectInput.extend({ conversationId: ConversationIdSchema });
 const PAGE = 20;
 
 function cursorOf(d: Date, id: string): string {
