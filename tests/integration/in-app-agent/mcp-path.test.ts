@@ -132,7 +132,17 @@ describe('50 runs started at once', () => {
         return u;
       }),
     );
-    const results = await Promise.all(users.map((u) => postAgent(server.url, project.id, u.cookie, userMessageBody('hello'))));
+    // What an operator would see in the log: no MaxListenersExceededWarning under the burst.
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    let results: Awaited<ReturnType<typeof postAgent>>[];
+    try {
+      results = await Promise.all(users.map((u) => postAgent(server.url, project.id, u.cookie, userMessageBody('hello'))));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((w) => w.startsWith('MaxListenersExceededWarning'))).toEqual([]);
     expect(results.every((r) => r.status === 200 && r.events.at(-1)?.type === 'RUN_FINISHED')).toBe(true);
     expect(model.requests).toHaveLength(50);
     for (const body of model.requests) expect(toolNamesOf(body)).toEqual(expect.arrayContaining(['list_issues', 'get_issue', 'create_issue', 'navigate']));
