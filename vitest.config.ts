@@ -9,6 +9,9 @@ export default defineConfig({
     globalSetup: ['tests/setup/global.ts'],
     setupFiles: ['tests/setup/database.ts'],
     pool: 'forks',
+    // Most files wait on sockets, child processes and the database, not on the CPU: three at a
+    // time on two cores (vitest's default would be one). TEST_WORKERS overrides.
+    maxWorkers: Number(process.env.TEST_WORKERS ?? 3),
     testTimeout: 30_000,
     hookTimeout: 60_000,
     env: { NODE_ENV: 'test' },
