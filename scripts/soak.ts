@@ -230,14 +230,18 @@ function budgets(blocks: Array<Record<string, unknown>>) {
 
 const model = await startFakeOpenAI((body) => turnFor(body));
 const results: Record<string, unknown> = {};
-const pgliteDir = mkdtempSync(path.join(os.tmpdir(), 'soak-pglite-'));
-try {
-  results.pglite = await soak('pglite', { DATABASE_URL: '', PGLITE_DIR: pgliteDir }, model.url);
-} finally {
-  rmSync(pgliteDir, { recursive: true, force: true });
+// SOAK_ONLY=pglite or SOAK_ONLY=postgres runs one database (each takes minutes).
+const only = process.env.SOAK_ONLY;
+if (only !== 'postgres') {
+  const pgliteDir = mkdtempSync(path.join(os.tmpdir(), 'soak-pglite-'));
+  try {
+    results.pglite = await soak('pglite', { DATABASE_URL: '', PGLITE_DIR: pgliteDir }, model.url);
+  } finally {
+    rmSync(pgliteDir, { recursive: true, force: true });
+  }
 }
 const pgUrl = process.env.SOAK_DATABASE_URL ?? process.env.BENCH_DATABASE_URL;
-if (pgUrl) {
+if (pgUrl && only !== 'pglite') {
   const name = `soak_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: pgUrl });
   await admin.connect();
