@@ -51,8 +51,12 @@ describe('a thumbs down with reasons', () => {
     await answer.waitFor();
     messageId = (await answer.getAttribute('data-message-id')) ?? '';
     expect(messageId).not.toBe('');
-    conversationId =
-      (await owner.evaluate((p) => window.localStorage.getItem(`in-app-agent:${p}:conversation`), projectId)) ?? '';
+    // The panel keeps the current conversation under a per-user key ending in `:<project>:conversation`.
+    conversationId = await owner.evaluate((p) => {
+      const suffix = `:${encodeURIComponent(p)}:conversation`;
+      const key = Object.keys(window.localStorage).find((k) => k.startsWith('in-app-agent:') && k.endsWith(suffix));
+      return key ? (window.localStorage.getItem(key) ?? '') : '';
+    }, projectId);
     expect(conversationId).not.toBe('');
 
     await answer.getByTestId('feedback-down').click();
