@@ -14,8 +14,12 @@ const nextConfig: NextConfig = {
     '@opentelemetry/sdk-trace-base',
     '@opentelemetry/exporter-trace-otlp-http',
   ],
-  // The build type-checks the app only; `npm run typecheck` covers the tests and scripts too.
-  typescript: { tsconfigPath: 'tsconfig.build.json' },
+  // The build type-checks the app only; `npm run typecheck` covers the tests and scripts too. CI
+  // runs that wider check first and sets NEXT_BUILD_SKIP_TYPECHECK=1 so the build does not repeat it.
+  typescript: {
+    tsconfigPath: 'tsconfig.build.json',
+    ignoreBuildErrors: process.env.NEXT_BUILD_SKIP_TYPECHECK === '1',
+  },
   poweredByHeader: false,
   typedRoutes: false,
   devIndicators: false,
