@@ -9,6 +9,7 @@ import { env } from './env';
 import { describeError } from './errors';
 import { log } from './log';
 import { applyMigrations, readMigrations, type SqlSession } from './migrate';
+import { processWide } from '@/server/process-wide';
 
 export type { PrismaClient };
 
@@ -141,7 +142,7 @@ export async function migrate(db: Database): Promise<string[]> {
 interface Holder {
   db?: Promise<Database>;
 }
-const holder: Holder = ((globalThis as Record<string, unknown>).__inAppAgentDb ??= {}) as Holder;
+const holder: Holder = processWide<Holder>('__inAppAgentDb', () => ({}));
 
 async function init(): Promise<Database> {
   const e = env();

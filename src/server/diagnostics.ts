@@ -8,6 +8,7 @@
  * it); otherwise nothing is exposed.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { processWide } from '@/server/process-wide';
 
 /** Process events whose listeners a per-run object could leave behind. */
 const WATCHED_EVENTS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'exit', 'beforeExit', 'uncaughtException', 'unhandledRejection', 'warning'] as const;
@@ -17,7 +18,7 @@ interface Holder {
   /** Async-local storages enabled and not disabled since the tracker was installed (null: untracked). */
   storages: number | null;
 }
-const holder: Holder = ((globalThis as Record<string, unknown>).__trackerDiagnostics ??= { gauges: new Map(), storages: null }) as Holder;
+const holder: Holder = processWide<Holder>('__trackerDiagnostics', () => ({ gauges: new Map(), storages: null }));
 
 /**
  * Counts async-local storages as they are enabled and disabled. On Node 20 every storage that was

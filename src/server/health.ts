@@ -14,6 +14,7 @@ import { describeError, isInfrastructureError } from './errors';
 import { isDraining } from './lifecycle';
 import { instanceId, log } from './log';
 import { readMigrations, type MigrationFile } from './migrate';
+import { processWide } from '@/server/process-wide';
 
 /** The readiness query's own budget: a probe never hangs on a stuck connection. */
 export const READY_TIMEOUT_MS = 2_000;
@@ -36,7 +37,7 @@ interface Holder {
   /** Whether the last look at the database found it unavailable (logs transitions only). */
   databaseDown: boolean;
 }
-const holder: Holder = ((globalThis as Record<string, unknown>).__trackerHealth ??= { databaseDown: false }) as Holder;
+const holder: Holder = processWide<Holder>('__trackerHealth', () => ({ databaseDown: false }));
 
 /**
  * Records what a request or probe found out about the database, and logs only the changes

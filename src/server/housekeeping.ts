@@ -10,6 +10,7 @@ import { env } from './env';
 import { describeError } from './errors';
 import { childLog } from './log';
 import { purgeExpired } from './retention';
+import { processWide } from '@/server/process-wide';
 
 export interface HousekeepingOptions {
   /** Period of the stale-run sweep (default: half the stale window, at least 5 s). */
@@ -25,10 +26,10 @@ interface Holder {
   purging?: Promise<unknown>;
   stopping: boolean;
 }
-const holder: Holder = ((globalThis as Record<string, unknown>).__trackerHousekeeping ??= {
+const holder: Holder = processWide<Holder>('__trackerHousekeeping', () => ({
   started: false,
   stopping: false,
-}) as Holder;
+}));
 
 /** One purge pass now (the timer's job; also used by tests). Never throws. */
 export function runPurge(): Promise<unknown> {

@@ -3,10 +3,11 @@
  * shutdown sequence: `serving`, then `draining` from the first SIGTERM/SIGINT on (readiness is
  * false at once and new runs are refused with 503 DRAINING), until the process exits.
  */
+import { processWide } from '@/server/process-wide';
 interface Holder {
   drainingSince?: number;
 }
-const holder: Holder = ((globalThis as Record<string, unknown>).__trackerLifecycle ??= {}) as Holder;
+const holder: Holder = processWide<Holder>('__trackerLifecycle', () => ({}));
 
 /** Seconds a client refused because this instance is draining is told to wait (another one answers). */
 export const DRAINING_RETRY_AFTER_SECONDS = 2;

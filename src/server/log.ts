@@ -20,6 +20,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { env } from './env';
+import { processWide } from '@/server/process-wide';
 
 export type { Logger };
 
@@ -38,11 +39,11 @@ interface Holder {
   context: AsyncLocalStorage<LogContext>;
   instanceId: string;
 }
-const holder: Holder = ((globalThis as Record<string, unknown>).__trackerLog ??= {
+const holder: Holder = processWide<Holder>('__trackerLog', () => ({
   context: new AsyncLocalStorage<LogContext>(),
   // The host name is the pod or machine; the pid tells two instances on one machine apart.
   instanceId: `${os.hostname()}:${process.pid}`,
-}) as Holder;
+}));
 
 /** This process's id in the log (and in readiness answers). */
 export function instanceId(): string {

@@ -1,5 +1,6 @@
 import { randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { env } from './env';
+import { processWide } from '@/server/process-wide';
 
 /**
  * Password hashing with scrypt (memory-hard, ships with Node: no native dependency, no install
@@ -50,13 +51,13 @@ interface HashGate {
   /** Callers waiting; each is handed a slot by the caller that releases one. */
   waiting: Array<() => void>;
 }
-const gate: HashGate = ((globalThis as Record<string, unknown>).__passwordHashGate ??= {
+const gate: HashGate = processWide<HashGate>('__passwordHashGate', () => ({
   active: 0,
   peakActive: 0,
   refused: 0,
   started: 0,
   waiting: [],
-}) as HashGate;
+}));
 
 export interface PasswordHashGauge {
   active: number;

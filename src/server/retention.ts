@@ -21,6 +21,7 @@ import { OVERRIDE_USE_RETENTION_MS } from '@/features/mcp/override-store';
 import type { Database } from './db';
 import { childLog } from './log';
 import type { SqlSession } from './migrate';
+import { processWide } from '@/server/process-wide';
 
 /** Advisory lock key of the purge (the migration applier uses 72707369). */
 export const RETENTION_LOCK_KEY = 72707370;
@@ -95,7 +96,7 @@ const overrideUseBatch = (s: SqlSession, limit: number) =>
 interface Holder {
   running: boolean;
 }
-const holder: Holder = ((globalThis as Record<string, unknown>).__trackerRetention ??= { running: false }) as Holder;
+const holder: Holder = processWide<Holder>('__trackerRetention', () => ({ running: false }));
 
 /** One purge pass (see the file comment). Never two at once in a process or across instances. */
 export async function purgeExpired(db: Database, opts: PurgeOptions): Promise<PurgeResult> {

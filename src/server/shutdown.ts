@@ -24,6 +24,7 @@ import { describeError } from './errors';
 import { stopHousekeeping } from './housekeeping';
 import { startDraining } from './lifecycle';
 import { childLog } from './log';
+import { processWide } from '@/server/process-wide';
 
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 type Signal = (typeof SIGNALS)[number];
@@ -38,7 +39,7 @@ interface Holder {
   shutdown?: Promise<number>;
   firstSignalAt?: number;
 }
-const holder: Holder = ((globalThis as Record<string, unknown>).__trackerShutdown ??= { installed: false }) as Holder;
+const holder: Holder = processWide<Holder>('__trackerShutdown', () => ({ installed: false }));
 
 const logger = () => childLog({ job: 'shutdown' });
 

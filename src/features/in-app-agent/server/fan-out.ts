@@ -22,6 +22,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { registerGauge } from '@/server/diagnostics';
 import { liveRun, type Watcher } from './live';
+import { processWide } from '@/server/process-wide';
 
 const CONTROL = 'iaa_control';
 /** Bytes of one NOTIFY payload we allow ourselves (PostgreSQL's limit is 8,000). */
@@ -372,7 +373,7 @@ export class PgFanOut implements FanOut {
 interface Holder {
   fanOut?: FanOut;
 }
-const holder: Holder = ((globalThis as Record<string, unknown>).__inAppAgentFanOut ??= {}) as Holder;
+const holder: Holder = processWide<Holder>('__inAppAgentFanOut', () => ({}));
 
 registerGauge('inAppAgent.remoteWatches', () => {
   const f = holder.fanOut;

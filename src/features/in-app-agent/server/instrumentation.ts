@@ -9,12 +9,13 @@
  */
 import { context, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import type { Env } from '@/server/env';
+import { processWide } from '@/server/process-wide';
 
 interface Holder {
   configured?: boolean;
   provider?: { forceFlush(): Promise<void>; shutdown(): Promise<void> };
 }
-const holder: Holder = ((globalThis as Record<string, unknown>).__inAppAgentOtel ??= {}) as Holder;
+const holder: Holder = processWide<Holder>('__inAppAgentOtel', () => ({}));
 
 function parseHeaders(raw: string | undefined): Record<string, string> {
   const out: Record<string, string> = {};

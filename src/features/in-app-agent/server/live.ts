@@ -11,6 +11,7 @@ import { EventEncoder } from '@ag-ui/encoder';
 import { registerGauge } from '@/server/diagnostics';
 import { eventWeight } from '../compact';
 import type { AgentEvent } from '../schema';
+import { processWide } from '@/server/process-wide';
 
 /** Someone following a run: receives SSE frames in order, then `end` once. */
 export interface Watcher {
@@ -122,7 +123,7 @@ export class LiveRun {
 interface Registry {
   runs: Map<string, LiveRun>;
 }
-const registry: Registry = ((globalThis as Record<string, unknown>).__inAppAgentLiveRuns ??= { runs: new Map() }) as Registry;
+const registry: Registry = processWide<Registry>('__inAppAgentLiveRuns', () => ({ runs: new Map() }));
 
 registerGauge('inAppAgent.liveRuns', () => registry.runs.size);
 registerGauge('inAppAgent.watchers', () => {

@@ -12,6 +12,7 @@
  */
 import { registerGauge } from '@/server/diagnostics';
 import type { AgentErrorCode } from '../constants';
+import { processWide } from '@/server/process-wide';
 
 /** The MCP server's POST handler, called in process (`handleMcpPost`). */
 export type McpDispatch = (req: Request) => Promise<Response>;
@@ -211,7 +212,7 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 interface Holder {
   gateways: Map<string, McpGateway>;
 }
-const holder: Holder = ((globalThis as Record<string, unknown>).__inAppAgentMcpGateways ??= { gateways: new Map() }) as Holder;
+const holder: Holder = processWide<Holder>('__inAppAgentMcpGateways', () => ({ gateways: new Map() }));
 
 /**
  * The process's gateway for a target: in process (`dispatch`) or one URL. Created once and reused;

@@ -9,6 +9,7 @@ import { Compactor, coalesce, expand, rowEnd, type WriteOp } from '../compact';
 import { LIMITS, STORED_EVENT_VERSION, type AgentErrorCode } from '../constants';
 import { emptyView, foldEvents } from '../fold';
 import { upgradeStoredEvent, type AgentEvent, type ConversationView, type RunOutcome, type StoredEvent, type StoredEventUpgrade } from '../schema';
+import { processWide } from '@/server/process-wide';
 
 export class RunConflictError extends Error {
   readonly code = 'RUN_IN_PROGRESS' as const;
@@ -291,9 +292,9 @@ export async function recoverStaleRuns(prisma: PrismaClient, staleSeconds: numbe
  * instead of making the user wait out the stale window. Runs once per process.
  */
 export function recoverAfterRestart(prisma: PrismaClient, embedded: boolean): Promise<number> {
-  const g = globalThis as { __inAppAgentRestartRecovery?: Promise<number> };
-  g.__inAppAgentRestartRecovery ??= embedded ? recoverStaleRuns(prisma, 0).catch(() => 0) : Promise.resolve(0);
-  return g.__inAppAgentRestartRecovery;
+  return processWide('__inAppAgentRestartRecovery', () => ({
+    done: embedded ? recoverStaleRuns(prisma, 0).catch(() => 0) : Promise.resolve(0),
+  })).done;
 }
 
 /**
@@ -301,10 +302,10 @@ export function recoverAfterRestart(prisma: PrismaClient, embedded: boolean): Pr
  * unless `everyMs` says otherwise). Runs of conversations nobody posts to again are closed too.
  */
 export function startStaleSweep(getPrisma: () => Promise<PrismaClient>, staleSeconds: number, everyMs?: number): void {
-  const g = globalThis as { __inAppAgentSweep?: NodeJS.Timeout };
-  if (g.__inAppAgentSweep) return;
+  const g = sweepHolder();
+  if (g.timer) return;
   let running = false;
-  g.__inAppAgentSweep = setInterval(() => {
+  g.timer = setInterval(() => {
     if (running) return;
     running = true;
     getPrisma()
@@ -312,14 +313,18 @@ export function startStaleSweep(getPrisma: () => Promise<PrismaClient>, staleSec
       .catch((err: unknown) => console.error('[in-app-agent] stale sweep failed', err))
       .finally(() => (running = false));
   }, everyMs ?? Math.max(5_000, (staleSeconds * 1000) / 2));
-  g.__inAppAgentSweep.unref();
+  g.timer.unref();
+}
+
+function sweepHolder(): { timer?: NodeJS.Timeout } {
+  return processWide('__inAppAgentStaleSweep', () => ({}));
 }
 
 /** Stops the periodic stale-run sweep (before the database is closed: scripts, tests). */
 export function stopStaleSweep(): void {
-  const g = globalThis as { __inAppAgentSweep?: NodeJS.Timeout };
-  if (g.__inAppAgentSweep) clearInterval(g.__inAppAgentSweep);
-  g.__inAppAgentSweep = undefined;
+  const g = sweepHolder();
+  if (g.timer) clearInterval(g.timer);
+  g.timer = undefined;
 }
 
 /**
