@@ -21,6 +21,7 @@ import { parseSignInRefusal, SIGN_IN_REFUSALS } from '@/lib/sign-in-errors';
 import { authOptions, cjsDefault } from './auth';
 import { parseCookieHeader } from './cookies';
 import { env } from './env';
+import { readBodyCapped } from '@/server/request-body';
 
 export const MAX_AUTH_BODY_BYTES = 16 * 1024;
 
@@ -39,22 +40,9 @@ class BadBody extends Error {}
 
 async function readBody(req: Request): Promise<Record<string, unknown> | undefined> {
   if (req.method !== 'POST' || !req.body) return undefined;
-  const declared = Number(req.headers.get('content-length') ?? '0');
-  if (!Number.isFinite(declared) || declared > MAX_AUTH_BODY_BYTES) throw new BadBody('too large');
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_AUTH_BODY_BYTES) {
-      await reader.cancel().catch(() => undefined);
-      throw new BadBody('too large');
-    }
-    chunks.push(value);
-  }
-  const text = new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks));
+  const body = await readBodyCapped(req, MAX_AUTH_BODY_BYTES);
+  if (!body.ok) throw new BadBody(body.reason === 'too_large' ? 'too large' : 'unreadable');
+  const text = body.text;
   const type = (req.headers.get('content-type') ?? '').toLowerCase();
   if (type.includes('application/x-www-form-urlencoded')) return Object.fromEntries(new URLSearchParams(text));
   if (type.includes('application/json')) {

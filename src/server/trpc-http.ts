@@ -8,7 +8,8 @@
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import superjson from 'superjson';
-import { jsonTooDeep, readBodyCapped } from '@/features/mcp/body';
+import { jsonTooDeep } from '@/features/mcp/body';
+import { readBodyCapped } from '@/server/request-body';
 import { TRPC_MAX_BATCH_SIZE, TRPC_MAX_BODY_BYTES, TRPC_MAX_JSON_DEPTH } from '@/lib/trpc/limits';
 
 export const TRPC_ENDPOINT = '/api/trpc';

@@ -1,6 +1,6 @@
 /**
- * Request-body guards that run before any JSON parsing: a byte cap (declared Content-Length first,
- * then enforced while streaming), a linear nesting-depth scan, and a shallow scan that finds the
+ * Request-body guards of the MCP endpoint that run before any JSON parsing: the byte cap (shared
+ * reader in `src/server/request-body.ts`), a linear nesting-depth scan, and a shallow scan that finds the
  * `tools/call` requests of a body that will not be parsed (so a refused call can still be audited).
  */
 
@@ -9,70 +9,7 @@ export const MAX_JSON_DEPTH = 32;
 /** How much of an oversized body is read to find the tool it calls (for the audit trail). */
 export const OVERSIZE_PREFIX_BYTES = 8 * 1024;
 
-export type BodyRead =
-  | { ok: true; text: string }
-  | { ok: false; reason: 'unreadable' }
-  /** `prefix`: the start of the body (at most `prefixBytes`), when asked for. */
-  | { ok: false; reason: 'too_large'; prefix: string };
-
-function decode(chunks: Uint8Array[], limit: number): string {
-  const total = Math.min(
-    limit,
-    chunks.reduce((n, c) => n + c.byteLength, 0),
-  );
-  const buf = new Uint8Array(total);
-  let offset = 0;
-  for (const c of chunks) {
-    if (offset >= total) break;
-    const part = c.byteLength > total - offset ? c.subarray(0, total - offset) : c;
-    buf.set(part, offset);
-    offset += part.byteLength;
-  }
-  return new TextDecoder('utf-8', { fatal: false }).decode(buf);
-}
-
-/**
- * Reads the body as UTF-8, refusing more than `maxBytes` without buffering past the cap. A refused
- * body comes back with its first `prefixBytes` (default none), read even when Content-Length
- * already declared it too large.
- */
-export async function readBodyCapped(req: Request, maxBytes = MAX_BODY_BYTES, opts: { prefixBytes?: number } = {}): Promise<BodyRead> {
-  const prefixBytes = opts.prefixBytes ?? 0;
-  let limit = maxBytes;
-  let declaredTooLarge = false;
-  const declared = req.headers.get('content-length');
-  if (declared !== null) {
-    const n = Number(declared);
-    if (!Number.isFinite(n) || n < 0) return { ok: false, reason: 'unreadable' };
-    if (n > maxBytes) {
-      if (prefixBytes === 0 || !req.body) return { ok: false, reason: 'too_large', prefix: '' };
-      declaredTooLarge = true;
-      limit = prefixBytes;
-    }
-  }
-  if (!req.body) return { ok: true, text: '' };
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      total += value.byteLength;
-      if (total > limit || (declaredTooLarge && total >= limit)) {
-        // Stop reading; the rest is never buffered. Not cancelling lets the server answer 413
-        // before the connection closes instead of resetting it under the client.
-        reader.releaseLock();
-        return { ok: false, reason: 'too_large', prefix: decode(chunks, prefixBytes) };
-      }
-    }
-  } catch {
-    return { ok: false, reason: 'unreadable' };
-  }
-  if (declaredTooLarge) return { ok: false, reason: 'too_large', prefix: decode(chunks, prefixBytes) };
-  return { ok: true, text: decode(chunks, total) };
-}
+export { type BodyRead, readBodyCapped } from '@/server/request-body';
 
 /**
  * True when the JSON text nests arrays/objects deeper than `maxDepth`. A single pass that skips

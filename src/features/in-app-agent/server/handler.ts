@@ -39,6 +39,7 @@ import { mcpGateway } from './mcp-gateway';
 import { modelFor, ModelConfigError, type ModelHandle } from './model';
 import { findRun, loadRunRows, recoverAfterRestart, replayConversation, startStaleSweep, titleFrom } from './persistence';
 import { startRun, stopRun, type RunSettings, type RunTimings } from './run';
+import { readBodyCapped } from '@/server/request-body';
 
 export interface HandlerOptions {
   /** Builds the model for a run; defaults to the provider selected by the environment. */
@@ -97,27 +98,6 @@ class RequestError extends Error {
   ) {
     super(message);
   }
-}
-
-/** Reads at most `limit` bytes; a larger body is refused before it is buffered. */
-async function readCapped(req: Request, limit: number): Promise<string> {
-  const declared = Number(req.headers.get('content-length') ?? '0');
-  if (declared > limit) throw new RequestError(413, 'PAYLOAD_TOO_LARGE', 'The request is too large.');
-  if (!req.body) return '';
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => undefined);
-      throw new RequestError(413, 'PAYLOAD_TOO_LARGE', 'The request is too large.');
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function textOfContent(content: unknown): string | null {
@@ -260,11 +240,13 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     if (!(req.headers.get('content-type') ?? '').toLowerCase().includes('application/json')) {
       throw new RequestError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the request as application/json.');
     }
+    const read = await readBodyCapped(req, LIMITS.maxBodyBytes);
+    if (!read.ok && read.reason === 'too_large') throw new RequestError(413, 'PAYLOAD_TOO_LARGE', 'The request is too large.');
+    if (!read.ok) throw new RequestError(400, 'INVALID_REQUEST', 'The request body could not be read.');
     let json: unknown;
     try {
-      json = JSON.parse(await readCapped(req, LIMITS.maxBodyBytes));
-    } catch (err) {
-      if (err instanceof RequestError) throw err;
+      json = JSON.parse(read.text);
+    } catch {
       throw new RequestError(400, 'INVALID_REQUEST', 'The request body is not valid JSON.');
     }
     const parsed = AgentRequestSchema.safeParse(json);
