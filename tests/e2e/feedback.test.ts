@@ -51,8 +51,7 @@ describe('a thumbs down with reasons', () => {
     await answer.waitFor();
     messageId = (await answer.getAttribute('data-message-id')) ?? '';
     expect(messageId).not.toBe('');
-    conversationId =
-      (await owner.evaluate((p) => window.localStorage.getItem(`in-app-agent:${p}:conversation`), projectId)) ?? '';
+    conversationId = (await owner.locator(PANEL).getAttribute('data-conversation-id')) ?? '';
     expect(conversationId).not.toBe('');
 
     await answer.getByTestId('feedback-down').click();
