@@ -51,12 +51,7 @@ describe('a thumbs down with reasons', () => {
     await answer.waitFor();
     messageId = (await answer.getAttribute('data-message-id')) ?? '';
     expect(messageId).not.toBe('');
-    // The panel keeps the current conversation under a per-user key ending in `:<project>:conversation`.
-    conversationId = await owner.evaluate((p) => {
-      const suffix = `:${encodeURIComponent(p)}:conversation`;
-      const key = Object.keys(window.localStorage).find((k) => k.startsWith('in-app-agent:') && k.endsWith(suffix));
-      return key ? (window.localStorage.getItem(key) ?? '') : '';
-    }, projectId);
+    conversationId = (await owner.locator(PANEL).getAttribute('data-conversation-id')) ?? '';
     expect(conversationId).not.toBe('');
 
     await answer.getByTestId('feedback-down').click();

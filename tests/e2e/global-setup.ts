@@ -184,6 +184,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
     NEXTAUTH_URL: baseUrl,
     AUTO_SEED: '1',
     PORT: String(port),
+    // Prices, so every answer records its cost and the review shows it ($ per million tokens).
+    AGENT_MODEL_PRICE_INPUT: '3',
+    AGENT_MODEL_PRICE_OUTPUT: '15',
+    // The review's earlier-messages test writes a conversation longer than one page (41 answers)
+    // in seconds; the default of 20 answers a minute per user would make it wait two minutes.
+    AGENT_RATE_LIMIT_PER_MINUTE: '120',
   });
   delete env.DATABASE_URL;
   delete env.TEST_DATABASE_URL;

@@ -124,7 +124,8 @@ export function ApprovalCard({ request, state, draft, onDraftChange, now, disabl
   const showProposal = state.kind !== 'open' && !(state.kind === 'decided' && state.decision.args);
 
   return (
-    <section
+    // An article, not a section: a named section is a landmark, and a batch repeats the same name.
+    <article
       data-testid="approval-card"
       data-state={stateLabel}
       data-tool={request.toolName}
@@ -300,7 +301,7 @@ export function ApprovalCard({ request, state, draft, onDraftChange, now, disabl
           </div>
         </div>
       ) : null}
-    </section>
+    </article>
   );
 }
 

@@ -138,7 +138,7 @@ export function AssistantPanel() {
   const top = useDockTop(placeholder, a.open && desktop);
   const inputRef = useRef<HTMLTextAreaElement>(null);
   const scrollRef = useRef<HTMLDivElement>(null);
-  const panelRef = useRef<HTMLElement>(null);
+  const panelRef = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
   const [showJump, setShowJump] = useState(false);
   const mode = a.panelView;
@@ -253,7 +253,9 @@ export function AssistantPanel() {
     <>
       {/* In-flow placeholder: reserves the panel's width beside the page content on desktop. */}
       <div ref={placeholder} aria-hidden="true" className="hidden shrink-0 md:block" style={{ width: a.width }} />
-      <aside
+      {/* A div, not an aside: an aside may not carry the dialog role of the small-screen layout. The
+          roles keep the landmark (complementary) when docked. */}
+      <div
         id="assistant-panel"
         ref={panelRef}
         tabIndex={-1}
@@ -261,14 +263,15 @@ export function AssistantPanel() {
         data-layout={desktop ? 'docked' : 'fullscreen'}
         data-conversation-id={a.conversationId ?? ''}
         aria-label="Assistant"
-        role={desktop ? undefined : 'dialog'}
+        role={desktop ? 'complementary' : 'dialog'}
         aria-modal={desktop ? undefined : true}
         onKeyDown={onKeyDown}
         style={desktop ? { width: a.width, top } : undefined}
         className="fixed inset-0 z-50 flex flex-col outline-none border-slate-200 bg-white text-slate-900 md:inset-auto md:bottom-0 md:right-0 md:z-30 md:border-l dark:border-slate-800 dark:bg-slate-950 dark:text-slate-100"
       >
         {desktop ? <ResizeHandle width={a.width} setWidth={a.setWidth} /> : null}
-        <header className="flex items-center gap-1 border-b border-slate-200 px-3 py-2 dark:border-slate-800">
+        {/* Not a <header>: inside the dialog it would be a second banner landmark of the page. */}
+        <div className="flex items-center gap-1 border-b border-slate-200 px-3 py-2 dark:border-slate-800">
           <h2 className="flex-1 text-sm font-semibold">
             <span aria-hidden="true">✦ </span>Assistant
           </h2>
@@ -300,7 +303,7 @@ export function AssistantPanel() {
           >
             <span aria-hidden="true">✕</span>
           </button>
-        </header>
+        </div>
         <ModelNotice model={a.model} />
         <Announcer items={a.announcements} />
 
@@ -469,7 +472,7 @@ export function AssistantPanel() {
             </form>
           </>
         )}
-      </aside>
+      </div>
     </>
   );
 }

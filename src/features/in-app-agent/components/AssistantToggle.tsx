@@ -28,7 +28,7 @@ export function AssistantToggle() {
     >
       <span aria-hidden="true">✦</span>
       Assistant
-      <kbd className="hidden rounded border border-current px-1 text-[0.65rem] opacity-70 sm:inline">{shortcut}</kbd>
+      <kbd className="hidden rounded border border-current px-1 text-[0.65rem] sm:inline">{shortcut}</kbd>
     </button>
   );
 }

@@ -154,7 +154,8 @@ function Row({
         className="min-w-0 flex-1 text-left disabled:cursor-not-allowed disabled:opacity-60"
       >
         <span className="block truncate text-sm font-medium">{item.title || 'Untitled conversation'}</span>
-        <span className="block text-xs text-slate-500 dark:text-slate-400">
+        {/* slate-600: slate-500 is below 4.5:1 on the current item's blue-50. */}
+        <span className="block text-xs text-slate-600 dark:text-slate-400">
           <time dateTime={t.iso}>{t.text}</time>
           {status ? ` · ${status}` : ''}
           {current ? ' · current' : ''}
@@ -237,7 +238,7 @@ export function ConversationList(props: ConversationListProps) {
         {!props.loading && props.items.length === 0 && !props.error ? (
           <p className="p-2 text-sm text-slate-600 dark:text-slate-300">{props.search ? 'No conversation matches.' : 'No conversations yet.'}</p>
         ) : null}
-        {props.loading ? <p className="p-2 text-sm text-slate-500">Loading…</p> : null}
+        {props.loading ? <p className="p-2 text-sm text-slate-500 dark:text-slate-400">Loading…</p> : null}
         {props.hasMore && !props.loading ? (
           <button type="button" onClick={props.onLoadMore} className="m-2 text-sm underline">
             Show older conversations

@@ -1,7 +1,7 @@
 'use client';
 /**
- * The panel's data calls (conversation history, replay, feedback, model info, review export), through the host's
- * tRPC client. The only file of the panel that knows the host's tRPC wiring.
+ * The panel's data calls (conversation history, replay, feedback, model info, the review's export and
+ * paging), through the host's tRPC client. The only file of the panel that knows the host's tRPC wiring.
  */
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import { useMemo } from 'react';
@@ -26,6 +26,8 @@ export interface AgentApi {
   modelInfo(input: In['model']['info']): Promise<Out['model']['info']>;
   /** Review (ADMIN/OWNER): one conversation with replay, feedback, audit, approvals and runs. */
   exportConversation(input: In['review']['export']): Promise<Out['review']['export']>;
+  /** Review: the page of a conversation before a run (its earlier messages). */
+  reviewOlder(input: In['review']['older']): Promise<Out['review']['older']>;
 }
 
 export function useAgentApi(): AgentApi {
@@ -40,6 +42,7 @@ export function useAgentApi(): AgentApi {
       submitFeedback: (input) => client.agent.feedback.submit.mutate(input),
       modelInfo: (input) => client.agent.model.info.query(input),
       exportConversation: (input) => client.agent.review.export.query(input),
+      reviewOlder: (input) => client.agent.review.older.query(input),
     }),
     [client],
   );

@@ -65,7 +65,7 @@ export function LoginForm({ callbackUrl, providers }: { callbackUrl: string; pro
       </form>
       {providers.length > 0 ? (
         <div className="space-y-2">
-          <p className="text-center text-xs uppercase tracking-wide text-slate-500">or</p>
+          <p className="text-center text-xs uppercase tracking-wide text-slate-500 dark:text-slate-400">or</p>
           {providers.map((p) => (
             <button key={p.id} type="button" className={`${btn.secondary} w-full`} onClick={() => void signIn(p.id, { callbackUrl })}>
               Continue with {p.name}

@@ -75,7 +75,7 @@ export function MemberRowControls({
   const { run, error, pending } = useAction();
   const [confirming, setConfirming] = useState(false);
   const locked = actorRole !== 'OWNER' && member.role === 'OWNER';
-  if (locked) return <span className="text-xs text-slate-500">Only owners can change owners</span>;
+  if (locked) return <span className="text-xs text-slate-500 dark:text-slate-400">Only owners can change owners</span>;
   return (
     <div className="space-y-1">
     <div className="flex flex-wrap items-center justify-end gap-2 sm:flex-nowrap">

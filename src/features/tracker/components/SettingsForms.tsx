@@ -61,7 +61,7 @@ export function WebhookForm({ projectId, current }: { projectId: string; current
  */
 export function KeyScopeList({ scopes }: { scopes: readonly Scope[] }) {
   const preset = presetOf(scopes);
-  if (scopes.length === 0) return <span className="text-slate-500">No scopes</span>;
+  if (scopes.length === 0) return <span className="text-slate-500 dark:text-slate-400">No scopes</span>;
   return (
     <span className="text-xs">
       {preset ? <span className="block font-medium">{PRESET_LABEL[preset]}</span> : null}

@@ -80,7 +80,7 @@ const dateFmt = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 
 
 /** A timestamp rendered on the server (UTC, stated), with the exact value in `dateTime`. */
 export function When({ date, prefix }: { date: Date | null | undefined; prefix?: string }) {
-  if (!date) return <span className="text-slate-500">—</span>;
+  if (!date) return <span className="text-slate-500 dark:text-slate-400">—</span>;
   return (
     <time dateTime={date.toISOString()} title={date.toISOString()}>
       {prefix}

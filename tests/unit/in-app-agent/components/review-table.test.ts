@@ -58,3 +58,28 @@ describe('ReviewFilters', () => {
     expect(html).toContain('href="/r?reason=slow"');
   });
 });
+
+describe('ReviewTable usage', () => {
+  it('shows each conversation’s tokens in and out, and its cost when priced', () => {
+    const html = render([
+      row({ id: 'cv_priced', usage: { inputTokens: 12_345, outputTokens: 678, costUsd: 0.047205 } }),
+      row({ id: 'cv_free', usage: { inputTokens: 10, outputTokens: 2, costUsd: null } }),
+      row({ id: 'cv_none' }),
+    ]);
+    expect(html).toContain('<th scope="col" class="py-2 pr-3 text-right">Usage</th>');
+    expect(html).toContain('data-input-tokens="12345" data-output-tokens="678" data-cost-usd="0.047205"');
+    expect(html).toContain('12,345 in · 678 out');
+    expect(html).toContain('$0.0472');
+    expect(html).toContain('10 in · 2 out');
+    expect(html.match(/data-testid="review-usage-cost"/g)).toHaveLength(1);
+    expect(html).toContain('0 in · 0 out');
+  });
+
+  it('keeps the usage period in the filter links, leaving the default out', () => {
+    const html = renderToStaticMarkup(createElement(ReviewFilters, { basePath: '/r', current: 'all', days: 7 }));
+    expect(html).toContain('href="/r?filter=failed&amp;days=7"');
+    expect(html).toContain('href="/r?reason=wrong&amp;days=7"');
+    const plain = renderToStaticMarkup(createElement(ReviewFilters, { basePath: '/r', current: 'all', days: 30 }));
+    expect(plain).toContain('href="/r?filter=failed"');
+  });
+});

@@ -126,7 +126,7 @@ export default async function IssuesPage({ params, searchParams }: { params: Pro
             <tbody className="divide-y divide-slate-200 dark:divide-slate-800">
               {page.issues.map((i) => (
                 <tr key={i.id} data-testid="issue-row" data-number={i.number}>
-                  <td className="px-3 py-2 text-slate-500">{i.number}</td>
+                  <td className="px-3 py-2 text-slate-500 dark:text-slate-400">{i.number}</td>
                   <td className="px-3 py-2">
                     <Link href={`${base}/issues/${i.number}`} className="font-medium hover:underline">
                       {i.title}
@@ -145,7 +145,7 @@ export default async function IssuesPage({ params, searchParams }: { params: Pro
                   <td className="px-3 py-2">
                     <PriorityText priority={i.priority} />
                   </td>
-                  <td className="px-3 py-2">{i.assignee?.name ?? <span className="text-slate-500">Unassigned</span>}</td>
+                  <td className="px-3 py-2">{i.assignee?.name ?? <span className="text-slate-500 dark:text-slate-400">Unassigned</span>}</td>
                   <td className="hidden whitespace-nowrap px-3 py-2 text-slate-600 md:table-cell dark:text-slate-400">
                     <When date={i.createdAt} />
                   </td>

@@ -88,12 +88,12 @@ export default async function SettingsPage({ params }: { params: Promise<{ proje
                       </td>
                       <td className="px-3 py-2">
                         <When date={k.createdAt} />
-                        {k.createdBy ? <span className="block text-xs text-slate-500">by {k.createdBy.name}</span> : null}
+                        {k.createdBy ? <span className="block text-xs text-slate-500 dark:text-slate-400">by {k.createdBy.name}</span> : null}
                       </td>
                       <td className="px-3 py-2" data-testid="key-expires">
-                        {k.expiresAt ? <When date={k.expiresAt} /> : <span className="text-slate-500">Never</span>}
+                        {k.expiresAt ? <When date={k.expiresAt} /> : <span className="text-slate-500 dark:text-slate-400">Never</span>}
                       </td>
-                      <td className="px-3 py-2">{k.lastUsedAt ? <When date={k.lastUsedAt} /> : <span className="text-slate-500">Never</span>}</td>
+                      <td className="px-3 py-2">{k.lastUsedAt ? <When date={k.lastUsedAt} /> : <span className="text-slate-500 dark:text-slate-400">Never</span>}</td>
                       <td className="px-3 py-2">
                         <span className={`inline-block rounded-full px-2 py-0.5 text-xs font-medium capitalize ${STATUS_CLASS[k.status]}`}>{k.status}</span>
                       </td>

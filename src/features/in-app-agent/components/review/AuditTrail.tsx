@@ -47,8 +47,8 @@ export function AuditTrail({ audit, approvals }: { audit: AuditEntry[]; approval
                   {a.status}
                   {a.errorCode ? ` (${a.errorCode})` : ''}
                 </span>
-                {a.durationMs !== null ? <span className="text-xs text-slate-500">{a.durationMs} ms</span> : null}
-                <time className="text-xs text-slate-500" dateTime={iso(a.startedAt)}>
+                {a.durationMs !== null ? <span className="text-xs text-slate-500 dark:text-slate-400">{a.durationMs} ms</span> : null}
+                <time className="text-xs text-slate-500 dark:text-slate-400" dateTime={iso(a.startedAt)}>
                   {iso(a.startedAt).replace('T', ' ').slice(0, 19)} UTC
                 </time>
               </div>
@@ -81,9 +81,9 @@ export function AuditTrail({ audit, approvals }: { audit: AuditEntry[]; approval
                 <span aria-hidden="true">{STATUS_ICON[a.status] ?? '•'} </span>
                 {a.status}
               </span>
-              {a.reason ? <span className="text-xs text-slate-500"> · {a.reason}</span> : null}
+              {a.reason ? <span className="text-xs text-slate-500 dark:text-slate-400"> · {a.reason}</span> : null}
               {a.decidedAt ? (
-                <time className="block text-xs text-slate-500" dateTime={iso(a.decidedAt)}>
+                <time className="block text-xs text-slate-500 dark:text-slate-400" dateTime={iso(a.decidedAt)}>
                   decided {iso(a.decidedAt).replace('T', ' ').slice(0, 19)} UTC
                 </time>
               ) : null}

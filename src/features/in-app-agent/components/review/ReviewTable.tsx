@@ -1,10 +1,11 @@
 /**
  * The review list (ADMIN/OWNER): every conversation of the project with its user, time, last run
- * outcome, feedback, approvals and tool calls. Prop-driven, no hooks: renders on the server.
+ * outcome, feedback, approvals, tool calls and usage (tokens, cost). Prop-driven, no hooks: renders on the server.
  */
 import Link from 'next/link';
 import { FEEDBACK_REASON_LABELS, FEEDBACK_REASONS, feedbackReasonLabels, type FeedbackReason } from '../../schema';
 import { ThumbDownIcon, ThumbUpIcon, TrashIcon } from '../icons';
+import { DEFAULT_USAGE_DAYS, UsageCell, type UsageTotals } from './UsageSummary';
 
 export type ReviewFilter = 'all' | 'negative' | 'failed' | 'approvals';
 
@@ -22,6 +23,8 @@ export interface ReviewRow {
   reasons?: readonly FeedbackReason[];
   /** The user deleted it from their history (the review keeps it). */
   deleted?: boolean;
+  /** Tokens and cost of all its answers. */
+  usage?: UsageTotals;
 }
 
 export const REVIEW_FILTERS: Array<{ value: ReviewFilter; label: string }> = [
@@ -40,7 +43,7 @@ const OUTCOME: Record<string, { icon: string; text: string }> = {
 };
 
 export function RunOutcome({ status }: { status: string | null }) {
-  if (!status) return <span className="text-slate-500">No runs</span>;
+  if (!status) return <span className="text-slate-500 dark:text-slate-400">No runs</span>;
   const o = OUTCOME[status] ?? { icon: '•', text: status };
   return (
     <span data-outcome={status}>
@@ -55,15 +58,16 @@ function fmt(d: Date | string): { text: string; iso: string } {
   return { text: date.toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }) + ' UTC', iso: date.toISOString() };
 }
 
-/** The review list's URL for a filter, a reason and a page (defaults left out). */
+/** The review list's URL for a filter, a reason, a page and a usage period (defaults left out). */
 export function reviewHref(
   basePath: string,
-  o: { filter?: ReviewFilter; reason?: FeedbackReason | null; cursor?: string },
+  o: { filter?: ReviewFilter; reason?: FeedbackReason | null; cursor?: string; days?: number },
 ): string {
   const q = new URLSearchParams();
   if (o.filter && o.filter !== 'all') q.set('filter', o.filter);
   if (o.reason) q.set('reason', o.reason);
   if (o.cursor) q.set('cursor', o.cursor);
+  if (o.days && o.days !== DEFAULT_USAGE_DAYS) q.set('days', String(o.days));
   return q.size ? `${basePath}?${q}` : basePath;
 }
 
@@ -75,15 +79,21 @@ function chipClass(active: boolean): string {
   return `${CHIP} ${active ? CHIP_ACTIVE : CHIP_IDLE}`;
 }
 
-export function ReviewFilters(props: { basePath: string; current: ReviewFilter; reason?: FeedbackReason | null }) {
-  const { basePath, current, reason = null } = props;
+export function ReviewFilters(props: {
+  basePath: string;
+  current: ReviewFilter;
+  reason?: FeedbackReason | null;
+  /** The usage period shown, kept when the filters change. */
+  days?: number;
+}) {
+  const { basePath, current, reason = null, days } = props;
   return (
     <div className="space-y-2">
       <nav aria-label="Filter conversations" className="flex flex-wrap gap-2">
         {REVIEW_FILTERS.map((f) => (
           <Link
             key={f.value}
-            href={reviewHref(basePath, { filter: f.value, reason })}
+            href={reviewHref(basePath, { filter: f.value, reason, days })}
             aria-current={current === f.value ? 'page' : undefined}
             data-testid={`review-filter-${f.value}`}
             className={chipClass(current === f.value)}
@@ -97,7 +107,7 @@ export function ReviewFilters(props: { basePath: string; current: ReviewFilter; 
         {[null, ...FEEDBACK_REASONS].map((r) => (
           <Link
             key={r ?? 'any'}
-            href={reviewHref(basePath, { filter: current, reason: r })}
+            href={reviewHref(basePath, { filter: current, reason: r, days })}
             aria-current={reason === r ? 'page' : undefined}
             data-testid={`review-reason-${r ?? 'any'}`}
             className={chipClass(reason === r)}
@@ -124,6 +134,7 @@ export function ReviewTable({ rows, basePath }: { rows: ReviewRow[]; basePath: s
             <th scope="col" className="py-2 pr-3">Feedback</th>
             <th scope="col" className="py-2 pr-3 text-right">Approvals</th>
             <th scope="col" className="py-2 pr-3 text-right">Tool calls</th>
+            <th scope="col" className="py-2 pr-3 text-right">Usage</th>
           </tr>
         </thead>
         <tbody>
@@ -178,6 +189,7 @@ export function ReviewTable({ rows, basePath }: { rows: ReviewRow[]; basePath: s
                 </td>
                 <td className="py-2 pr-3 text-right">{r.approvals}</td>
                 <td className="py-2 pr-3 text-right">{r.toolCalls}</td>
+                <UsageCell usage={r.usage ?? { inputTokens: 0, outputTokens: 0, costUsd: null }} />
               </tr>
             );
           })}

@@ -8,6 +8,11 @@ import {
   ReviewTable,
   type ReviewFilter,
 } from '@/features/in-app-agent/components/review/ReviewTable';
+import {
+  DEFAULT_USAGE_DAYS,
+  USAGE_RANGES,
+  UsageSummary,
+} from '@/features/in-app-agent/components/review/UsageSummary';
 import { FeedbackReasonSchema } from '@/features/in-app-agent/schema';
 import { reviewGate } from './access';
 import { NotAllowed } from '@/features/tracker/components/ui';
@@ -38,33 +43,41 @@ export default async function AssistantReviewPage({
   const parsedReason = FeedbackReasonSchema.safeParse(one(sp.reason));
   const reason = parsedReason.success ? parsedReason.data : null;
   const cursor = one(sp.cursor)?.slice(0, 200);
-  const data = await gate.caller.agent.review.list({
-    projectId,
-    filter,
-    ...(reason ? { reason } : {}),
-    ...(cursor ? { cursor } : {}),
-  });
+  // The usage period: one of the offered ranges; anything else (an edited link) shows the default.
+  const rawDays = Number(one(sp.days));
+  const days = USAGE_RANGES.find((d) => d === rawDays) ?? DEFAULT_USAGE_DAYS;
+  const [data, usage] = await Promise.all([
+    gate.caller.agent.review.list({
+      projectId,
+      filter,
+      ...(reason ? { reason } : {}),
+      ...(cursor ? { cursor } : {}),
+    }),
+    gate.caller.agent.review.usage({ projectId, days }),
+  ]);
 
   return (
     <main className="space-y-4" data-testid="review-page">
       <div>
         <h1 className="text-2xl font-semibold tracking-tight">Assistant review</h1>
         <p className="text-sm text-slate-600 dark:text-slate-300">
-          Every assistant conversation in this project, newest first. Open one to replay it read-only with its tool audit trail.
+          Every assistant conversation in this project, newest first, with what its answers used. Open one to replay it
+          read-only with its tool audit trail.
         </p>
       </div>
+      <UsageSummary usage={usage} hrefForDays={(d) => reviewHref(basePath, { filter, reason, days: d })} />
       <FeedbackExportForm projectId={projectId} />
-      <ReviewFilters basePath={basePath} current={filter} reason={reason} />
+      <ReviewFilters basePath={basePath} current={filter} reason={reason} days={days} />
       <ReviewTable rows={data.items} basePath={basePath} />
       <nav aria-label="Pages" className="flex gap-4 text-sm">
         {cursor ? (
-          <Link href={reviewHref(basePath, { filter, reason })} className="underline">
+          <Link href={reviewHref(basePath, { filter, reason, days })} className="underline">
             Newest
           </Link>
         ) : null}
         {data.nextCursor ? (
           <Link
-            href={reviewHref(basePath, { filter, reason, cursor: data.nextCursor })}
+            href={reviewHref(basePath, { filter, reason, days, cursor: data.nextCursor })}
             className="underline"
             data-testid="review-next"
           >

@@ -35,10 +35,10 @@ export default async function IssuePage({ params }: { params: Promise<{ projectI
   const view = (
     <>
       <h1 id="issue-heading" className="text-2xl font-semibold tracking-tight" data-testid="issue-title">
-        {issue.title} <span className="font-normal text-slate-500">#{issue.number}</span>
+        {issue.title} <span className="font-normal text-slate-500 dark:text-slate-400">#{issue.number}</span>
       </h1>
       <div className="mt-4 whitespace-pre-wrap break-words text-sm leading-relaxed" data-testid="issue-body">
-        {issue.body || <span className="text-slate-500">No description.</span>}
+        {issue.body || <span className="text-slate-500 dark:text-slate-400">No description.</span>}
       </div>
     </>
   );

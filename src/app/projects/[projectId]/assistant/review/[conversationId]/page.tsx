@@ -1,10 +1,11 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
-import { ConversationMessages } from '@/features/in-app-agent/components/ConversationMessages';
 import { AuditTrail } from '@/features/in-app-agent/components/review/AuditTrail';
+import { ReviewConversation } from '@/features/in-app-agent/components/review/ReviewConversation';
 import { ReviewExport } from '@/features/in-app-agent/components/review/ReviewExport';
 import { RunOutcome } from '@/features/in-app-agent/components/review/ReviewTable';
+import { formatTokens, formatUsd } from '@/features/in-app-agent/components/review/UsageSummary';
 import { isNotFound, reviewGate } from '../access';
 import { NotAllowed } from '@/features/tracker/components/ui';
 
@@ -43,16 +44,30 @@ export default async function AssistantReviewConversationPage({ params }: { para
           <p className="text-sm text-slate-600 dark:text-slate-300">
             {data.user.name || data.user.email} ({data.user.email}) · started{' '}
             <time dateTime={data.conversation.createdAt.toISOString()}>{data.conversation.createdAt.toISOString().replace('T', ' ').slice(0, 16)} UTC</time> ·{' '}
+            {/* With earlier pages the count is of the newest page (the whole tree is in the export). */}
+            {data.olderBefore ? 'latest ' : ''}
             {data.view.runs.length} run{data.view.runs.length === 1 ? '' : 's'} · last: <RunOutcome status={lastStatus} />
             {model ? ` · model ${model.label}` : ''}
             {data.conversation.deletedAt ? ' · deleted by the user' : ''}
+            <span data-testid="review-conversation-usage">
+              {' '}
+              · {formatTokens(data.usage.inputTokens)} tokens in, {formatTokens(data.usage.outputTokens)} out
+              {data.usage.costUsd !== null ? `, ${formatUsd(data.usage.costUsd)}` : ''}
+            </span>
           </p>
         </div>
         <ReviewExport projectId={projectId} conversationId={conversationId} />
       </div>
       <div className="grid gap-6 lg:grid-cols-[minmax(0,3fr)_minmax(0,2fr)]">
         <section aria-label="Conversation (read-only)" className="rounded-lg border border-slate-200 p-3 dark:border-slate-800">
-          <ConversationMessages view={data.view} feedback={data.feedback} now={Date.now()} />
+          <ReviewConversation
+            projectId={projectId}
+            conversationId={conversationId}
+            view={data.view}
+            olderBefore={data.olderBefore}
+            feedback={data.feedback}
+            now={Date.now()}
+          />
         </section>
         <aside aria-label="Audit trail">
           <AuditTrail audit={data.audit} approvals={data.approvals} />
