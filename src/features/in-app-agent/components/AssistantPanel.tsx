@@ -150,6 +150,7 @@ export function AssistantPanel() {
   }, [a.focusRequest]);
 
   // Follow new content while the user is at the bottom; stop when they scroll up.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the list names what makes the content grow; the effect reads the DOM
   useLayoutEffect(() => {
     const el = scrollRef.current;
     if (!el) return;
@@ -159,6 +160,7 @@ export function AssistantPanel() {
 
   // Content also grows after React commits (markdown, code blocks, a card expanding): keep
   // following it while the user is at the bottom, so a reloaded conversation opens at its latest.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: re-observe when the panel opens, changes view or gains messages (new children)
   useEffect(() => {
     const el = scrollRef.current;
     if (!el || typeof ResizeObserver === 'undefined') return;
@@ -253,6 +255,7 @@ export function AssistantPanel() {
     <>
       {/* In-flow placeholder: reserves the panel's width beside the page content on desktop. */}
       <div ref={placeholder} aria-hidden="true" className="hidden shrink-0 md:block" style={{ width: a.width }} />
+      {/* biome-ignore lint/a11y/useAriaPropsSupportedByRole: aria-modal is set only together with role="dialog" (full screen) */}
       <aside
         id="assistant-panel"
         ref={panelRef}
