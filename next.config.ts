@@ -9,7 +9,6 @@ const nextConfig: NextConfig = {
     '@prisma/adapter-pg',
     'pg',
     '@mastra/core',
-    '@mastra/mcp',
     '@modelcontextprotocol/sdk',
     '@opentelemetry/sdk-trace-base',
     '@opentelemetry/exporter-trace-otlp-http',

@@ -255,7 +255,7 @@ const CONTENT_TYPES = [
   'application/json, text/html',
   '',
   '\u00ff\u00fe',
-  'application/' + 'x'.repeat(3000),
+  `application/${'x'.repeat(3000)}`,
 ];
 
 function cookieHeader(t: Target): string | null {
@@ -322,7 +322,7 @@ function agentRequest(t: Target): FuzzRequest {
     },
     {
       ...valid,
-      threadId: 'c_' + nasty(),
+      threadId: `c_${nasty()}`,
       resume: [{ interruptId: 'apr_x', status: pick(['resolved', 'cancelled', nasty()]) }],
     },
     { ...valid, forwardedProps: { pageContext: nastyValue() } },

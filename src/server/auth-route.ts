@@ -83,7 +83,10 @@ class CollectedResponse {
     this.body = JSON.stringify(value);
   }
   send(value: unknown): void {
-    if (value !== null && typeof value === 'object') return this.json(value);
+    if (value !== null && typeof value === 'object') {
+      this.json(value);
+      return;
+    }
     this.body = value === undefined ? null : String(value);
   }
   end(): void {}

@@ -81,10 +81,6 @@ async function ask(page: Page, text: string, opts: { wait?: boolean } = {}): Pro
   if (opts.wait !== false) await waitIdle(page);
 }
 
-async function lastAnswerText(page: Page): Promise<string> {
-  return page.$$eval(`[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="assistant"]`, (els) => els.at(-1)?.textContent ?? '');
-}
-
 /** Every message as role, id and the text shown. */
 async function messages(page: Page): Promise<string[]> {
   return page.$$eval(`[data-testid="assistant-panel"] [data-testid="assistant-message"]`, (els) =>

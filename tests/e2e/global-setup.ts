@@ -12,7 +12,18 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  type Stats,
+  statSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
@@ -104,7 +115,7 @@ const BUILD_INPUTS = ['src', 'public', 'next.config.ts', 'package.json', 'packag
 export function newestSource(dir: string, inputs = BUILD_INPUTS): { file: string; mtimeMs: number } | null {
   let best: { file: string; mtimeMs: number } | null = null;
   const visit = (p: string) => {
-    let st;
+    let st: Stats;
     try {
       st = statSync(p);
     } catch {

@@ -27,7 +27,11 @@ async function startOtherOrigin(): Promise<typeof other> {
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () => new Promise((r) => (server.closeAllConnections(), server.close(() => r()))),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 

@@ -137,7 +137,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       }
       const headers = new Headers();
       for (const [k, v] of Object.entries(nodeReq.headers)) {
-        if (Array.isArray(v)) v.forEach((x) => headers.append(k, x));
+        if (Array.isArray(v)) for (const x of v) headers.append(k, x);
         else if (v !== undefined) headers.set(k, v);
       }
       const hasBody = method !== 'GET' && method !== ('HEAD' as never);
@@ -154,7 +154,9 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       // What the handler did not read is read and dropped, so the client can read the answer.
       if (!nodeReq.complete) body?.discardRest();
       const outHeaders: Record<string, string[]> = {};
-      res.headers.forEach((v, k) => (outHeaders[k] = [...(outHeaders[k] ?? []), v]));
+      res.headers.forEach((v, k) => {
+        outHeaders[k] = [...(outHeaders[k] ?? []), v];
+      });
       nodeRes.writeHead(res.status, outHeaders);
       nodeRes.flushHeaders();
       if (!res.body) {

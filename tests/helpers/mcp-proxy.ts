@@ -62,6 +62,10 @@ export async function startMcpProxy(target: () => string): Promise<McpProxy> {
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
   return Object.assign(proxy, {
     url: `http://127.0.0.1:${(s.address() as AddressInfo).port}/mcp`,
-    close: () => new Promise<void>((r) => (s.closeAllConnections(), s.close(() => r()))),
+    close: () =>
+      new Promise<void>((r) => {
+        s.closeAllConnections();
+        s.close(() => r());
+      }),
   });
 }

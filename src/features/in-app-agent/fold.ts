@@ -166,6 +166,6 @@ export function isErrorResult(content: string): boolean {
 /** Interrupts still waiting for an answer: those of the last run, when it ended interrupted. */
 export function openInterrupts(view: ConversationView): RunState['interrupts'] {
   const last = currentRun(view);
-  if (!last || last.status !== 'interrupted') return [];
+  if (last?.status !== 'interrupted') return [];
   return last.interrupts.filter((i) => !(i.toolCallId && view.decisions[i.toolCallId]));
 }

@@ -248,7 +248,7 @@ export type McpToolInput<N extends McpToolName> = z.output<(typeof MCP_TOOLS)[N]
 export const TOOL_NAMES: readonly McpToolName[] = Object.freeze(Object.keys(MCP_TOOLS) as McpToolName[]);
 
 export function isToolName(name: string): name is McpToolName {
-  return Object.prototype.hasOwnProperty.call(MCP_TOOLS, name);
+  return Object.hasOwn(MCP_TOOLS, name);
 }
 
 export interface McpToolMetadata {

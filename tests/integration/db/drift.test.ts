@@ -97,7 +97,7 @@ describe('Prisma schema vs. SQL migrations', () => {
 describe('the drift test reports differences', () => {
   const schemaCases: Array<[string, string, string | RegExp, string, string[]]> = [
     ['a field made optional', 'Issue', /title(\s+)String/, 'title$1String?', ['column Issue.title: optional in the Prisma schema, NOT NULL in the database']],
-    ['a new field', 'Issue', /\n  closedAt/, '\n  severity Int @default(0)\n  closedAt', ['column Issue.severity: in the Prisma schema, missing in the database']],
+    ['a new field', 'Issue', /\n {2}closedAt/, '\n  severity Int @default(0)\n  closedAt', ['column Issue.severity: in the Prisma schema, missing in the database']],
     ['a changed default', 'Project', `@default("")`, `@default("none")`, [`column Project.description: default 'none'::text in the Prisma schema, ''::text in the database`]],
     [
       'a changed list default',

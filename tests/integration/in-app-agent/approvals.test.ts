@@ -40,7 +40,15 @@ beforeAll(async () => {
     res.writeHead(200).end('ok');
   });
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  webhook = { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}/hook`, received, close: () => new Promise((r) => (s.closeAllConnections(), s.close(() => r()))) };
+  webhook = {
+    url: `http://127.0.0.1:${(s.address() as AddressInfo).port}/hook`,
+    received,
+    close: () =>
+      new Promise((r) => {
+        s.closeAllConnections();
+        s.close(() => r());
+      }),
+  };
   useScriptedModelEnv(model.url);
   project = await createProject('Approvals');
   const prisma = await getPrisma();

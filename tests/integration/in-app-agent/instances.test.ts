@@ -77,7 +77,7 @@ describe.skipIf(!onPostgres)('two instances on one PostgreSQL database', () => {
     const stored = await prisma.agentEvent.findMany({ where: { runId }, orderBy: { seq: 'asc' } });
     const storedText = stored.flatMap((r) => ((r.payload as { type: string }).type === 'TEXT_MESSAGE' ? [(r.payload as { content: string }).content] : [])).join('');
     expect(received).toBe(storedText);
-    expect(storedText.length).toBeLessThan(('long answer' + words(400).join('')).length);
+    expect(storedText.length).toBeLessThan(`long answer${words(400).join('')}`.length);
   });
 
   it('tells the watcher on the second instance when the first dies mid-answer, and the conversation goes on', async () => {

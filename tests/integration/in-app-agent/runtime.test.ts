@@ -239,7 +239,10 @@ describe('where the run key goes', () => {
       expect((events.find((e) => e.type === 'TOOL_CALL_RESULT') as { content: string }).content).toContain('Login button broken');
       expect(seen).toEqual([]);
     } finally {
-      await new Promise<void>((r) => (attacker.closeAllConnections(), attacker.close(() => r())));
+      await new Promise<void>((r) => {
+        attacker.closeAllConnections();
+        attacker.close(() => r());
+      });
     }
   });
 });

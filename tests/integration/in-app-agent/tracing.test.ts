@@ -32,7 +32,10 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server?.close();
-  await new Promise<void>((r) => (collector.closeAllConnections(), collector.close(() => r())));
+  await new Promise<void>((r) => {
+    collector.closeAllConnections();
+    collector.close(() => r());
+  });
 });
 
 interface OtlpSpan {

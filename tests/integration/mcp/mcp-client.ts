@@ -96,7 +96,11 @@ export async function startReceiver(): Promise<Receiver> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   r.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  r.close = () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve())));
+  r.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   return r;
 }
 
@@ -117,7 +121,9 @@ export async function startHandlerServer(handler: (req: Request) => Promise<Resp
     });
     const res = await handler(req);
     const out: Record<string, string> = {};
-    res.headers.forEach((v, k) => (out[k] = v));
+    res.headers.forEach((v, k) => {
+      out[k] = v;
+    });
     nodeRes.writeHead(res.status, out);
     if (!res.body) {
       nodeRes.end();
@@ -131,7 +137,12 @@ export async function startHandlerServer(handler: (req: Request) => Promise<Resp
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
-        if (!nodeRes.write(value)) await new Promise((r) => (nodeRes.once('drain', r), nodeRes.once('close', r)));
+        if (!nodeRes.write(value)) {
+          await new Promise((r) => {
+            nodeRes.once('drain', r);
+            nodeRes.once('close', r);
+          });
+        }
       }
     } catch {
       // Cancelled because the client left: nothing more to send.
@@ -141,6 +152,10 @@ export async function startHandlerServer(handler: (req: Request) => Promise<Resp
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

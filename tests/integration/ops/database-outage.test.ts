@@ -34,6 +34,7 @@ beforeAll(async () => {
   await closeDb();
   process.env.DATABASE_URL = cluster.url;
   model = await startFakeOpenAI(() => ({ text: WORDS, delayMs: 100 }));
+  // biome-ignore lint/correctness/useHookAtTopLevel: a test helper that sets environment variables, not a React hook
   useScriptedModelEnv(model.url);
   resetEnvCache();
   server = await startTestServer();

@@ -48,7 +48,10 @@ afterAll(async () => {
   resetEnvCache();
   await server?.close();
   await model?.close();
-  await new Promise<void>((r) => (collector.closeAllConnections(), collector.close(() => r())));
+  await new Promise<void>((r) => {
+    collector.closeAllConnections();
+    collector.close(() => r());
+  });
 });
 
 const parsed = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);

@@ -90,7 +90,7 @@ describe('the retention purge', () => {
           },
         })
       ).id;
-    const deadRunKey = await key('IN_APP_AGENT', 100, true);
+    await key('IN_APP_AGENT', 100, true);
     const recentRunKey = await key('IN_APP_AGENT', 10);
     const projectKey = await key('PROJECT', 400, true);
     const nonce = (days: number) =>

@@ -21,7 +21,14 @@ describe('INTERNAL_SERVER_ERROR', () => {
     const prisma = await getPrisma();
     // The structured log, captured in-process.
     const logged: string[] = [];
-    setLogDestination(new Writable({ write: (chunk: Buffer, _e, done) => (logged.push(...chunk.toString().split('\n').filter(Boolean)), done()) }));
+    setLogDestination(
+      new Writable({
+        write: (chunk: Buffer, _e, done) => {
+          logged.push(...chunk.toString().split('\n').filter(Boolean));
+          done();
+        },
+      }),
+    );
     // Break the database under the procedure: the issues table goes away for a moment.
     await prisma.$executeRawUnsafe('ALTER TABLE "Issue" RENAME TO "Issue_gone"');
     let res: Response;

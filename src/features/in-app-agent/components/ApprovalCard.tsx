@@ -234,6 +234,7 @@ export function ApprovalCard({ request, state, draft, onDraftChange, now, disabl
                 </p>
                 <ul className="ml-4 list-disc">
                   {argsErrors.map((e, i) => (
+                    // biome-ignore lint/suspicious/noArrayIndexKey: one path can have several errors; the list is replaced whole, never reordered
                     <li key={`${e.path}-${i}`} data-testid="approval-field-error" data-field={e.path}>
                       {e.path ? (
                         <>
@@ -351,6 +352,7 @@ export function ApprovalBatch({
     e.preventDefault();
   };
   return (
+    // biome-ignore lint/a11y/noStaticElementInteractions: catches the Alt+Shift+A/R shortcuts bubbling up from the cards' own controls
     <div className="my-2" data-testid="approval-batch" onKeyDown={onKeyDown}>
       {requests.map((r, i) => (
         <ApprovalCard

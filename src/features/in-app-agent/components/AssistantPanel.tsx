@@ -150,6 +150,7 @@ export function AssistantPanel() {
   }, [a.focusRequest]);
 
   // Follow new content while the user is at the bottom; stop when they scroll up.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the list names what makes the content grow; the effect reads the DOM
   useLayoutEffect(() => {
     const el = scrollRef.current;
     if (!el) return;
@@ -159,6 +160,7 @@ export function AssistantPanel() {
 
   // Content also grows after React commits (markdown, code blocks, a card expanding): keep
   // following it while the user is at the bottom, so a reloaded conversation opens at its latest.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: re-observe when the panel opens, changes view or gains messages (new children)
   useEffect(() => {
     const el = scrollRef.current;
     if (!el || typeof ResizeObserver === 'undefined') return;
@@ -255,6 +257,8 @@ export function AssistantPanel() {
       <div ref={placeholder} aria-hidden="true" className="hidden shrink-0 md:block" style={{ width: a.width }} />
       {/* A div, not an aside: an aside may not carry the dialog role of the small-screen layout. The
           roles keep the landmark (complementary) when docked. */}
+      {/* biome-ignore-start lint/a11y/noStaticElementInteractions: the role is set below (complementary or dialog) */}
+      {/* biome-ignore-start lint/a11y/useAriaPropsSupportedByRole: complementary and dialog both take aria-label; aria-modal only comes with dialog */}
       <div
         id="assistant-panel"
         ref={panelRef}
@@ -269,6 +273,8 @@ export function AssistantPanel() {
         style={desktop ? { width: a.width, top } : undefined}
         className="fixed inset-0 z-50 flex flex-col outline-none border-slate-200 bg-white text-slate-900 md:inset-auto md:bottom-0 md:right-0 md:z-30 md:border-l dark:border-slate-800 dark:bg-slate-950 dark:text-slate-100"
       >
+        {/* biome-ignore-end lint/a11y/noStaticElementInteractions: end of the panel's opening tag */}
+        {/* biome-ignore-end lint/a11y/useAriaPropsSupportedByRole: end of the panel's opening tag */}
         {desktop ? <ResizeHandle width={a.width} setWidth={a.setWidth} /> : null}
         {/* Not a <header>: inside the dialog it would be a second banner landmark of the page. */}
         <div className="flex items-center gap-1 border-b border-slate-200 px-3 py-2 dark:border-slate-800">

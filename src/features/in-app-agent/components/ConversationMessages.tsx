@@ -246,7 +246,7 @@ export function ConversationMessages({
         const reqs = run ? batches.get(run.runId) : undefined;
         const pending = run !== undefined && run.runId === answerableRun;
         const answerable = pending && Boolean(approvals);
-        const runDone = !run || run.status !== 'running';
+        const runDone = run?.status !== 'running';
         return (
           <div key={run?.runId ?? `orphans-${gi}`} className="flex flex-col gap-3" data-run-id={run?.runId} data-run-status={run?.status}>
             {g.messages.map((m) => {
@@ -297,7 +297,7 @@ export function ConversationMessages({
         );
       })}
       {pendingUserMessage ? <UserBubble content={pendingUserMessage} pending /> : null}
-      {busy && (!lastRun || lastRun.status !== 'running' || pendingUserMessage) ? (
+      {busy && (lastRun?.status !== 'running' || pendingUserMessage) ? (
         <p className="text-xs text-slate-500 dark:text-slate-400" data-testid="assistant-waiting">
           <span aria-hidden="true">● </span>Waiting for the assistant…
         </p>

@@ -268,6 +268,7 @@ export function InAppAgentProvider({ projectId, userId, children }: InAppAgentPr
       if (timer !== null) window.clearTimeout(timer);
     };
   }, []);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a selection belongs to one page; navigating drops it
   useEffect(() => setSelection(null), [pathname]);
 
   // ---------------------------------------------------------------- approvals

@@ -877,7 +877,7 @@ export class AgentStore {
   /** The network is back: a pending reattach goes now instead of at the end of its backoff. */
   reconnectNow(): void {
     const connection = this.connection;
-    if (!connection || !connection.reconnectPending) return;
+    if (!connection?.reconnectPending) return;
     this.timers.clear('reconnect');
     void this.reattach(connection);
   }

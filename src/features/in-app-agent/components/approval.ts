@@ -233,7 +233,7 @@ export function buildResume(requests: ApprovalRequest[], drafts: Record<string, 
   const resume: ResumeEntry[] = [];
   for (const req of requests) {
     const d = drafts[req.interruptId];
-    if (!d || !d.decision) return { ok: false, error: `Approve or reject “${humanizeToolName(req.toolName)}” first.` };
+    if (!d?.decision) return { ok: false, error: `Approve or reject “${humanizeToolName(req.toolName)}” first.` };
     const feedback = d.feedback.trim().slice(0, LIMITS.maxFeedbackChars);
     const payload: ApprovalResponse = { approved: d.decision === 'approve', argsFingerprint: req.argsFingerprint };
     if (feedback) payload.feedback = feedback;

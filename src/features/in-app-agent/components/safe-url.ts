@@ -60,6 +60,6 @@ export function safeUrlTransform(url: string): string | null {
 export function internalPath(href: unknown): string | null {
   if (typeof href !== 'string') return null;
   const c = classifyHref(href);
-  if (!c || c.kind !== 'internal' || !c.href.startsWith('/')) return null;
+  if (c?.kind !== 'internal' || !c.href.startsWith('/')) return null;
   return c.href;
 }

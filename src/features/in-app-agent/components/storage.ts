@@ -7,7 +7,7 @@
  * first one's drafts, and sign-out removes everything of the panel (`clearAssistantStorage`).
  * Storage objects are injected: unit tests use in-memory ones.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 
 const PREFIX = 'in-app-agent';
 /** Keys written by this version start with this (older builds wrote keys without a user). */

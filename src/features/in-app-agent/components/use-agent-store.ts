@@ -10,6 +10,7 @@ import { createAgentStore, type AgentState, type AgentStore, type AgentStoreDeps
 /** Creates the store for these deps (again when `identity` changes) and mounts it while in use. */
 export function useAgentStore(deps: () => AgentStoreDeps, identity: readonly unknown[]): AgentStore {
   // The store is built during render (no side effects in its constructor) and started in an effect.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the caller's identity list decides when a new store is built
   const store = useMemo(() => createAgentStore(deps()), identity);
   useEffect(() => {
     store.mount();

@@ -86,6 +86,7 @@ export function useConversationHistory(opts: {
     [api, projectId, search],
   );
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: version and reload are triggers: a change elsewhere or a retry loads again
   useEffect(() => {
     if (!active) return;
     const h = window.setTimeout(() => void load(null), search ? 250 : 0);

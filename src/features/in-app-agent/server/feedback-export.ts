@@ -220,6 +220,7 @@ type RouteContext = { params: Promise<{ projectId: string }> };
 
 /** The route handler: session, project role (`agent:review`), filters, then the stream. */
 export function createFeedbackExportHandler(opts: FeedbackExportHandlerOptions = {}) {
+  // biome-ignore lint/correctness/noComponentHookFactories: a route handler named after its HTTP method, not a component
   return async function GET(req: Request, ctx: RouteContext): Promise<Response> {
     // A read with no side effects: no same-origin check, as for any page. Another site can make a
     // signed-in browser download the file, but never read it.

@@ -488,7 +488,7 @@ class Follower {
       return;
     }
     const row = await findRun(this.prisma, this.runId);
-    if (!row || row.status !== 'RUNNING') return this.fromStorage();
+    if (row?.status !== 'RUNNING') return this.fromStorage();
     const fan = fanOut(env().DATABASE_URL);
     if (fan.kind !== 'none') {
       this.remote = await fan.watch(this.runId, this.position, { frame: (f) => this.send(f), end: () => this.finish() });

@@ -165,7 +165,7 @@ export async function consumeResume(
       }
       if (approved && parsed.data.args) {
         const check = toolContract(row.toolName)?.input.safeParse(parsed.data.args);
-        if (!check || !check.success) {
+        if (!check?.success) {
           throw new ResumeError('INTERRUPT_INVALID_ARGS', 400, `The edited arguments are not valid for ${row.toolName}.`);
         }
         args = check.data as Record<string, unknown>;

@@ -621,7 +621,7 @@ export async function replayPage(
   let end = path.length;
   if (opts.page?.before) {
     const at = path.indexOf(opts.page.before);
-    end = at < 0 ? 0 : at;
+    end = Math.max(at, 0);
   }
   const start = opts.page ? Math.max(0, end - opts.page.runs) : 0;
   const runs = path.slice(start, end);

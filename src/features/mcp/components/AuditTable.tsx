@@ -31,7 +31,7 @@ const field =
 function fmt(d: Date | string): { text: string; iso: string } {
   const date = typeof d === 'string' ? new Date(d) : d;
   return {
-    text: date.toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' }) + ' UTC',
+    text: `${date.toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' })} UTC`,
     iso: date.toISOString(),
   };
 }

@@ -55,7 +55,7 @@ export function RunOutcome({ status }: { status: string | null }) {
 
 function fmt(d: Date | string): { text: string; iso: string } {
   const date = typeof d === 'string' ? new Date(d) : d;
-  return { text: date.toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }) + ' UTC', iso: date.toISOString() };
+  return { text: `${date.toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' })} UTC`, iso: date.toISOString() };
 }
 
 /** The review list's URL for a filter, a reason, a page and a usage period (defaults left out). */

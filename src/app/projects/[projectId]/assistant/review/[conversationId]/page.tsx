@@ -18,13 +18,10 @@ export default async function AssistantReviewConversationPage({ params }: { para
   const gate = await reviewGate(projectId, `${basePath}/${encodeURIComponent(conversationId)}`);
   if (gate.kind === 'forbidden') return <NotAllowed projectId={projectId} what="review assistant conversations" testId="review-not-allowed" />;
 
-  let data;
-  try {
-    data = await gate.caller.agent.review.get({ projectId, conversationId });
-  } catch (err) {
+  const data = await gate.caller.agent.review.get({ projectId, conversationId }).catch((err: unknown) => {
     if (isNotFound(err)) notFound();
     throw err;
-  }
+  });
   const lastRun = data.view.runs[data.view.runs.length - 1];
   const lastStatus = lastRun
     ? ({ running: 'RUNNING', completed: 'COMPLETED', interrupted: 'INTERRUPTED', cancelled: 'ABORTED', failed: 'FAILED' } as const)[lastRun.status]
