@@ -309,19 +309,8 @@ export async function getSessionUserId(req: Request): Promise<string | null> {
  * directly, so it works in any runtime that hands over a standard Request.
  */
 export async function getSessionUser(req: Request): Promise<SessionUser | null> {
-  // Undecodable cookie values are skipped: a broken session cookie is no session, never an error.
-  const cookies = parseCookieHeader(req.headers.get('cookie'));
-  for (const name of COOKIE_NAMES) {
-    const token = readCookie(cookies, name);
-    if (!token) continue;
-    try {
-      const jwt = await decode({ token, secret: env().NEXTAUTH_SECRET });
-      if (jwt && typeof jwt.uid === 'string') return loadUser(jwt.uid);
-    } catch {
-      return null;
-    }
-  }
-  return null;
+  const id = await getSessionUserId(req);
+  return id ? loadUser(id) : null;
 }
 
 /** The signed-in user in a server component or server action. */

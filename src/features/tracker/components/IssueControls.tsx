@@ -3,7 +3,7 @@ import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
 import { useTRPCClient } from '@/lib/trpc/client';
 import type { IssuePriority, IssueStatus } from '../constants';
-import { ErrorText, PriorityOptions, StatusOptions, btn, field, labelText } from './ui';
+import { ErrorText, PriorityOptions, StatusOptions, btn, field, labelText, MemberOptions } from './ui';
 import { useAction } from './use-action';
 
 interface IssueRef {
@@ -134,11 +134,7 @@ export function IssueStateControls({
           onChange={(e) => void run(() => client.tracker.issues.assign.mutate({ ...ref, assigneeId: e.target.value || null }))}
         >
           <option value="">Unassigned</option>
-          {members.map((m) => (
-            <option key={m.id} value={m.id}>
-              {m.name}
-            </option>
-          ))}
+          <MemberOptions members={members} />
         </select>
       </div>
       <ErrorText message={error} />

@@ -1,5 +1,5 @@
 import Link from 'next/link';
-import { StatusOptions, btn, field, labelText } from './ui';
+import { StatusOptions, btn, field, labelText, MemberOptions } from './ui';
 
 /**
  * The issue list's filters as a plain GET form: filters live in the URL, work without JavaScript
@@ -40,11 +40,7 @@ export function IssueFilters({
         <select id="filter-assignee" name="assignee" defaultValue={values.assignee} className={field}>
           <option value="">Anyone</option>
           <option value="none">Unassigned</option>
-          {members.map((m) => (
-            <option key={m.id} value={m.id}>
-              {m.name}
-            </option>
-          ))}
+          <MemberOptions members={members} />
         </select>
       </div>
       <div className="space-y-1">

@@ -3,7 +3,7 @@ import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
 import { errorMessage, useTRPCClient } from '@/lib/trpc/client';
 import type { IssuePriority } from '../constants';
-import { ErrorText, PriorityOptions, btn, field, labelText } from './ui';
+import { ErrorText, PriorityOptions, btn, field, labelText, MemberOptions } from './ui';
 
 export function NewIssueForm({
   projectId,
@@ -76,11 +76,7 @@ export function NewIssueForm({
           </label>
           <select id="issue-assignee" name="assignee" defaultValue="" className={field}>
             <option value="">Unassigned</option>
-            {members.map((m) => (
-              <option key={m.id} value={m.id}>
-                {m.name}
-              </option>
-            ))}
+            <MemberOptions members={members} />
           </select>
         </div>
       </div>

@@ -90,6 +90,19 @@ export function When({ date, prefix }: { date: Date | null | undefined; prefix?:
 }
 
 /** The `<option>`s of a status select, in workflow order. */
+/** One `option` per project member (value: user id), for the assignee selects. */
+export function MemberOptions({ members }: { members: ReadonlyArray<{ id: string; name: string }> }) {
+  return (
+    <>
+      {members.map((member) => (
+        <option key={member.id} value={member.id}>
+          {member.name}
+        </option>
+      ))}
+    </>
+  );
+}
+
 export function StatusOptions() {
   return (
     <>
@@ -144,5 +157,49 @@ export function ErrorText({ message }: { message: string | null }) {
     <p role="alert" className="text-sm text-red-700 dark:text-red-300">
       {message}
     </p>
+  );
+}
+
+/** A column of a `DataTable`: its label, extra classes (alignment, hidden on small screens). */
+export interface TableColumn {
+  label: string;
+  className?: string;
+  /** Read by screen readers only (a column of buttons). */
+  srOnly?: boolean;
+}
+
+/**
+ * A Tracker table: scrolls sideways on small screens, a caption for screen readers, one header row
+ * (`th scope="col"` per column) and the rows given as children.
+ */
+export function DataTable({
+  caption,
+  columns,
+  testId,
+  children,
+}: {
+  caption: string;
+  columns: Array<TableColumn | null>;
+  testId: string;
+  children: ReactNode;
+}) {
+  return (
+    <div className="overflow-x-auto rounded-lg border border-slate-200 dark:border-slate-800">
+      <table className="w-full text-left text-sm" data-testid={testId}>
+        <caption className="sr-only">{caption}</caption>
+        <thead className="bg-slate-50 text-xs uppercase tracking-wide text-slate-600 dark:bg-slate-900 dark:text-slate-400">
+          <tr>
+            {columns.map((column) =>
+              column ? (
+                <th key={column.label} scope="col" className={column.className ? `px-3 py-2 ${column.className}` : 'px-3 py-2'}>
+                  {column.srOnly ? <span className="sr-only">{column.label}</span> : column.label}
+                </th>
+              ) : null,
+            )}
+          </tr>
+        </thead>
+        <tbody className="divide-y divide-slate-200 dark:divide-slate-800">{children}</tbody>
+      </table>
+    </div>
   );
 }

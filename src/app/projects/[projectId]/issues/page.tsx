@@ -2,7 +2,7 @@ import type { Metadata } from 'next';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { IssueFilters } from '@/features/tracker/components/IssueFilters';
-import { LabelChip, PageHeading, PriorityText, StatusBadge, btn, link, When } from '@/features/tracker/components/ui';
+import { LabelChip, PageHeading, PriorityText, StatusBadge, DataTable, btn, link, When } from '@/features/tracker/components/ui';
 import { NotAllowed } from '@/features/tracker/components/ui';
 import { requireProjectPage } from '@/features/tracker/page-access';
 import { ISSUE_STATUSES, ListIssuesInput, listIssues, listLabels, listMembers, type IssueStatus } from '@/features/tracker/service';
@@ -98,62 +98,46 @@ export default async function IssuesPage({ params, searchParams }: { params: Pro
           )}
         </div>
       ) : (
-        <div className="overflow-x-auto rounded-lg border border-slate-200 dark:border-slate-800">
-          <table className="w-full text-left text-sm" data-testid="issue-table">
-            <caption className="sr-only">Issues, newest first</caption>
-            <thead className="bg-slate-50 text-xs uppercase tracking-wide text-slate-600 dark:bg-slate-900 dark:text-slate-400">
-              <tr>
-                <th scope="col" className="px-3 py-2">
-                  #
-                </th>
-                <th scope="col" className="px-3 py-2">
-                  Title
-                </th>
-                <th scope="col" className="px-3 py-2">
-                  Status
-                </th>
-                <th scope="col" className="px-3 py-2">
-                  Priority
-                </th>
-                <th scope="col" className="px-3 py-2">
-                  Assignee
-                </th>
-                <th scope="col" className="hidden px-3 py-2 md:table-cell">
-                  Created
-                </th>
-              </tr>
-            </thead>
-            <tbody className="divide-y divide-slate-200 dark:divide-slate-800">
-              {page.issues.map((i) => (
-                <tr key={i.id} data-testid="issue-row" data-number={i.number}>
-                  <td className="px-3 py-2 text-slate-500 dark:text-slate-400">{i.number}</td>
-                  <td className="px-3 py-2">
-                    <Link href={`${base}/issues/${i.number}`} className="font-medium hover:underline">
-                      {i.title}
-                    </Link>
-                    {i.labels.length ? (
-                      <span className="ml-2 inline-flex flex-wrap gap-1 align-middle">
-                        {i.labels.map((l) => (
-                          <LabelChip key={l.id} name={l.name} color={l.color} />
-                        ))}
-                      </span>
-                    ) : null}
-                  </td>
-                  <td className="px-3 py-2">
-                    <StatusBadge status={i.status} />
-                  </td>
-                  <td className="px-3 py-2">
-                    <PriorityText priority={i.priority} />
-                  </td>
-                  <td className="px-3 py-2">{i.assignee?.name ?? <span className="text-slate-500 dark:text-slate-400">Unassigned</span>}</td>
-                  <td className="hidden whitespace-nowrap px-3 py-2 text-slate-600 md:table-cell dark:text-slate-400">
-                    <When date={i.createdAt} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          caption="Issues, newest first"
+          testId="issue-table"
+          columns={[
+            { label: '#' },
+            { label: 'Title' },
+            { label: 'Status' },
+            { label: 'Priority' },
+            { label: 'Assignee' },
+            { label: 'Created', className: 'hidden md:table-cell' },
+          ]}
+        >
+          {page.issues.map((i) => (
+            <tr key={i.id} data-testid="issue-row" data-number={i.number}>
+              <td className="px-3 py-2 text-slate-500 dark:text-slate-400">{i.number}</td>
+              <td className="px-3 py-2">
+                <Link href={`${base}/issues/${i.number}`} className="font-medium hover:underline">
+                  {i.title}
+                </Link>
+                {i.labels.length ? (
+                  <span className="ml-2 inline-flex flex-wrap gap-1 align-middle">
+                    {i.labels.map((l) => (
+                      <LabelChip key={l.id} name={l.name} color={l.color} />
+                    ))}
+                  </span>
+                ) : null}
+              </td>
+              <td className="px-3 py-2">
+                <StatusBadge status={i.status} />
+              </td>
+              <td className="px-3 py-2">
+                <PriorityText priority={i.priority} />
+              </td>
+              <td className="px-3 py-2">{i.assignee?.name ?? <span className="text-slate-500 dark:text-slate-400">Unassigned</span>}</td>
+              <td className="hidden whitespace-nowrap px-3 py-2 text-slate-600 md:table-cell dark:text-slate-400">
+                <When date={i.createdAt} />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
 
       {page.total > PAGE_SIZE ? (

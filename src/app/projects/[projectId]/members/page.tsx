@@ -1,6 +1,6 @@
 import type { Metadata } from 'next';
 import { AddMemberForm, MemberRowControls } from '@/features/tracker/components/MembersManager';
-import { NotAllowed, PageHeading, RoleBadge, card, When } from '@/features/tracker/components/ui';
+import { NotAllowed, PageHeading, RoleBadge, DataTable, card, When } from '@/features/tracker/components/ui';
 import { requireProjectPage } from '@/features/tracker/page-access';
 import { listMembers } from '@/features/tracker/service';
 
@@ -24,59 +24,43 @@ export default async function MembersPage({ params }: { params: Promise<{ projec
           <AddMemberForm projectId={ctx.project.id} actorRole={ctx.access.role} />
         </section>
       ) : null}
-      <div className="overflow-x-auto rounded-lg border border-slate-200 dark:border-slate-800">
-        <table className="w-full text-left text-sm" data-testid="member-table">
-          <caption className="sr-only">Project members</caption>
-          <thead className="bg-slate-50 text-xs uppercase tracking-wide text-slate-600 dark:bg-slate-900 dark:text-slate-400">
-            <tr>
-              <th scope="col" className="px-3 py-2">
-                Name
-              </th>
-              <th scope="col" className="px-3 py-2">
-                Email
-              </th>
-              <th scope="col" className="px-3 py-2">
-                Role
-              </th>
-              <th scope="col" className="hidden px-3 py-2 md:table-cell">
-                Member since
-              </th>
-              {manage ? (
-                <th scope="col" className="px-3 py-2 text-right">
-                  <span className="sr-only">Actions</span>
-                </th>
-              ) : null}
-            </tr>
-          </thead>
-          <tbody className="divide-y divide-slate-200 dark:divide-slate-800">
-            {members.map((m) => (
-              <tr key={m.userId} data-testid="member-row" data-email={m.email}>
-                <td className="px-3 py-2 font-medium">
-                  {m.name}
-                  {m.userId === ctx.user.id ? <span className="ml-1 text-xs text-slate-500 dark:text-slate-400">(you)</span> : null}
-                </td>
-                <td className="px-3 py-2">{m.email}</td>
-                <td className="px-3 py-2">
-                  <RoleBadge role={m.role} />
-                </td>
-                <td className="hidden px-3 py-2 text-slate-600 md:table-cell dark:text-slate-400">
-                  <When date={m.joinedAt} />
-                </td>
-                {manage ? (
-                  <td className="px-3 py-2">
-                    <MemberRowControls
-                      projectId={ctx.project.id}
-                      member={{ userId: m.userId, name: m.name, role: m.role }}
-                      actorRole={ctx.access.role}
-                      isSelf={m.userId === ctx.user.id}
-                    />
-                  </td>
-                ) : null}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        caption="Project members"
+        testId="member-table"
+        columns={[
+          { label: 'Name' },
+          { label: 'Email' },
+          { label: 'Role' },
+          { label: 'Member since', className: 'hidden md:table-cell' },
+          manage ? { label: 'Actions', className: 'text-right', srOnly: true } : null,
+        ]}
+      >
+        {members.map((m) => (
+          <tr key={m.userId} data-testid="member-row" data-email={m.email}>
+            <td className="px-3 py-2 font-medium">
+              {m.name}
+              {m.userId === ctx.user.id ? <span className="ml-1 text-xs text-slate-500 dark:text-slate-400">(you)</span> : null}
+            </td>
+            <td className="px-3 py-2">{m.email}</td>
+            <td className="px-3 py-2">
+              <RoleBadge role={m.role} />
+            </td>
+            <td className="hidden px-3 py-2 text-slate-600 md:table-cell dark:text-slate-400">
+              <When date={m.joinedAt} />
+            </td>
+            {manage ? (
+              <td className="px-3 py-2">
+                <MemberRowControls
+                  projectId={ctx.project.id}
+                  member={{ userId: m.userId, name: m.name, role: m.role }}
+                  actorRole={ctx.access.role}
+                  isSelf={m.userId === ctx.user.id}
+                />
+              </td>
+            ) : null}
+          </tr>
+        ))}
+      </DataTable>
     </main>
   );
 }

@@ -1,7 +1,7 @@
 import type { Metadata } from 'next';
 import { KEY_SCOPES } from '@/features/mcp/key-scopes';
 import { CreateKeyForm, KeyScopeList, RevokeKeyButton, WebhookForm } from '@/features/tracker/components/SettingsForms';
-import { NotAllowed, PageHeading, card, When } from '@/features/tracker/components/ui';
+import { NotAllowed, PageHeading, DataTable, card, When } from '@/features/tracker/components/ui';
 import { requireProjectPage } from '@/features/tracker/page-access';
 import { listProjectKeys } from '@/features/tracker/service';
 
@@ -47,64 +47,44 @@ export default async function SettingsPage({ params }: { params: Promise<{ proje
           {list.length === 0 ? (
             <p className="text-sm text-slate-600 dark:text-slate-400">No API keys yet.</p>
           ) : (
-            <div className="overflow-x-auto rounded-lg border border-slate-200 dark:border-slate-800">
-              <table className="w-full text-left text-sm" data-testid="key-table">
-                <caption className="sr-only">API keys</caption>
-                <thead className="bg-slate-50 text-xs uppercase tracking-wide text-slate-600 dark:bg-slate-900 dark:text-slate-400">
-                  <tr>
-                    <th scope="col" className="px-3 py-2">
-                      Name
-                    </th>
-                    <th scope="col" className="px-3 py-2">
-                      Public key
-                    </th>
-                    <th scope="col" className="px-3 py-2">
-                      Scopes
-                    </th>
-                    <th scope="col" className="px-3 py-2">
-                      Created
-                    </th>
-                    <th scope="col" className="px-3 py-2">
-                      Expires
-                    </th>
-                    <th scope="col" className="px-3 py-2">
-                      Last used
-                    </th>
-                    <th scope="col" className="px-3 py-2">
-                      Status
-                    </th>
-                    <th scope="col" className="px-3 py-2 text-right">
-                      <span className="sr-only">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody className="divide-y divide-slate-200 dark:divide-slate-800">
-                  {list.map((k) => (
-                    <tr key={k.id} data-testid="key-row" data-status={k.status}>
-                      <td className="px-3 py-2 font-medium">{k.name}</td>
-                      <td className="px-3 py-2 font-mono text-xs">{k.publicKey}</td>
-                      <td className="px-3 py-2" data-testid="key-scopes" data-scopes={k.scopes.join(' ')}>
-                        <KeyScopeList scopes={k.scopes} />
-                      </td>
-                      <td className="px-3 py-2">
-                        <When date={k.createdAt} />
-                        {k.createdBy ? <span className="block text-xs text-slate-500 dark:text-slate-400">by {k.createdBy.name}</span> : null}
-                      </td>
-                      <td className="px-3 py-2" data-testid="key-expires">
-                        {k.expiresAt ? <When date={k.expiresAt} /> : <span className="text-slate-500 dark:text-slate-400">Never</span>}
-                      </td>
-                      <td className="px-3 py-2">{k.lastUsedAt ? <When date={k.lastUsedAt} /> : <span className="text-slate-500 dark:text-slate-400">Never</span>}</td>
-                      <td className="px-3 py-2">
-                        <span className={`inline-block rounded-full px-2 py-0.5 text-xs font-medium capitalize ${STATUS_CLASS[k.status]}`}>{k.status}</span>
-                      </td>
-                      <td className="px-3 py-2 text-right">
-                        {k.status === 'revoked' ? null : <RevokeKeyButton projectId={ctx.project.id} keyId={k.id} name={k.name} />}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              caption="API keys"
+              testId="key-table"
+              columns={[
+                { label: 'Name' },
+                { label: 'Public key' },
+                { label: 'Scopes' },
+                { label: 'Created' },
+                { label: 'Expires' },
+                { label: 'Last used' },
+                { label: 'Status' },
+                { label: 'Actions', className: 'text-right', srOnly: true },
+              ]}
+            >
+              {list.map((k) => (
+                <tr key={k.id} data-testid="key-row" data-status={k.status}>
+                  <td className="px-3 py-2 font-medium">{k.name}</td>
+                  <td className="px-3 py-2 font-mono text-xs">{k.publicKey}</td>
+                  <td className="px-3 py-2" data-testid="key-scopes" data-scopes={k.scopes.join(' ')}>
+                    <KeyScopeList scopes={k.scopes} />
+                  </td>
+                  <td className="px-3 py-2">
+                    <When date={k.createdAt} />
+                    {k.createdBy ? <span className="block text-xs text-slate-500 dark:text-slate-400">by {k.createdBy.name}</span> : null}
+                  </td>
+                  <td className="px-3 py-2" data-testid="key-expires">
+                    {k.expiresAt ? <When date={k.expiresAt} /> : <span className="text-slate-500 dark:text-slate-400">Never</span>}
+                  </td>
+                  <td className="px-3 py-2">{k.lastUsedAt ? <When date={k.lastUsedAt} /> : <span className="text-slate-500 dark:text-slate-400">Never</span>}</td>
+                  <td className="px-3 py-2">
+                    <span className={`inline-block rounded-full px-2 py-0.5 text-xs font-medium capitalize ${STATUS_CLASS[k.status]}`}>{k.status}</span>
+                  </td>
+                  <td className="px-3 py-2 text-right">
+                    {k.status === 'revoked' ? null : <RevokeKeyButton projectId={ctx.project.id} keyId={k.id} name={k.name} />}
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           )}
         </section>
       ) : null}
