@@ -103,7 +103,14 @@ const holder: Holder = ((globalThis as Record<string, unknown>).__trackerRetenti
 
 /** One purge pass (see the file comment). Never two at once in a process or across instances. */
 export async function purgeExpired(db: Database, opts: PurgeOptions): Promise<PurgeResult> {
-  const result: PurgeResult = { ran: false, conversations: 0, auditRows: 0, runKeys: 0, overrideUses: 0, limitCounters: 0 };
+  const result: PurgeResult = {
+    ran: false,
+    conversations: 0,
+    auditRows: 0,
+    runKeys: 0,
+    overrideUses: 0,
+    limitCounters: 0,
+  };
   if (holder.running) return result;
   holder.running = true;
   try {

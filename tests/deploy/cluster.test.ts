@@ -204,7 +204,9 @@ describe('two instances behind nginx', () => {
     expect((await fetch(`${proxyUrl}/api/ready`)).status).toBe(200);
   });
 
-  it('holds the limits for both instances together: answers at once per user, MCP calls per key', { timeout: 60_000 }, async () => {
+  it('holds the limits for both instances together: answers at once per user, MCP calls per key', {
+    timeout: 60_000,
+  }, async () => {
     // The deployment's defaults: 3 answers at once per user, 120 MCP tool calls per key and minute.
     const own = await createProject('Deploy limits');
     const user = own.users.MEMBER;
@@ -227,7 +229,8 @@ describe('two instances behind nginx', () => {
       });
       expect(res.status).toBe(202);
     }
-    await waitFor('the answers to end', async () => (await prisma.agentRun.count({ where: { userId: user.id, status: 'RUNNING' } })) === 0, 20_000);
+    const running = () => prisma.agentRun.count({ where: { userId: user.id, status: 'RUNNING' } });
+    await waitFor('the answers to end', async () => (await running()) === 0, 20_000);
 
     const { secret } = await createProjectKey(prisma, {
       projectId: own.id,
@@ -244,8 +247,17 @@ describe('two instances behind nginx', () => {
           'content-type': 'application/json',
           'mcp-protocol-version': '2025-06-18',
         },
-        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'list_issues', arguments: {} } }),
-      }).then(async (res) => ({ status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() }));
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'list_issues', arguments: {} },
+        }),
+      }).then(async (res) => ({
+        status: res.status,
+        retryAfter: res.headers.get('retry-after'),
+        body: (await res.json()) as unknown,
+      }));
     const answers = await Promise.all(Array.from({ length: 130 }, (_, n) => call(n + 1)));
     expect(answers.filter((a) => a.status === 200)).toHaveLength(120);
     const over = answers.filter((a) => a.status === 429);

@@ -51,7 +51,16 @@ describe('development defaults', () => {
       rate: e.AGENT_RATE_LIMIT_PER_MINUTE,
       running: e.AGENT_MAX_CONCURRENT_RUNS_PER_USER,
       mcpCalls: e.MCP_CALLS_PER_KEY_PER_MINUTE,
-    }).toEqual({ steps: 8, retries: 2, context: 24_000, stale: 60, approvalTtl: 600, rate: 20, running: 3, mcpCalls: 120 });
+    }).toEqual({
+      steps: 8,
+      retries: 2,
+      context: 24_000,
+      stale: 60,
+      approvalTtl: 600,
+      rate: 20,
+      running: 3,
+      mcpCalls: 120,
+    });
   });
 
   it('treats empty and blank values as unset', () => {

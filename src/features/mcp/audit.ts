@@ -132,7 +132,8 @@ export async function countRefusedCalls(prisma: PrismaClient, e: RefusedCalls): 
   if (!first) return;
   const window = Math.floor(e.at.getTime() / (REFUSED_CALLS_WINDOW_SECONDS * 1000));
   // A stable id per key, code and window (an Identifier, so the audit page can page past it).
-  const id = `aud_refused_${createHash('sha256').update(`${e.apiKeyId}:${e.errorCode}:${window}`).digest('hex').slice(0, 32)}`;
+  const digest = createHash('sha256').update(`${e.apiKeyId}:${e.errorCode}:${window}`).digest('hex');
+  const id = `aud_refused_${digest.slice(0, 32)}`;
   const { tool, callerSuppliedTool } = storedToolName(first.name ?? INVALID_TOOL_NAME);
   const result = preview({ error: { code: e.errorCode, message: e.message } });
   try {

@@ -105,7 +105,11 @@ export function jsonRpcErrorResponse(
   // Every transport-level refusal of the endpoint goes through here: one log line each.
   logRefusal(status, appCode, { endpoint: 'mcp' });
   return new Response(
-    JSON.stringify({ jsonrpc: '2.0', error: { code: rpcCode, message: `${message} (${appCode})`, data: { code: appCode } }, id }),
+    JSON.stringify({
+      jsonrpc: '2.0',
+      error: { code: rpcCode, message: `${message} (${appCode})`, data: { code: appCode } },
+      id,
+    }),
     { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } },
   );
 }

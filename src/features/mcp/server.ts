@@ -207,7 +207,8 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
     const { calls, wait, message } = refusedForLimit;
     await countRefusedCalls(prisma, { ...who, errorCode: 'RATE_LIMITED', message, calls, at: startedAt });
     const single = !isBatch && isJSONRPCRequest(valid[0]!) ? valid[0].id : null;
-    return jsonRpcErrorResponse(429, RPC.RATE_LIMITED, 'RATE_LIMITED', message, { 'retry-after': String(wait) }, single);
+    const headers = { 'retry-after': String(wait) };
+    return jsonRpcErrorResponse(429, RPC.RATE_LIMITED, 'RATE_LIMITED', message, headers, single);
   }
 
   // 5. Each request's parameters: a malformed one is answered here (-32602 with a short message),
@@ -304,7 +305,8 @@ async function callLimitRefusal(
     });
   if (calls.length > limit) {
     // A batch larger than a whole minute's calls can never fit: say so rather than "wait".
-    const message = `This batch has ${calls.length} tool calls; this key may make at most ${limit} a minute. Send fewer.`;
+    const message =
+      `This batch has ${calls.length} tool calls; this key may make at most ${limit} a minute. Send fewer.`;
     return { calls: described(), wait: CALL_LIMIT_WINDOW_SECONDS, message };
   }
   const hit = await hitLimit(prisma, {

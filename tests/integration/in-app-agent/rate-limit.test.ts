@@ -77,7 +77,8 @@ describe('runs per user and minute', () => {
     // refused run was not counted.
     expect(await storedCount(runLimitKey(member.id))).toBe(2);
     // Another user is not affected.
-    expect((await postAgent(server.url, project.id, project.users.ADMIN.cookie, userMessageBody('hi'))).status).toBe(200);
+    const admin = project.users.ADMIN;
+    expect((await postAgent(server.url, project.id, admin.cookie, userMessageBody('hi'))).status).toBe(200);
   });
 });
 
@@ -86,7 +87,7 @@ describe('answers running at once per user', () => {
     useScriptedModelEnv(model.url, { AGENT_MAX_CONCURRENT_RUNS_PER_USER: '2' });
   });
 
-  it('refuses a third running answer with 429 TOO_MANY_RUNS and Retry-After: 5, and takes one once an answer ends', async () => {
+  it('refuses a third running answer (429 TOO_MANY_RUNS, Retry-After: 5), takes one once an answer ends', async () => {
     const user = project.users.OWNER;
     // An answer waiting for an approval has ended (INTERRUPTED): it is not running.
     const held = await postAgent(server.url, project.id, user.cookie, userMessageBody('please approve this'));
@@ -95,7 +96,9 @@ describe('answers running at once per user', () => {
     const interrupts = (held.events.at(-1) as { outcome: { interrupts: Array<{ id: string }> } }).outcome.interrupts;
 
     const started = (text: string) =>
-      startRunStream(server.url, project.id, user.cookie, userMessageBody(text), (ev) => ev.some((e) => e.event.type === 'TEXT_MESSAGE_CONTENT'));
+      startRunStream(server.url, project.id, user.cookie, userMessageBody(text), (ev) =>
+        ev.some((e) => e.event.type === 'TEXT_MESSAGE_CONTENT'),
+      );
     const first = await started('slow one');
     const second = await started('slow two');
     expect([first.status, second.status]).toEqual([200, 200]);
@@ -111,8 +114,8 @@ describe('answers running at once per user', () => {
     // What the panel shows for it.
     const shown = describeError(third.error!.code, third.error!.message);
     expect(shown.message).toBe(
-      'The assistant is already writing as many answers for you as it can at once (in other conversations or tabs). ' +
-        'Wait for one of them to finish, then retry.',
+      'The assistant is already writing as many answers for you as it can at once (in other conversations ' +
+        'or tabs). Wait for one of them to finish, then retry.',
     );
     expect(shown.retryable).toBe(true);
 
@@ -132,7 +135,8 @@ describe('answers running at once per user', () => {
     expect(await runningOf(user.id)).toBe(2);
     expect(await storedCount(runLimitKey(user.id))).toBe(3);
     // Another user is not affected.
-    expect((await postAgent(server.url, project.id, project.users.VIEWER.cookie, userMessageBody('hello'))).status).toBe(200);
+    const viewer = project.users.VIEWER;
+    expect((await postAgent(server.url, project.id, viewer.cookie, userMessageBody('hello'))).status).toBe(200);
 
     // One answer ends: the next one is taken.
     const firstRunId = (first.events[0]!.event as { runId: string }).runId;
@@ -153,9 +157,18 @@ describe('answers running at once per user', () => {
     const long = new Date(Date.now() - 10 * 60_000);
     for (let n = 0; n < 2; n++) {
       const conversationId = newId('cv_');
-      await prisma.agentConversation.create({ data: { id: conversationId, projectId: project.id, userId: user.id, title: 't' } });
+      await prisma.agentConversation.create({
+        data: { id: conversationId, projectId: project.id, userId: user.id, title: 't' },
+      });
       await prisma.agentRun.create({
-        data: { id: newId('run_'), conversationId, userId: user.id, status: 'RUNNING', startedAt: long, lastHeartbeatAt: long },
+        data: {
+          id: newId('run_'),
+          conversationId,
+          userId: user.id,
+          status: 'RUNNING',
+          startedAt: long,
+          lastHeartbeatAt: long,
+        },
       });
     }
     const res = await postAgent(server.url, project.id, user.cookie, userMessageBody('still here?'));

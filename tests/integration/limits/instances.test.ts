@@ -60,9 +60,12 @@ function pairWith(limits: Record<string, string>): { a: () => AppInstance; b: ()
 }
 
 /** The instance for the n-th request: alternately the first and the second. */
-const alternate = (pair: { a: () => AppInstance; b: () => AppInstance }, n: number) => (n % 2 === 0 ? pair.a() : pair.b()).url;
+const alternate = (pair: { a: () => AppInstance; b: () => AppInstance }, n: number) =>
+  (n % 2 === 0 ? pair.a() : pair.b()).url;
 
-const tally = (statuses: number[]) => statuses.reduce<Record<number, number>>((t, s) => ({ ...t, [s]: (t[s] ?? 0) + 1 }), {});
+/** How many answers had each status. */
+const tally = (statuses: number[]) =>
+  statuses.reduce<Record<number, number>>((t, s) => ({ ...t, [s]: (t[s] ?? 0) + 1 }), {});
 
 async function until(what: string, check: () => Promise<boolean>, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;
@@ -80,7 +83,9 @@ describe.skipIf(!onPostgres)('runs per user and minute, and MCP calls per key an
   it(`lets exactly ${RUNS} of twelve runs sent at once to both instances through`, async () => {
     const user = project.users.MEMBER;
     const answers = await Promise.all(
-      Array.from({ length: 12 }, (_, n) => postAgent(alternate(pair, n), project.id, user.cookie, userMessageBody(`question ${n}`))),
+      Array.from({ length: 12 }, (_, n) =>
+        postAgent(alternate(pair, n), project.id, user.cookie, userMessageBody(`question ${n}`)),
+      ),
     );
     expect(tally(answers.map((r) => r.status))).toEqual({ 200: RUNS, 429: 12 - RUNS });
     for (const r of answers.filter((x) => x.status === 429)) {
@@ -105,8 +110,11 @@ describe.skipIf(!onPostgres)('runs per user and minute, and MCP calls per key an
   it(`lets exactly ${CALLS} MCP tool calls of one key through, then 429 with JSON-RPC -32029`, async () => {
     const { key, secret } = await projectKey(project);
     const headers = { authorization: `Bearer ${secret}`, 'mcp-protocol-version': '2025-06-18' };
-    const body = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'list_issues', arguments: {} } });
-    const answers = await Promise.all(Array.from({ length: 14 }, (_, n) => rawPost(alternate(pair, n), body(n + 1), headers)));
+    const body = (id: number) =>
+      JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'list_issues', arguments: {} } });
+    const answers = await Promise.all(
+      Array.from({ length: 14 }, (_, n) => rawPost(alternate(pair, n), body(n + 1), headers)),
+    );
     expect(tally(answers.map((r) => r.status))).toEqual({ 200: CALLS, 429: 14 - CALLS });
     for (const r of answers.filter((x) => x.status === 200)) expect(r.json.result).toBeDefined();
     for (const r of answers.filter((x) => x.status === 429)) {
@@ -127,7 +135,7 @@ describe.skipIf(!onPostgres)('answers running at once per user, on two instances
   const RUNNING = 2;
   const pair = pairWith({ AGENT_MAX_CONCURRENT_RUNS_PER_USER: String(RUNNING) });
 
-  it(`runs exactly ${RUNNING} of six slow answers started at once on both instances, and takes a new one once they end`, async () => {
+  it(`runs exactly ${RUNNING} of six slow answers sent at once to both, and a new one once they end`, async () => {
     const user = project.users.ADMIN;
     const prisma = await getPrisma();
     const running = () => prisma.agentRun.count({ where: { userId: user.id, status: 'RUNNING' } });
@@ -135,7 +143,8 @@ describe.skipIf(!onPostgres)('answers running at once per user, on two instances
     const started = await Promise.all(
       Array.from({ length: 6 }, async (_, n) => {
         const base = alternate(pair, n);
-        const res = await startRunStream(base, project.id, user.cookie, userMessageBody(`slow ${n}`), (ev) => ev.length > 0);
+        const body = userMessageBody(`slow ${n}`);
+        const res = await startRunStream(base, project.id, user.cookie, body, (ev) => ev.length > 0);
         return { base, ...res };
       }),
     );
@@ -143,7 +152,9 @@ describe.skipIf(!onPostgres)('answers running at once per user, on two instances
     expect(await running()).toBe(RUNNING);
 
     // The refusals, as a client sees them (a stream reader gets no events from a JSON answer).
-    const refused = await Promise.all([0, 1].map((n) => postAgent(alternate(pair, n), project.id, user.cookie, userMessageBody('slow again'))));
+    const refused = await Promise.all(
+      [0, 1].map((n) => postAgent(alternate(pair, n), project.id, user.cookie, userMessageBody('slow again'))),
+    );
     for (const r of refused) {
       expect(r.status).toBe(429);
       expect(r.headers.get('retry-after')).toBe('5');

@@ -36,7 +36,10 @@ const call = (name = 'list_issues', meta?: string) => ({
   params: { name, arguments: {}, ...(meta ? { _meta: { [TOOL_CALL_META_KEY]: meta } } : {}) },
 });
 const post = (secret: string, body: unknown) =>
-  rawPost(server.url, JSON.stringify(body), { authorization: `Bearer ${secret}`, 'mcp-protocol-version': '2025-06-18' });
+  rawPost(server.url, JSON.stringify(body), {
+    authorization: `Bearer ${secret}`,
+    'mcp-protocol-version': '2025-06-18',
+  });
 
 it('counts tools/call only, then answers 429 with Retry-After and JSON-RPC -32029 RATE_LIMITED, audited', async () => {
   const { key, secret } = await projectKey(project);
@@ -96,7 +99,9 @@ it('refuses a batch with more calls than a minute allows, saying so', async () =
   expect(res.status).toBe(429);
   expect(res.headers.get('retry-after')).toBe('60');
   expect(res.json.error).toMatchObject({ code: -32029, data: { code: 'RATE_LIMITED' } });
-  expect(res.json.error?.message).toContain(`This batch has ${LIMIT + 1} tool calls; this key may make at most ${LIMIT} a minute.`);
+  expect(res.json.error?.message).toContain(
+    `This batch has ${LIMIT + 1} tool calls; this key may make at most ${LIMIT} a minute.`,
+  );
   // The key's minute is untouched: single calls still go through.
   expect((await post(secret, call())).status).toBe(200);
 });

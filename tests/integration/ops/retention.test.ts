@@ -1,7 +1,7 @@
 // The retention purge on the real database: exactly what is past retention goes (deleted
 // conversations with their events, approvals and feedback; old audit rows; long-dead run keys; old
-// override nonces; limit counters past their windows), nothing else, never a conversation with a running run; and one purge at a
-// time (a second connection or pass skips while the lock is held).
+// override nonces; limit counters past their windows), nothing else, never a conversation with a
+// running run; and one purge at a time (a second connection or pass skips while the lock is held).
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { getDb, getPrisma, openDatabase } from '@/server/db';

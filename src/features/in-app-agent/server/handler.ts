@@ -286,7 +286,9 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     const counted = await hitLimit(prisma, { ...runLimit, limit: e.AGENT_RATE_LIMIT_PER_MINUTE });
     if (!counted.allowed) {
       const wait = counted.retryAfterSeconds;
-      throw new RequestError(429, 'RATE_LIMITED', `Too many requests. Try again in ${wait} s.`, { 'retry-after': String(wait) });
+      throw new RequestError(429, 'RATE_LIMITED', `Too many requests. Try again in ${wait} s.`, {
+        'retry-after': String(wait),
+      });
     }
     let model: ModelHandle;
     try {
@@ -322,7 +324,8 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       // client retrying after Retry-After does not use up its runs while it waits).
       if (started.code === 'TOO_MANY_RUNS') await refundLimit(prisma, runLimit);
       const wait = started.retryAfterSeconds;
-      throw new RequestError(started.status, started.code, started.message, wait ? { 'retry-after': String(wait) } : {});
+      const headers: Record<string, string> = wait ? { 'retry-after': String(wait) } : {};
+      throw new RequestError(started.status, started.code, started.message, headers);
     }
     const run = started.run;
     let detach: () => void = () => undefined;

@@ -194,7 +194,8 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
       opened = await openRunRow(prisma, open);
     }
   } catch (err) {
-    const known = err instanceof RunConflictError || err instanceof ConversationFullError || err instanceof TooManyRunsError;
+    const known =
+      err instanceof RunConflictError || err instanceof ConversationFullError || err instanceof TooManyRunsError;
     endSpan(span, { code: known ? err.code : 'INTERNAL_ERROR', message: (err as Error).message });
     if (err instanceof TooManyRunsError) return refuse(429, err.code, err.message, TOO_MANY_RUNS_RETRY_AFTER_SECONDS);
     if (known) return refuse(409, err.code, err.message);

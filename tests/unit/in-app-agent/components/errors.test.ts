@@ -51,13 +51,16 @@ describe('describeError', () => {
 
   it('explains TOO_MANY_RUNS (answers running at once) in plain words, with Retry', () => {
     const busy = errorFromResponse(429, {
-      error: { code: 'TOO_MANY_RUNS', message: 'You already have 3 answers being written at once. Wait for one to finish, then try again.' },
+      error: {
+        code: 'TOO_MANY_RUNS',
+        message: 'You already have 3 answers being written at once. Wait for one to finish, then try again.',
+      },
     });
     expect(busy).toEqual({
       code: 'TOO_MANY_RUNS',
       message:
-        'The assistant is already writing as many answers for you as it can at once (in other conversations or tabs). ' +
-        'Wait for one of them to finish, then retry.',
+        'The assistant is already writing as many answers for you as it can at once (in other conversations ' +
+        'or tabs). Wait for one of them to finish, then retry.',
       retryable: true,
     });
   });
