@@ -68,6 +68,8 @@ const { createProject, createUser } = await import('../tests/helpers/fixtures');
 const { parseSse } = await import('../tests/helpers/agent');
 
 process.env.AGENT_RATE_LIMIT_PER_MINUTE = '10000';
+// The burst workloads start 100 runs of one user at once.
+process.env.AGENT_MAX_CONCURRENT_RUNS_PER_USER = '1000';
 const db = await getDb();
 const prisma = db.prisma;
 const rssAtStart = process.memoryUsage().rss;

@@ -45,6 +45,8 @@ async function localTarget(): Promise<Target> {
     // Limits would answer most requests 429 after a while; the point is to reach the code behind.
     TRPC_MUTATIONS_PER_MINUTE: '100000',
     AGENT_RATE_LIMIT_PER_MINUTE: '10000',
+    AGENT_MAX_CONCURRENT_RUNS_PER_USER: '1000',
+    MCP_CALLS_PER_KEY_PER_MINUTE: '1000000',
     AGENT_MODEL_PROVIDER: 'demo',
   });
   delete process.env.DATABASE_URL;

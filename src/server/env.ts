@@ -103,7 +103,10 @@ const EnvSchema = z.object({
   AGENT_CONTEXT_TOKENS: intIn(1000, 1_000_000, 24_000),
   AGENT_RUN_STALE_SECONDS: intIn(5, 3600, 60),
   AGENT_APPROVAL_TTL_SECONDS: intIn(10, 86_400, 600),
+  /** Assistant runs a user may start per minute (counted in the limits store, across instances). */
   AGENT_RATE_LIMIT_PER_MINUTE: intIn(1, 10_000, 20),
+  /** Assistant runs of one user RUNNING at once, across instances (checked when a run opens). */
+  AGENT_MAX_CONCURRENT_RUNS_PER_USER: intIn(1, 1000, 3),
   /** A model stream silent this long while no tool runs ends the run with MODEL_TIMEOUT. */
   AGENT_MODEL_IDLE_TIMEOUT_SECONDS: intIn(5, 3600, 120),
   AGENT_MCP_URL: optionalString.pipe(z.url().optional()),
@@ -125,6 +128,8 @@ const EnvSchema = z.object({
   PASSWORD_HASH_QUEUE: intIn(0, 1000, 16),
   /** tRPC mutations per signed-in user and minute (shared by every instance). */
   TRPC_MUTATIONS_PER_MINUTE: intIn(1, 100_000, 120),
+  /** MCP tools/call requests per project API key and minute (shared by every instance). */
+  MCP_CALLS_PER_KEY_PER_MINUTE: intIn(1, 1_000_000, 120),
 
   /** Connections of this instance's PostgreSQL pool (each instance also holds one fan-out connection). */
   DATABASE_POOL_MAX: intIn(1, 1000, 10),

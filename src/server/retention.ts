@@ -7,7 +7,9 @@
  * - MCP audit rows after AUDIT_RETENTION_DAYS;
  * - in-app agent run keys expired or revoked more than AUDIT_RETENTION_DAYS ago (until then the
  *   audit trail still names the key its rows point at), never the key of a RUNNING run;
- * - consumed override nonces past their retention (every token expired a day before).
+ * - consumed override nonces past their retention (every token expired a day before);
+ * - counters of the limits store (`LimitCounter`: sign-in, tRPC, assistant runs, MCP calls) that no
+ *   sliding window reads any more (`purgeExpiredLimits`, two windows after each one started).
  *
  * One at a time: the purge holds a session-level PostgreSQL advisory lock
  * (`pg_try_advisory_lock`) on the connection it works on, so a second instance (or connection)
@@ -19,6 +21,7 @@
 import { purgeDeletedConversations } from '@/features/in-app-agent/server/retention';
 import { OVERRIDE_USE_RETENTION_MS } from '@/features/mcp/override-store';
 import type { Database } from './db';
+import { purgeExpiredLimits } from './limits';
 import { childLog } from './log';
 import type { SqlSession } from './migrate';
 import { processWide } from '@/server/process-wide';
@@ -46,6 +49,7 @@ export interface PurgeResult {
   auditRows: number;
   runKeys: number;
   overrideUses: number;
+  limitCounters: number;
 }
 
 const UTC_NOW = `(now() AT TIME ZONE 'UTC')`;
@@ -100,7 +104,14 @@ const holder: Holder = processWide<Holder>('__trackerRetention', () => ({ runnin
 
 /** One purge pass (see the file comment). Never two at once in a process or across instances. */
 export async function purgeExpired(db: Database, opts: PurgeOptions): Promise<PurgeResult> {
-  const result: PurgeResult = { ran: false, conversations: 0, auditRows: 0, runKeys: 0, overrideUses: 0 };
+  const result: PurgeResult = {
+    ran: false,
+    conversations: 0,
+    auditRows: 0,
+    runKeys: 0,
+    overrideUses: 0,
+    limitCounters: 0,
+  };
   if (holder.running) return result;
   holder.running = true;
   try {
@@ -131,6 +142,10 @@ export async function purgeExpired(db: Database, opts: PurgeOptions): Promise<Pu
         result.auditRows = await drain(batch, (n) => auditBatch(session, opts.auditRetentionDays, n));
         result.runKeys = await drain(batch, (n) => runKeyBatch(session, opts.auditRetentionDays, n));
         result.overrideUses = await drain(batch, (n) => overrideUseBatch(session, n));
+        // Expiry by this process's clock, as the counters are written (limits.ts): one batch a statement.
+        result.limitCounters = await drain(batch, (n) =>
+          purgeExpiredLimits(db.prisma, new Date(), { batchSize: n, maxBatches: 1 }),
+        );
         childLog({ job: 'retention' }).info(
           {
             event: 'purge.finished',
@@ -138,6 +153,7 @@ export async function purgeExpired(db: Database, opts: PurgeOptions): Promise<Pu
             auditRows: result.auditRows,
             runKeys: result.runKeys,
             overrideUses: result.overrideUses,
+            limitCounters: result.limitCounters,
             ms: Date.now() - started,
           },
           'retention purge finished',

@@ -1,9 +1,12 @@
 // Two production instances behind nginx (deploy/nginx.conf), exercised through the proxy only:
 // runs and their replay, a follower reattaching, an approval raised on one instance and answered
-// after that instance was stopped, and a rolling restart of the instance running a live answer.
+// after that instance was stopped, a rolling restart of the instance running a live answer, and the
+// limits on answers at once and on MCP calls holding for both instances together.
 // Started by `.ci/run` (see tests/deploy/cluster.ts); `npm run test:deploy` outside it.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KEY_SCOPES } from '@/features/mcp/key-scopes';
+import { createProjectKey } from '@/server/api-keys';
 import { closeDb, getPrisma } from '@/server/db';
 import { followRun, postAgent, startRunStream, userMessageBody, type PositionedSse } from '../helpers/agent';
 import { createIssue, createProject, type TestProject } from '../helpers/fixtures';
@@ -199,6 +202,70 @@ describe('two instances behind nginx', () => {
     await startInstance(victim!);
     for (const i of instances) expect(await isReady(i.url)).toBe(true);
     expect((await fetch(`${proxyUrl}/api/ready`)).status).toBe(200);
+  });
+
+  it('holds the limits for both instances together: answers at once per user, MCP calls per key', {
+    timeout: 60_000,
+  }, async () => {
+    // The deployment's defaults: 3 answers at once per user, 120 MCP tool calls per key and minute.
+    const own = await createProject('Deploy limits');
+    const user = own.users.MEMBER;
+    const started = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        startRunStream(proxyUrl, own.id, user.cookie, userMessageBody('write a long answer'), (ev) => ev.length > 0),
+      ),
+    );
+    expect(started.map((r) => r.status).sort()).toEqual([200, 200, 200, 429, 429]);
+    const prisma = await getPrisma();
+    expect(await prisma.agentRun.count({ where: { userId: user.id, status: 'RUNNING' } })).toBe(3);
+    const refused = await postAgent(proxyUrl, own.id, user.cookie, userMessageBody('one more'));
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect(refused.error?.code).toBe('TOO_MANY_RUNS');
+    for (const r of started.filter((x) => x.status === 200)) {
+      const res = await fetch(`${proxyUrl}/api/projects/${own.id}/in-app-agent/runs/${runIdOf(r.events)}/cancel`, {
+        method: 'POST',
+        headers: { origin: proxyUrl, cookie: user.cookie },
+      });
+      expect(res.status).toBe(202);
+    }
+    const running = () => prisma.agentRun.count({ where: { userId: user.id, status: 'RUNNING' } });
+    await waitFor('the answers to end', async () => (await running()) === 0, 20_000);
+
+    const { secret } = await createProjectKey(prisma, {
+      projectId: own.id,
+      name: 'deploy limit',
+      createdById: own.users.OWNER.id,
+      scopes: KEY_SCOPES,
+    });
+    const call = (id: number) =>
+      fetch(`${proxyUrl}/api/public/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${secret}`,
+          accept: 'application/json, text/event-stream',
+          'content-type': 'application/json',
+          'mcp-protocol-version': '2025-06-18',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'list_issues', arguments: {} },
+        }),
+      }).then(async (res) => ({
+        status: res.status,
+        retryAfter: res.headers.get('retry-after'),
+        body: (await res.json()) as unknown,
+      }));
+    const answers = await Promise.all(Array.from({ length: 130 }, (_, n) => call(n + 1)));
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(120);
+    const over = answers.filter((a) => a.status === 429);
+    expect(over).toHaveLength(10);
+    for (const a of over) {
+      expect(Number(a.retryAfter)).toBeGreaterThan(0);
+      expect(a.body).toMatchObject({ error: { code: -32029, data: { code: 'RATE_LIMITED' } } });
+    }
   });
 });
 

@@ -103,7 +103,7 @@ export function textOf(events: AgentEvent[], role: 'assistant' | 'user' = 'assis
 }
 
 /**
- * Points the app at a scripted OpenAI-compatible model server (no retries, no rate limit in the
+ * Points the app at a scripted OpenAI-compatible model server (no retries, no run limits in the
  * way) plus any `extra` settings, and drops the cached environment so the next request sees them.
  */
 export function useScriptedModelEnv(modelUrl: string, extra: Record<string, string> = {}): void {
@@ -113,6 +113,7 @@ export function useScriptedModelEnv(modelUrl: string, extra: Record<string, stri
     OPENAI_COMPATIBLE_MODEL: 'scripted-model',
     AGENT_MODEL_MAX_RETRIES: '0',
     AGENT_RATE_LIMIT_PER_MINUTE: '1000',
+    AGENT_MAX_CONCURRENT_RUNS_PER_USER: '1000',
     ...extra,
   });
   resetEnvCache();

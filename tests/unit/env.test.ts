@@ -49,7 +49,18 @@ describe('development defaults', () => {
       stale: e.AGENT_RUN_STALE_SECONDS,
       approvalTtl: e.AGENT_APPROVAL_TTL_SECONDS,
       rate: e.AGENT_RATE_LIMIT_PER_MINUTE,
-    }).toEqual({ steps: 8, retries: 2, context: 24_000, stale: 60, approvalTtl: 600, rate: 20 });
+      running: e.AGENT_MAX_CONCURRENT_RUNS_PER_USER,
+      mcpCalls: e.MCP_CALLS_PER_KEY_PER_MINUTE,
+    }).toEqual({
+      steps: 8,
+      retries: 2,
+      context: 24_000,
+      stale: 60,
+      approvalTtl: 600,
+      rate: 20,
+      running: 3,
+      mcpCalls: 120,
+    });
   });
 
   it('treats empty and blank values as unset', () => {
@@ -127,6 +138,8 @@ describe('invalid values are refused with a message naming the variable', () => 
     ['AGENT_CONTEXT_TOKENS', '2.5', /integer/],
     ['AGENT_RUN_STALE_SECONDS', '-1', /between 5 and 3600/],
     ['AGENT_RATE_LIMIT_PER_MINUTE', '1e9', /between 1 and 10000/],
+    ['AGENT_MAX_CONCURRENT_RUNS_PER_USER', '0', /between 1 and 1000/],
+    ['MCP_CALLS_PER_KEY_PER_MINUTE', '-5', /between 1 and 1000000/],
     ['BEDROCK_BASE_URL', 'bedrock.local', /./],
     ['OTEL_EXPORTER_OTLP_ENDPOINT', 'http://', /./],
   ];

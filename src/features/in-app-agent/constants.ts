@@ -93,7 +93,13 @@ export const AGENT_ERROR_CODES = [
   'CONVERSATION_TOO_LONG',
   /** A version of a turn that is not in the conversation's shown path. */
   'VERSION_NOT_FOUND',
+  /** Too many runs started in the last minute (AGENT_RATE_LIMIT_PER_MINUTE): 429 with Retry-After. */
   'RATE_LIMITED',
+  /**
+   * The user already has AGENT_MAX_CONCURRENT_RUNS_PER_USER answers running (any conversation, any
+   * instance): 429 with Retry-After. Runs waiting for an approval are not running.
+   */
+  'TOO_MANY_RUNS',
   'MODEL_ERROR',
   'MODEL_RATE_LIMITED',
   'MODEL_UNAVAILABLE',

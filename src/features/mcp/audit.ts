@@ -1,7 +1,8 @@
 /**
  * The tool-call audit trail: one `ToolCallAudit` row per `tools/call` (allowed, denied or failed),
- * and the query behind the project's audit page. Calls of a revoked or expired key are counted
- * instead (`countRefusedCalls`: one row per key and minute), so such a key cannot flood the table.
+ * and the query behind the project's audit page. Calls of a revoked or expired key, and calls over
+ * a key's limit per minute, are counted instead (`countRefusedCalls`: one row per key, code and
+ * minute), so such a key cannot flood the table.
  *
  * What the caller sends is marked as such: a tool name that is not a registered tool is stored as
  * the caller's text (capped, `callerSuppliedTool`), and the tool-call id always comes from the
@@ -108,7 +109,7 @@ export interface RefusedCalls {
   apiKeyId: string;
   userId: string | null;
   runId: string | null;
-  /** KEY_REVOKED or KEY_EXPIRED. */
+  /** KEY_REVOKED, KEY_EXPIRED or RATE_LIMITED. */
   errorCode: string;
   message: string;
   /** The tools/call requests found in the body (the first one is described in the row). */
@@ -120,17 +121,19 @@ export interface RefusedCalls {
 export const REFUSED_CALLS_WINDOW_SECONDS = 60;
 
 /**
- * Counts the calls of a revoked or expired key: ONE row per key and minute, created by the first
- * refused request (describing its first call) and incremented by the others in the same statement
- * (`INSERT ... ON CONFLICT (id) DO UPDATE SET "callCount" = "callCount" + n`), so any number of
- * requests from such a key writes at most one row a minute. Never throws (logged like writeAudit).
+ * Counts the calls of a revoked or expired key, or of a key over its calls per minute: ONE row per
+ * key, refusal code and minute, created by the first refused request (describing its first call)
+ * and incremented by the others in the same statement (`INSERT ... ON CONFLICT (id) DO UPDATE SET
+ * "callCount" = "callCount" + n`), so any number of requests from such a key writes at most one
+ * row a minute per code. Never throws (logged like writeAudit).
  */
 export async function countRefusedCalls(prisma: PrismaClient, e: RefusedCalls): Promise<void> {
   const first = e.calls[0];
   if (!first) return;
   const window = Math.floor(e.at.getTime() / (REFUSED_CALLS_WINDOW_SECONDS * 1000));
-  // A stable id per key and window (an Identifier, so the audit page can page past it).
-  const id = `aud_refused_${createHash('sha256').update(`${e.apiKeyId}:${window}`).digest('hex').slice(0, 32)}`;
+  // A stable id per key, code and window (an Identifier, so the audit page can page past it).
+  const digest = createHash('sha256').update(`${e.apiKeyId}:${e.errorCode}:${window}`).digest('hex');
+  const id = `aud_refused_${digest.slice(0, 32)}`;
   const { tool, callerSuppliedTool } = storedToolName(first.name ?? INVALID_TOOL_NAME);
   const result = preview({ error: { code: e.errorCode, message: e.message } });
   try {

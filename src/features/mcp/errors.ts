@@ -21,6 +21,8 @@ export const RPC = {
   UNAUTHENTICATED: -32010,
   /** The key may not run this tool (scope, read-only key, override refused). */
   FORBIDDEN: -32011,
+  /** Too many tool calls with this key in the last minute (HTTP 429 with Retry-After). */
+  RATE_LIMITED: -32029,
 } as const;
 
 export const MCP_ERROR_CODES = [
@@ -35,6 +37,8 @@ export const MCP_ERROR_CODES = [
   'UNSUPPORTED_PROTOCOL_VERSION',
   'METHOD_NOT_FOUND',
   'SERVICE_UNAVAILABLE',
+  /** MCP_CALLS_PER_KEY_PER_MINUTE used up: HTTP 429, Retry-After, JSON-RPC -32029. */
+  'RATE_LIMITED',
   // authentication
   'MISSING_CREDENTIALS',
   'INVALID_KEY',
@@ -95,11 +99,17 @@ export function jsonRpcErrorResponse(
   appCode: McpErrorCode,
   message: string,
   headers: Record<string, string> = {},
+  /** The id of the refused request, when the body was one request (null: the body as a whole). */
+  id: string | number | null = null,
 ): Response {
   // Every transport-level refusal of the endpoint goes through here: one log line each.
   logRefusal(status, appCode, { endpoint: 'mcp' });
   return new Response(
-    JSON.stringify({ jsonrpc: '2.0', error: { code: rpcCode, message: `${message} (${appCode})`, data: { code: appCode } }, id: null }),
+    JSON.stringify({
+      jsonrpc: '2.0',
+      error: { code: rpcCode, message: `${message} (${appCode})`, data: { code: appCode } },
+      id,
+    }),
     { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } },
   );
 }

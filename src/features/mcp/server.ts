@@ -4,7 +4,8 @@
  * order of cost: media types, the API key (one indexed lookup; nothing of the body is read for an
  * unknown caller), byte cap, nesting depth, JSON, JSON-RPC shape, then each request's parameters.
  * Every refusal is a JSON-RPC error with a stable code in `error.data.code`, and every `tools/call`
- * (allowed, denied or failed, including ones refused before parsing) is audited.
+ * (allowed, denied or failed, including ones refused before parsing) is audited. A project key's
+ * tool calls are limited per minute across instances (MCP_CALLS_PER_KEY_PER_MINUTE: 429).
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
@@ -25,11 +26,13 @@ import {
 import type { z } from 'zod';
 import type { PrismaClient, ToolCallStatus } from '@/generated/prisma/client';
 import { getPrisma } from '@/server/db';
+import { env } from '@/server/env';
+import { hitLimit } from '@/server/limits';
 import { stackFrames } from '@/server/errors';
 import { noteDatabaseState } from '@/server/health';
 import { log } from '@/server/log';
 import { authenticate, principalHasScope, type McpPrincipal } from './auth';
-import { countRefusedCalls, INVALID_TOOL_NAME, writeAudit } from './audit';
+import { countRefusedCalls, INVALID_TOOL_NAME, writeAudit, type RefusedCalls } from './audit';
 import { jsonTooDeep, MAX_BODY_BYTES, MAX_JSON_DEPTH, OVERSIZE_PREFIX_BYTES, readBodyCapped, scanToolCalls } from './body';
 import { describeError, isInfrastructureError, jsonRpcErrorResponse, McpRefusal, RPC, ToolFailure, type McpErrorCode } from './errors';
 import { fingerprintArgs, OVERRIDE_META_KEY, TOOL_CALL_META_KEY, verifyOverride, type OverridePayload } from './override';
@@ -198,7 +201,17 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
     );
   }
 
-  // 4. Each request's parameters: a malformed one is answered here (-32602 with a short message),
+  // 4. Tool calls per key and minute, before any of them runs (see callLimitRefusal).
+  const refusedForLimit = await callLimitRefusal(prisma, principal, valid);
+  if (refusedForLimit) {
+    const { calls, wait, message } = refusedForLimit;
+    await countRefusedCalls(prisma, { ...who, errorCode: 'RATE_LIMITED', message, calls, at: startedAt });
+    const single = !isBatch && isJSONRPCRequest(valid[0]!) ? valid[0].id : null;
+    const headers = { 'retry-after': String(wait) };
+    return jsonRpcErrorResponse(429, RPC.RATE_LIMITED, 'RATE_LIMITED', message, headers, single);
+  }
+
+  // 5. Each request's parameters: a malformed one is answered here (-32602 with a short message),
   // the others go to the SDK. Without this the SDK answers -32603 with a raw schema dump.
   const early: RpcError[] = [];
   const forSdk: JSONRPCMessage[] = [];
@@ -225,7 +238,7 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
     }
   }
 
-  // 5. The SDK for the rest.
+  // 6. The SDK for the rest.
   let answers: unknown[] = [];
   if (forSdk.length > 0) {
     const server = createMcpServer(prisma, principal, req.signal);
@@ -250,6 +263,62 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
     status: 200,
     headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
   });
+}
+
+/** The limits-store key of an API key's tool calls (MCP_CALLS_PER_KEY_PER_MINUTE). */
+export const mcpCallLimitKey = (keyId: string) => `mcp:key:${keyId}`;
+const CALL_LIMIT_WINDOW_SECONDS = 60;
+
+/**
+ * Counts the body's `tools/call` requests (all of them, one unit each; initialize, ping and
+ * tools/list are free) against the key's limit per minute, in the limits store, so the limit holds
+ * across instances. A body whose calls do not all fit is refused whole: nothing in it runs.
+ *
+ * Project keys only. The assistant's run keys (IN_APP_AGENT) are not counted: each lives for one
+ * run and is revoked when it ends, and its calls are already bounded by the run limits
+ * (AGENT_RATE_LIMIT_PER_MINUTE, AGENT_MAX_CONCURRENT_RUNS_PER_USER, AGENT_MAX_STEPS); counting them
+ * would add a write to every tool call of an answer and could cut an answer off half-way.
+ */
+async function callLimitRefusal(
+  prisma: PrismaClient,
+  principal: McpPrincipal,
+  messages: readonly JSONRPCMessage[],
+): Promise<{ calls: RefusedCalls['calls']; wait: number; message: string } | null> {
+  if (principal.key.kind !== 'PROJECT') return null;
+  const calls = messages.filter((m): m is JSONRPCRequest => isJSONRPCRequest(m) && m.method === 'tools/call');
+  if (calls.length === 0) return null;
+  const limit = env().MCP_CALLS_PER_KEY_PER_MINUTE;
+  const described = () =>
+    calls.map((c) => {
+      const params = (c.params ?? {}) as Record<string, unknown>;
+      let argumentsText: string | null = null;
+      try {
+        argumentsText = params.arguments === undefined ? null : (JSON.stringify(params.arguments) ?? null);
+      } catch {
+        argumentsText = null;
+      }
+      return {
+        name: typeof params.name === 'string' ? params.name : null,
+        toolCallId: metaString(params._meta, TOOL_CALL_META_KEY),
+        argumentsText,
+      };
+    });
+  if (calls.length > limit) {
+    // A batch larger than a whole minute's calls can never fit: say so rather than "wait".
+    const message =
+      `This batch has ${calls.length} tool calls; this key may make at most ${limit} a minute. Send fewer.`;
+    return { calls: described(), wait: CALL_LIMIT_WINDOW_SECONDS, message };
+  }
+  const hit = await hitLimit(prisma, {
+    key: mcpCallLimitKey(principal.key.id),
+    limit,
+    windowSeconds: CALL_LIMIT_WINDOW_SECONDS,
+    cost: calls.length,
+  });
+  if (hit.allowed) return null;
+  const wait = hit.retryAfterSeconds;
+  const message = `Too many tool calls with this key (at most ${limit} a minute). Try again in ${wait} s.`;
+  return { calls: described(), wait, message };
 }
 
 /** SDK-made errors (method not found, and anything unforeseen) get a stable code; -32603 says nothing more. */

@@ -26,6 +26,7 @@ beforeAll(async () => {
     OPENAI_COMPATIBLE_MODEL: 'scripted-model',
     AGENT_MODEL_MAX_RETRIES: '0',
     AGENT_RATE_LIMIT_PER_MINUTE: '1000',
+    AGENT_MAX_CONCURRENT_RUNS_PER_USER: '1000',
     AGENT_RUN_STALE_SECONDS: String(STALE_SECONDS),
     AGENT_MCP_URL: undefined,
     NEXTAUTH_URL: undefined,

@@ -1,7 +1,7 @@
 // The retention purge on the real database: exactly what is past retention goes (deleted
 // conversations with their events, approvals and feedback; old audit rows; long-dead run keys; old
-// override nonces), nothing else, never a conversation with a running run; and one purge at a
-// time (a second connection or pass skips while the lock is held).
+// override nonces; limit counters past their windows), nothing else, never a conversation with a
+// running run; and one purge at a time (a second connection or pass skips while the lock is held).
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { getDb, getPrisma, openDatabase } from '@/server/db';
@@ -125,6 +125,28 @@ describe('the retention purge', () => {
       runKeys: 0,
       overrideUses: 0,
     });
+  });
+
+  it('deletes the limit counters no window reads any more (sign-in, tRPC, assistant runs, MCP calls)', async () => {
+    const prisma = await getPrisma();
+    const at = (minutesFromNow: number) => new Date(Date.now() + minutesFromNow * 60_000);
+    // 23 counters past their expiry (more than two batches of 10), and two still read.
+    const expired = Array.from({ length: 23 }, (_, n) => ({
+      key: `agent:run:u_${n}`,
+      windowStart: at(-3),
+      count: 1,
+      expiresAt: at(-1),
+    }));
+    const live = [
+      { key: 'mcp:key:k_live', windowStart: at(-1), count: 4, expiresAt: at(1) },
+      { key: 'signin:account:live', windowStart: at(-10), count: 2, expiresAt: at(20) },
+    ];
+    await prisma.limitCounter.createMany({ data: [...expired, ...live] });
+    const result = await purgeExpired(await getDb(), OPTIONS);
+    expect(result).toMatchObject({ ran: true, limitCounters: 23 });
+    const left = await prisma.limitCounter.findMany({ select: { key: true } });
+    expect(left.map((r) => r.key).sort()).toEqual(live.map((r) => r.key).sort());
+    expect((await purgeExpired(await getDb(), OPTIONS)).limitCounters).toBe(0);
   });
 
   it('runs one pass at a time in a process', async () => {

@@ -35,6 +35,7 @@ function instanceEnv(drainSeconds: number) {
     OPENAI_COMPATIBLE_MODEL: 'scripted-model',
     AGENT_MODEL_MAX_RETRIES: '0',
     AGENT_RATE_LIMIT_PER_MINUTE: '1000',
+    AGENT_MAX_CONCURRENT_RUNS_PER_USER: '1000',
     SHUTDOWN_DRAIN_SECONDS: String(drainSeconds),
     LOG_LEVEL: 'info',
     AGENT_MCP_URL: undefined,

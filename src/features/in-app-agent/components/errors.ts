@@ -18,6 +18,9 @@ const TEXT: Record<string, string> = {
   NO_USER_MESSAGE: 'Type a message first.',
   RUN_IN_PROGRESS: 'The assistant is still answering in this conversation (maybe in another tab). Wait a moment and retry.',
   RATE_LIMITED: 'Too many requests. Wait a moment and retry.',
+  TOO_MANY_RUNS:
+    'The assistant is already writing as many answers for you as it can at once (in other conversations or ' +
+    'tabs). Wait for one of them to finish, then retry.',
   MODEL_ERROR: 'The model failed to answer.',
   MODEL_RATE_LIMITED: 'The model is rate limited right now. Wait a moment and retry.',
   MODEL_UNAVAILABLE: 'The model is not reachable right now.',

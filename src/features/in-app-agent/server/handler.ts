@@ -18,10 +18,10 @@
 import { handleMcpPost } from '@/features/mcp/server';
 import { loadProjectMember, type ProjectMember } from '@/server/access';
 import { hasUnstorableText, isIdentifier } from '@/server/text';
-import { registerGauge } from '@/server/diagnostics';
 import { getSessionUserId, isSameOrigin } from '@/server/auth';
 import { getDb, getPrisma, type PrismaClient } from '@/server/db';
 import { env, type Env } from '@/server/env';
+import { hitLimit, refundLimit } from '@/server/limits';
 import { newId } from '@/server/ids';
 // ops: structured log, database-outage and draining refusals (host interfaces).
 import { DATABASE_RETRY_AFTER_SECONDS, describeError, isInfrastructureError, stackFrames } from '@/server/errors';
@@ -135,21 +135,9 @@ export function sanitize(body: AgentRequest): SanitizedRequest {
   };
 }
 
-// A sliding one-minute window per user, per process (entries past their window are dropped).
-const windows = new Map<string, number[]>();
-registerGauge('inAppAgent.rateLimitWindows', () => windows.size);
-function rateLimited(userId: string, perMinute: number): number | null {
-  const now = Date.now();
-  for (const [id, list] of windows) if (now - list[list.length - 1]! >= 60_000) windows.delete(id);
-  const list = (windows.get(userId) ?? []).filter((t) => now - t < 60_000);
-  if (list.length >= perMinute) {
-    windows.set(userId, list);
-    return Math.ceil((60_000 - (now - list[0]!)) / 1000);
-  }
-  list.push(now);
-  windows.set(userId, list);
-  return null;
-}
+/** The limits-store key of a user's assistant runs (AGENT_RATE_LIMIT_PER_MINUTE). */
+export const runLimitKey = (userId: string) => `agent:run:${userId}`;
+const RUN_LIMIT_WINDOW_SECONDS = 60;
 
 const param = (v: string | string[] | undefined): string => (typeof v === 'string' ? v : '');
 
@@ -208,6 +196,7 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     maxRetries: e.AGENT_MODEL_MAX_RETRIES,
     contextTokens: e.AGENT_CONTEXT_TOKENS,
     staleSeconds: e.AGENT_RUN_STALE_SECONDS,
+    maxConcurrentRuns: e.AGENT_MAX_CONCURRENT_RUNS_PER_USER,
     approvalTtlSeconds: e.AGENT_APPROVAL_TTL_SECONDS,
     keyTtlSeconds: opts.runKeyTtlSeconds ?? LIMITS.runKeyTtlSeconds,
     idleTimeoutMs: opts.modelIdleTimeoutMs ?? e.AGENT_MODEL_IDLE_TIMEOUT_SECONDS * 1000,
@@ -274,9 +263,14 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       throw new RequestError(400, 'INVALID_REQUEST', 'The request contains NUL or broken Unicode.');
     }
 
-    const retryAfter = rateLimited(member.user.id, e.AGENT_RATE_LIMIT_PER_MINUTE);
-    if (retryAfter !== null) {
-      throw new RequestError(429, 'RATE_LIMITED', `Too many requests. Try again in ${retryAfter} s.`, { 'retry-after': String(retryAfter) });
+    // Runs per user and minute, counted in the limits store: one statement, shared by every instance.
+    const runLimit = { key: runLimitKey(member.user.id), windowSeconds: RUN_LIMIT_WINDOW_SECONDS };
+    const counted = await hitLimit(prisma, { ...runLimit, limit: e.AGENT_RATE_LIMIT_PER_MINUTE });
+    if (!counted.allowed) {
+      const wait = counted.retryAfterSeconds;
+      throw new RequestError(429, 'RATE_LIMITED', `Too many requests. Try again in ${wait} s.`, {
+        'retry-after': String(wait),
+      });
     }
     let model: ModelHandle;
     try {
@@ -307,7 +301,14 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       receivedAt,
       onTimings: opts.onRunTimings,
     });
-    if (!started.ok) throw new RequestError(started.status, started.code, started.message);
+    if (!started.ok) {
+      // Refused for running too many at once: no run started, so the minute's unit is given back (a
+      // client retrying after Retry-After does not use up its runs while it waits).
+      if (started.code === 'TOO_MANY_RUNS') await refundLimit(prisma, runLimit);
+      const wait = started.retryAfterSeconds;
+      const headers: Record<string, string> = wait ? { 'retry-after': String(wait) } : {};
+      throw new RequestError(started.status, started.code, started.message, headers);
+    }
     const run = started.run;
     let detach: () => void = () => undefined;
     const body = sseStream(

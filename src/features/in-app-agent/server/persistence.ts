@@ -50,6 +50,56 @@ export class ConversationFullError extends Error {
 }
 
 /**
+ * The user already has `limit` runs RUNNING (AGENT_MAX_CONCURRENT_RUNS_PER_USER), in any of their
+ * conversations and on any instance.
+ */
+export class TooManyRunsError extends Error {
+  readonly code = 'TOO_MANY_RUNS' as const;
+  constructor(readonly limit: number) {
+    super(
+      `You already have ${limit} answer${limit === 1 ? '' : 's'} being written at once. ` +
+        'Wait for one to finish, then try again.',
+    );
+  }
+}
+
+/**
+ * First key of the two-key advisory lock that serialises opening runs per user (the second is a
+ * hash of the user id). Two-key locks never collide with the one-key locks of the migration
+ * applier (72707369) and the retention purge (72707370).
+ */
+export const RUN_OPEN_LOCK_SPACE = 72707371;
+
+/** The per-user limit of running runs checked when a run opens. */
+export interface RunningLimit {
+  /** AGENT_MAX_CONCURRENT_RUNS_PER_USER. */
+  maxRunning: number;
+  /** A run without a heartbeat for this long is stale (its instance died): it does not count. */
+  staleSeconds: number;
+}
+
+/** What opening a run needs. */
+export interface OpenRunInput {
+  runId: string;
+  conversationId: string;
+  projectId: string;
+  userId: string;
+  modelId: string;
+  traceId?: string;
+  /** Create the conversation with this title when it does not exist. */
+  create?: { title: string };
+  /** A new version of a turn: the run that turn follows (null: the conversation's first turn). */
+  version?: { precedingRunId: string | null };
+  /** A resume: the run it continues. */
+  resumedFromId?: string;
+  /**
+   * At most this many RUNNING runs of the user, across instances. Unset: no such limit (the open
+   * is then the single statement alone).
+   */
+  running?: RunningLimit;
+}
+
+/**
  * Opens a run in ONE statement: checks that the conversation is the user's (or creates it, with
  * the id the client chose, when `create` is given), reserves the run's block of row positions on
  * the conversation's counter (so nothing else, such as the stale sweep, can write into it), makes
@@ -58,24 +108,43 @@ export class ConversationFullError extends Error {
  * inserts the RUNNING run. Null: no such conversation of this user and project (or another user's
  * or project's: the same answer). RunConflictError: a run is already RUNNING there (the partial
  * unique index). ConversationFullError: the conversation reached its size limit.
+ *
+ * With `running`, the statement runs in a transaction that first takes a transaction-scoped
+ * advisory lock on the user (`pg_advisory_xact_lock`) and then counts the user's RUNNING runs with
+ * a fresh heartbeat: TooManyRunsError when they are `maxRunning` already. The lock is held until
+ * the new run is committed, so two instances opening runs for one user at the same moment take
+ * turns and the second counts the first's run (READ COMMITTED: each statement sees what was
+ * committed before it started). Runs waiting for an approval ended INTERRUPTED: they are not
+ * running; the answer opens a new run, which counts. A run whose instance died (no heartbeat for
+ * the stale window) does not count either: the stale sweep closes it.
  */
-export async function openRunRow(
-  prisma: PrismaClient,
-  input: {
-    runId: string;
-    conversationId: string;
-    projectId: string;
-    userId: string;
-    modelId: string;
-    traceId?: string;
-    /** Create the conversation with this title when it does not exist. */
-    create?: { title: string };
-    /** A new version of a turn: the run that turn follows (null: the conversation's first turn). */
-    version?: { precedingRunId: string | null };
-    /** A resume: the run it continues. */
-    resumedFromId?: string;
-  },
-): Promise<OpenedRun | null> {
+export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Promise<OpenedRun | null> {
+  const limit = input.running;
+  try {
+    if (!limit) return await openStatement(prisma, input);
+    return await prisma.$transaction(
+      async (tx) => {
+        // The lock first, the count in a later statement: a statement's snapshot is taken when it
+        // starts, so counting in the locking statement could miss a run committed while it waited.
+        await tx.$executeRaw`SELECT pg_advisory_xact_lock(${RUN_OPEN_LOCK_SPACE}::int, hashtext(${input.userId}))`;
+        const rows = await tx.$queryRaw<Array<{ n: number }>>`
+          SELECT count(*)::int AS n FROM "AgentRun"
+          WHERE "userId" = ${input.userId} AND "status" = 'RUNNING'
+            AND "lastHeartbeatAt" >= ${NOW} - make_interval(secs => ${limit.staleSeconds})`;
+        if (Number(rows[0]?.n ?? 0) >= limit.maxRunning) throw new TooManyRunsError(limit.maxRunning);
+        return openStatement(tx, input);
+      },
+      // Opening many runs of one user at once queues them on the lock, each holding a connection
+      // while it waits: generous bounds rather than a refusal under a burst.
+      { maxWait: 10_000, timeout: 20_000 },
+    );
+  } catch (err) {
+    if (isRunConflict(err)) throw new RunConflictError();
+    throw err;
+  }
+}
+
+async function openStatement(prisma: Prisma.TransactionClient, input: OpenRunInput): Promise<OpenedRun | null> {
   const block = LIMITS.runSeqBlock;
   const max = LIMITS.maxRunsPerConversation;
   const { conversationId: cid, projectId: pid, userId: uid, runId } = input;
@@ -96,34 +165,29 @@ export async function openRunRow(
     ? Prisma.sql`${input.version.precedingRunId}::text`
     : Prisma.sql`COALESCE((SELECT "headRunId" FROM prev),
         (SELECT "id" FROM "AgentRun" WHERE "conversationId" = ${cid} ORDER BY "startedAt" DESC, "id" DESC LIMIT 1))`;
-  try {
-    const rows = await prisma.$queryRaw<Array<{ lastSeq: number; precedingRunId: string | null }>>`
-      -- Every part of the statement sees the conversation as it was before it: \`prev\` is the old head.
-      WITH prev AS (SELECT "headRunId" FROM "AgentConversation" WHERE "id" = ${cid}),
-      conv AS (${conv}),
-      run AS (
-        INSERT INTO "AgentRun" ("id", "conversationId", "userId", "status", "startedAt", "lastHeartbeatAt", "selectedAt",
-          "modelId", "traceId", "precedingRunId", "resumedFromId")
-        SELECT ${runId}, conv."id", ${uid}, 'RUNNING', ${NOW}, ${NOW}, ${NOW}, ${input.modelId}, ${input.traceId ?? null},
-          ${preceding}, ${input.resumedFromId ?? null}
-        FROM conv
-        RETURNING "precedingRunId"
-      )
-      SELECT conv."lastSeq", run."precedingRunId" FROM conv JOIN run ON true`;
-    const row = rows[0];
-    if (!row) {
-      const full = await prisma.agentConversation.count({
-        where: { id: cid, projectId: pid, userId: uid, deletedAt: null, runCount: { gte: max } },
-      });
-      if (full) throw new ConversationFullError();
-      return null;
-    }
-    const seqTo = Number(row.lastSeq);
-    return { runId, conversationId: cid, seqFrom: seqTo - block, seqTo, precedingRunId: row.precedingRunId };
-  } catch (err) {
-    if (isRunConflict(err)) throw new RunConflictError();
-    throw err;
+  const rows = await prisma.$queryRaw<Array<{ lastSeq: number; precedingRunId: string | null }>>`
+    -- Every part of the statement sees the conversation as it was before it: \`prev\` is the old head.
+    WITH prev AS (SELECT "headRunId" FROM "AgentConversation" WHERE "id" = ${cid}),
+    conv AS (${conv}),
+    run AS (
+      INSERT INTO "AgentRun" ("id", "conversationId", "userId", "status", "startedAt", "lastHeartbeatAt", "selectedAt",
+        "modelId", "traceId", "precedingRunId", "resumedFromId")
+      SELECT ${runId}, conv."id", ${uid}, 'RUNNING', ${NOW}, ${NOW}, ${NOW}, ${input.modelId}, ${input.traceId ?? null},
+        ${preceding}, ${input.resumedFromId ?? null}
+      FROM conv
+      RETURNING "precedingRunId"
+    )
+    SELECT conv."lastSeq", run."precedingRunId" FROM conv JOIN run ON true`;
+  const row = rows[0];
+  if (!row) {
+    const full = await prisma.agentConversation.count({
+      where: { id: cid, projectId: pid, userId: uid, deletedAt: null, runCount: { gte: max } },
+    });
+    if (full) throw new ConversationFullError();
+    return null;
   }
+  const seqTo = Number(row.lastSeq);
+  return { runId, conversationId: cid, seqFrom: seqTo - block, seqTo, precedingRunId: row.precedingRunId };
 }
 
 /** A run as the conversation's tree knows it. */

@@ -4,8 +4,9 @@
  *
  * 1. opens: one statement checks (or creates) the conversation, reserves the run's row positions
  *    and inserts the RUNNING run (409 when another run holds the conversation, after closing a
- *    stale one); a resume consumes its approval answers; the run joins this process's registry
- *    and RUN_STARTED goes out at once;
+ *    stale one; 429 TOO_MANY_RUNS when the user already has AGENT_MAX_CONCURRENT_RUNS_PER_USER
+ *    running, counted under a per-user lock in the same transaction); a resume consumes its
+ *    approval answers; the run joins this process's registry and RUN_STARTED goes out at once;
  * 2. prepares, in the background: mints the run's MCP key and reads the history at the same time,
  *    lists the product's tools for the key (cached per scope set), closes abandoned approvals;
  * 3. streams: the decided approvals run (with a single-use override) or the user's message is
@@ -47,6 +48,7 @@ import {
   RunConflictError,
   RunRecorder,
   selectedPath,
+  TooManyRunsError,
   userMessageOfRun,
   type OpenedRun,
   type RunEnd,
@@ -59,6 +61,8 @@ export interface RunSettings {
   maxRetries: number;
   contextTokens: number;
   staleSeconds: number;
+  /** Runs of one user RUNNING at once, across instances (AGENT_MAX_CONCURRENT_RUNS_PER_USER). */
+  maxConcurrentRuns: number;
   approvalTtlSeconds: number;
   keyTtlSeconds: number;
   idleTimeoutMs: number;
@@ -95,7 +99,12 @@ export interface StartRunInput {
   onTimings?: (t: RunTimings) => void;
 }
 
-export type StartRunResult = { ok: true; run: LiveRun } | { ok: false; status: number; code: AgentErrorCode; message: string };
+export type StartRunResult =
+  | { ok: true; run: LiveRun }
+  | { ok: false; status: number; code: AgentErrorCode; message: string; retryAfterSeconds?: number };
+
+/** What a client refused with TOO_MANY_RUNS is told to wait before retrying (answers take seconds). */
+export const TOO_MANY_RUNS_RETRY_AFTER_SECONDS = 5;
 
 /** When each set-up step ended, in ms after the request arrived (steps 2 overlap each other). */
 export interface RunTimings {
@@ -122,7 +131,13 @@ async function withTimeout<T>(ms: number, fn: (signal: AbortSignal) => Promise<T
   }
 }
 
-const refuse = (status: number, code: AgentErrorCode, message: string): StartRunResult => ({ ok: false, status, code, message });
+const refuse = (status: number, code: AgentErrorCode, message: string, retryAfterSeconds?: number): StartRunResult => ({
+  ok: false,
+  status,
+  code,
+  message,
+  ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
+});
 
 /** Opens the run and starts it; resolves as soon as RUN_STARTED is out (the run goes on). */
 export async function startRun(input: StartRunInput): Promise<StartRunResult> {
@@ -164,6 +179,7 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
     traceId: traceIdOf(span),
     ...(input.conversation.create && !input.resume && !version ? { create: input.conversation.create } : {}),
     ...(version ? { version } : {}),
+    running: { maxRunning: input.settings.maxConcurrentRuns, staleSeconds: input.settings.staleSeconds },
   };
 
   // 1. Open: the run row (one statement), or why not.
@@ -178,8 +194,10 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
       opened = await openRunRow(prisma, open);
     }
   } catch (err) {
-    const known = err instanceof RunConflictError || err instanceof ConversationFullError;
+    const known =
+      err instanceof RunConflictError || err instanceof ConversationFullError || err instanceof TooManyRunsError;
     endSpan(span, { code: known ? err.code : 'INTERNAL_ERROR', message: (err as Error).message });
+    if (err instanceof TooManyRunsError) return refuse(429, err.code, err.message, TOO_MANY_RUNS_RETRY_AFTER_SECONDS);
     if (known) return refuse(409, err.code, err.message);
     throw err;
   }

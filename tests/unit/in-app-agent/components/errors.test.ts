@@ -49,6 +49,22 @@ describe('describeError', () => {
     expect(errorFromResponse(400, {}).code).toBe('INVALID_REQUEST');
   });
 
+  it('explains TOO_MANY_RUNS (answers running at once) in plain words, with Retry', () => {
+    const busy = errorFromResponse(429, {
+      error: {
+        code: 'TOO_MANY_RUNS',
+        message: 'You already have 3 answers being written at once. Wait for one to finish, then try again.',
+      },
+    });
+    expect(busy).toEqual({
+      code: 'TOO_MANY_RUNS',
+      message:
+        'The assistant is already writing as many answers for you as it can at once (in other conversations ' +
+        'or tabs). Wait for one of them to finish, then retry.',
+      retryable: true,
+    });
+  });
+
   it('explains the refusals of an unavailable or restarting server as retryable', () => {
     const db = describeError('DATABASE_UNAVAILABLE', 'The database is unavailable. Try again shortly.');
     expect(db.message).toBe('The service is briefly unavailable (its database cannot be reached). Wait a moment and retry.');
