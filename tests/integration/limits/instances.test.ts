@@ -64,8 +64,11 @@ const alternate = (pair: { a: () => AppInstance; b: () => AppInstance }, n: numb
   (n % 2 === 0 ? pair.a() : pair.b()).url;
 
 /** How many answers had each status. */
-const tally = (statuses: number[]) =>
-  statuses.reduce<Record<number, number>>((t, s) => ({ ...t, [s]: (t[s] ?? 0) + 1 }), {});
+function tally(statuses: number[]): Record<number, number> {
+  const counts: Record<number, number> = {};
+  for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
+  return counts;
+}
 
 async function until(what: string, check: () => Promise<boolean>, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;
