@@ -9,7 +9,6 @@ import {
   PROJECT,
   ScriptedStream,
   errorResponse,
-  finished,
   interruptedTurn,
   makeStore,
   settle,
@@ -37,7 +36,7 @@ function turn(runId: string, question: string, answer: string): AgentEvent[] {
     { type: 'TEXT_MESSAGE_START', messageId: `a-${runId}`, role: 'assistant' },
     { type: 'TEXT_MESSAGE_CONTENT', messageId: `a-${runId}`, delta: answer },
     { type: 'TEXT_MESSAGE_END', messageId: `a-${runId}` },
-    { ...finished(T, runId), usage: [{ inputTokens: 1200, outputTokens: 30 }] },
+    { type: 'RUN_FINISHED', threadId: T, runId, outcome: { type: 'success' }, usage: [{ inputTokens: 1200, outputTokens: 30 }] },
   ];
 }
 
