@@ -47,7 +47,8 @@ try {
         { type: 'RUN_FINISHED', threadId: LONG.id, runId, outcome: { type: 'success' } },
       ];
       for (const event of events) recorder.record(event);
-      await recorder.finish({ status: 'COMPLETED', outcome: { type: 'success' } }, { inputTokens: 100 + n, outputTokens: 4 });
+      const usage = { inputTokens: 100 + n, outputTokens: 4 };
+      await recorder.finish({ status: 'COMPLETED', outcome: { type: 'success' } }, usage);
     }
     console.log(`Fixture "${LONG.title}" written (${LONG.turns} turns of ${LONG.owner}).`);
   }

@@ -229,7 +229,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   log(prep.stdout.trim());
   // Conversations too long to create through the panel in a test (tests/e2e/fixtures.ts).
-  const fixtures = spawnSync(process.execPath, [require.resolve('tsx/cli'), 'tests/e2e/fixtures.ts'], { cwd: root, env, encoding: 'utf8' });
+  const fixtures = spawnSync(process.execPath, [require.resolve('tsx/cli'), 'tests/e2e/fixtures.ts'], {
+    cwd: root,
+    env,
+    encoding: 'utf8',
+  });
   if (fixtures.status !== 0) {
     await cleanupStorage();
     throw new Error(`Writing the e2e fixtures failed:\n${fixtures.stdout}${fixtures.stderr}`);

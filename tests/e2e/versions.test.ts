@@ -10,7 +10,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '@/features/in-app-agent/constants';
 import { BASE_URL, login, newPage, openBrowser, shot } from './browser';
 import { LONG_CONVERSATION as LONG } from './fixture-data';
-import { ASSISTANT, MESSAGES, PANEL, ask, ensureOpen, findProjectId, lastAnswerText, waitForUserMessage, waitIdle, waitLoaded } from './panel';
+import {
+  ASSISTANT,
+  MESSAGES,
+  PANEL,
+  ask,
+  ensureOpen,
+  findProjectId,
+  lastAnswerText,
+  waitForUserMessage,
+  waitIdle,
+  waitLoaded,
+} from './panel';
 
 let browser: Browser;
 let page: Page;
@@ -19,12 +30,17 @@ let projectId = '';
 const panelShot = (name: string) => shot(page, name, { fullPage: false });
 
 /** The text of every user message shown, in order. */
-const userTexts = () => page.$$eval(`${MESSAGES}[data-role="user"]`, (els) => els.map((e) => (e.textContent ?? '').replace(/^You said:\s*/, '').trim()));
+const userTexts = () =>
+  page.$$eval(`${MESSAGES}[data-role="user"]`, (els) =>
+    els.map((e) => (e.textContent ?? '').replace(/^You said:\s*/, '').trim()),
+  );
 
 /** "2 / 2" of every version switcher, with the run it belongs to. */
 const positions = () =>
   page.$$eval(`${PANEL} [data-testid="assistant-versions"]`, (els) =>
-    els.map((e) => `${e.querySelector('[data-testid="assistant-version-position"]')?.textContent ?? ''}`.replace(/\s+/g, ' ').trim()),
+    els.map((e) =>
+      (e.querySelector('[data-testid="assistant-version-position"]')?.textContent ?? '').replace(/\s+/g, ' ').trim(),
+    ),
   );
 
 async function waitForPositions(expected: string[]): Promise<void> {
@@ -32,9 +48,11 @@ async function waitForPositions(expected: string[]): Promise<void> {
     .waitForFunction(
       (want) =>
         JSON.stringify(
-          [...document.querySelectorAll('[data-testid="assistant-panel"] [data-testid="assistant-version-position"]')].map((e) =>
-            (e.textContent ?? '').replace(/\s+/g, ' ').trim(),
-          ),
+          [
+            ...document.querySelectorAll(
+              '[data-testid="assistant-panel"] [data-testid="assistant-version-position"]',
+            ),
+          ].map((e) => (e.textContent ?? '').replace(/\s+/g, ' ').trim()),
         ) === JSON.stringify(want),
       expected,
       { timeout: 15_000 },
@@ -111,15 +129,17 @@ describe('versions of a turn', () => {
   });
 
   it('goes back to the first version with the arrow; the choice holds after a reload', async () => {
-    const previous = page.locator(`${PANEL} [data-testid="assistant-versions"]`).first().getByRole('button', { name: 'Previous version' });
+    const switcher = page.locator(`${PANEL} [data-testid="assistant-versions"]`).first();
+    const previous = switcher.getByRole('button', { name: 'Previous version' });
     await previous.click();
     await waitForPositions(['1 / 2']);
     // The first version, and what followed it then (nothing: the summary followed the edit).
     expect(await userTexts()).toEqual(['list open issues']);
     expect(await lastAnswerText(page)).toBe(firstAnswer);
-    expect(await page.locator(`${PANEL} [data-testid="assistant-announcement"]`).last().textContent()).toBe('Showing version 1 of 2.');
+    const announced = page.locator(`${PANEL} [data-testid="assistant-announcement"]`).last();
+    expect(await announced.textContent()).toBe('Showing version 1 of 2.');
     // The next arrow leads back to the edit.
-    const next = page.locator(`${PANEL} [data-testid="assistant-versions"]`).first().getByRole('button', { name: 'Next version' });
+    const next = switcher.getByRole('button', { name: 'Next version' });
     expect(await next.isEnabled()).toBe(true);
     expect(await previous.isDisabled()).toBe(true);
 
@@ -147,7 +167,10 @@ describe('versions of a turn', () => {
     await summary.focus();
     await page.keyboard.press('Enter');
     await page.waitForFunction(
-      () => [...document.querySelectorAll('[data-testid="assistant-panel"] [data-testid="assistant-usage"]')].at(-1)?.hasAttribute('open') === true,
+      () =>
+        [...document.querySelectorAll('[data-testid="assistant-panel"] [data-testid="assistant-usage"]')]
+          .at(-1)
+          ?.hasAttribute('open') === true,
     );
     const line = (await usage.locator('[data-testid="assistant-usage-line"]').textContent()) ?? '';
     // The demo model counts tokens; the e2e server is priced (global-setup), so a cost is known.
@@ -158,10 +181,13 @@ describe('versions of a turn', () => {
 });
 
 describe('a long conversation', () => {
-  it.skipIf(Boolean(process.env.E2E_BASE_URL))('opens at its newest page; "Show earlier messages" loads the rest and keeps the place', async () => {
+  // The fixture is written by the global setup; an app already running (E2E_BASE_URL) has none.
+  const withFixtures = it.skipIf(Boolean(process.env.E2E_BASE_URL));
+  withFixtures('opens at its newest page; "Show earlier messages" loads the rest and keeps the place', async () => {
     await page.locator(`${PANEL} [data-testid="assistant-history"]`).click();
-    const item = page.locator(`${PANEL} [data-testid="conversation-item"][data-conversation-id="${LONG.id}"] button`).first();
-    await item.click();
+    const item = page.locator(`${PANEL} [data-testid="conversation-item"][data-conversation-id="${LONG.id}"] button`);
+    await item.first().waitFor();
+    await item.first().click();
     await waitLoaded(page);
     const firstShown = LONG.turns - LIMITS.replayPageRuns + 1;
     await page.locator(`${MESSAGES}[data-role="user"]`).first().waitFor();
@@ -173,7 +199,9 @@ describe('a long conversation', () => {
     const earlier = page.locator(`${PANEL} [data-testid="assistant-earlier"]`);
     await earlier.scrollIntoViewIfNeeded();
     expect(await earlier.textContent()).toBe('Show earlier messages');
-    const reading = page.locator(`${MESSAGES}[data-role="user"]`).filter({ hasText: new RegExp(`${LONG.question(firstShown)}$`) });
+    const reading = page
+      .locator(`${MESSAGES}[data-role="user"]`)
+      .filter({ hasText: new RegExp(`${LONG.question(firstShown)}$`) });
     const scroller = page.locator(`${PANEL} [data-testid="assistant-scroll"]`);
     const offset = async () => {
       const [a, b] = await Promise.all([reading.boundingBox(), scroller.boundingBox()]);
@@ -183,7 +211,9 @@ describe('a long conversation', () => {
     await panelShot('versions-long-newest-page');
     await earlier.click();
     await page.waitForFunction(
-      (n) => document.querySelectorAll('[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="user"]').length === n,
+      (n) =>
+        document.querySelectorAll('[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="user"]')
+          .length === n,
       LONG.turns,
       { timeout: 15_000 },
     );

@@ -158,7 +158,9 @@ export function AssistantPanel() {
     if (!el) return;
     const pin = anchor.current;
     if (pin) {
-      const target = Array.from(el.querySelectorAll<HTMLElement>('[data-message-id]')).find((m) => m.dataset.messageId === pin.id);
+      const target = Array.from(el.querySelectorAll<HTMLElement>('[data-message-id]')).find(
+        (m) => m.dataset.messageId === pin.id,
+      );
       if (target) el.scrollTop += target.getBoundingClientRect().top - el.getBoundingClientRect().top - pin.top;
       if (!a.loadingOlder) anchor.current = null;
       return;
@@ -232,9 +234,8 @@ export function AssistantPanel() {
       // The first message still in sight is the one to keep in place.
       stick.current = false;
       const top = el.getBoundingClientRect().top;
-      const first = Array.from(el.querySelectorAll<HTMLElement>('[data-testid="assistant-message"][data-message-id]')).find(
-        (m) => m.getBoundingClientRect().bottom > top,
-      );
+      const shown = el.querySelectorAll<HTMLElement>('[data-testid="assistant-message"][data-message-id]');
+      const first = Array.from(shown).find((m) => m.getBoundingClientRect().bottom > top);
       anchor.current = first ? { id: first.dataset.messageId!, top: first.getBoundingClientRect().top - top } : null;
     }
     a.loadOlder();
@@ -384,7 +385,9 @@ export function AssistantPanel() {
                     revise={a.canRevise ? { onEdit: a.editLastMessage, onRegenerate: a.regenerate } : undefined}
                     versions={{ onSelect: a.selectVersion, disabled: a.busy || a.switchingVersion }}
                     showUsage
-                    earlier={a.hasOlder ? { onLoad: loadEarlier, loading: a.loadingOlder, error: a.olderError } : undefined}
+                    earlier={
+                      a.hasOlder ? { onLoad: loadEarlier, loading: a.loadingOlder, error: a.olderError } : undefined
+                    }
                   />
                 )}
               </div>

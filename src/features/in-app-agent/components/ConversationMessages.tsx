@@ -89,7 +89,15 @@ export function formatUsage(usage: TokenUsage | undefined): string | null {
 }
 
 /** The newest user message, editable in place (Enter saves, Escape cancels). */
-function EditableUserMessage({ id, content, onEdit }: { id: string; content: string; onEdit?: (text: string) => void }) {
+function EditableUserMessage({
+  id,
+  content,
+  onEdit,
+}: {
+  id: string;
+  content: string;
+  onEdit?: (text: string) => void;
+}) {
   const fieldId = useId();
   const [editing, setEditing] = useState(false);
   const [text, setText] = useState(content);
@@ -116,7 +124,10 @@ function EditableUserMessage({ id, content, onEdit }: { id: string; content: str
             setText(content);
             setEditing(true);
           }}
-          className="rounded px-1.5 py-0.5 text-xs text-slate-600 hover:bg-slate-100 dark:text-slate-300 dark:hover:bg-slate-800"
+          className={[
+            'rounded px-1.5 py-0.5 text-xs text-slate-600 hover:bg-slate-100',
+            'dark:text-slate-300 dark:hover:bg-slate-800',
+          ].join(' ')}
         >
           <span aria-hidden="true">✎ </span>Edit
         </button>
@@ -163,11 +174,21 @@ function EditableUserMessage({ id, content, onEdit }: { id: string; content: str
             cancel();
           }
         }}
-        className="w-full resize-none rounded-md border border-slate-300 bg-white p-2 text-sm dark:border-slate-600 dark:bg-slate-900"
+        className={[
+          'w-full resize-none rounded-md border border-slate-300 bg-white p-2 text-sm',
+          'dark:border-slate-600 dark:bg-slate-900',
+        ].join(' ')}
       />
       <div className="flex items-center justify-end gap-2 text-xs">
-        <span className="mr-auto text-slate-600 dark:text-slate-300">The current answer is kept as an earlier version.</span>
-        <button type="button" data-testid="assistant-edit-cancel" onClick={cancel} className="rounded border border-slate-400 px-2 py-0.5">
+        <span className="mr-auto text-slate-600 dark:text-slate-300">
+          The current answer is kept as an earlier version.
+        </span>
+        <button
+          type="button"
+          data-testid="assistant-edit-cancel"
+          onClick={cancel}
+          className="rounded border border-slate-400 px-2 py-0.5"
+        >
           Cancel
         </button>
         <button
@@ -199,9 +220,18 @@ function VersionSwitcher({
 }) {
   const previous = runIds[index - 2];
   const next = runIds[index];
-  const arrow = 'rounded px-1.5 py-0.5 hover:bg-slate-100 disabled:opacity-40 disabled:hover:bg-transparent dark:hover:bg-slate-800';
+  const arrow = [
+    'rounded px-1.5 py-0.5 hover:bg-slate-100 disabled:opacity-40 disabled:hover:bg-transparent',
+    'dark:hover:bg-slate-800',
+  ].join(' ');
   return (
-    <div role="group" aria-label="Versions of this answer" data-testid="assistant-versions" data-run-id={runId} className="flex items-center gap-0.5">
+    <div
+      role="group"
+      aria-label="Versions of this answer"
+      data-testid="assistant-versions"
+      data-run-id={runId}
+      className="flex items-center gap-0.5"
+    >
       <button
         type="button"
         aria-label="Previous version"
@@ -417,9 +447,19 @@ function TurnTools({
   const usage = showUsage && run.status !== 'running' && formatUsage(run.usage) !== null ? run.usage : undefined;
   if (!switcher && !onRegenerate && !usage) return null;
   return (
-    <div data-testid="assistant-turn-tools" data-run-id={run.runId} className="-mt-2 flex flex-wrap items-start gap-2 text-xs text-slate-600 dark:text-slate-300">
+    <div
+      data-testid="assistant-turn-tools"
+      data-run-id={run.runId}
+      className="-mt-2 flex flex-wrap items-start gap-2 text-xs text-slate-600 dark:text-slate-300"
+    >
       {switcher ? (
-        <VersionSwitcher runId={run.runId} index={turnVersions.index} total={turnVersions.count} runIds={turnVersions.runIds} controls={versions} />
+        <VersionSwitcher
+          runId={run.runId}
+          index={turnVersions.index}
+          total={turnVersions.count}
+          runIds={turnVersions.runIds}
+          controls={versions}
+        />
       ) : null}
       {onRegenerate ? (
         <button
@@ -457,9 +497,12 @@ export function ConversationMessages({
   const lastRun = view.runs[view.runs.length - 1];
   // Edit goes on the newest user message; Regenerate on the newest answer, when it follows it.
   const lastUserIndex = view.messages.findLastIndex((m) => m.role === 'user');
-  const lastAnswerIndex = view.messages.findLastIndex((m) => m.role === 'assistant' && (m.content !== '' || m.toolCalls.length > 0));
+  const lastAnswerIndex = view.messages.findLastIndex(
+    (m) => m.role === 'assistant' && (m.content !== '' || m.toolCalls.length > 0),
+  );
   const editableId = revise && lastUserIndex >= 0 ? view.messages[lastUserIndex]!.id : null;
-  const regenerateRunId = revise && lastAnswerIndex > lastUserIndex && lastUserIndex >= 0 ? view.messages[lastAnswerIndex]!.runId : null;
+  const regenerateRunId =
+    revise && lastUserIndex >= 0 && lastAnswerIndex > lastUserIndex ? view.messages[lastAnswerIndex]!.runId : null;
   const interruptsByCall = new Map<string, ApprovalRequest>();
   const batches = new Map<string, ApprovalRequest[]>();
   for (const run of view.runs) {
@@ -501,7 +544,10 @@ export function ConversationMessages({
             onClick={earlier.onLoad}
             disabled={earlier.loading}
             aria-busy={earlier.loading}
-            className="rounded-full border border-slate-300 px-3 py-1 text-xs hover:bg-slate-100 disabled:opacity-60 dark:border-slate-600 dark:hover:bg-slate-800"
+            className={[
+              'rounded-full border border-slate-300 px-3 py-1 text-xs hover:bg-slate-100 disabled:opacity-60',
+              'dark:border-slate-600 dark:hover:bg-slate-800',
+            ].join(' ')}
           >
             {earlier.loading ? 'Loading earlier messages…' : 'Show earlier messages'}
           </button>

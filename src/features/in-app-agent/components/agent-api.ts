@@ -85,7 +85,8 @@ export function agentStoreApi(current: () => AgentApi, projectId: string): Agent
     async loadConversation(conversationId) {
       try {
         const res = await current().getConversation({ projectId, conversationId });
-        return { ok: true, view: res.view, feedback: res.feedback, liveRunId: res.liveRunId, olderBefore: res.olderBefore };
+        const { view, feedback, liveRunId, olderBefore } = res;
+        return { ok: true, view, feedback, liveRunId, olderBefore };
       } catch (err) {
         return failure(err, 'Could not load the conversation.');
       }

@@ -1603,9 +1603,11 @@ export class AgentStore {
       this.restoreVersion(request);
       this.refusedVersion = error.retryable ? request : null;
       this.set({ requestError: error });
-      this.announce(`${request.text === null ? 'No new answer was asked for' : 'Your edit was not sent'}: ${error.message}`);
+      const what = request.text === null ? 'No new answer was asked for' : 'Your edit was not sent';
+      this.announce(`${what}: ${error.message}`);
       // The turn changed elsewhere (another tab): show the server's copy.
-      if (error.code === 'VERSION_NOT_FOUND' && this.state.conversationId) void this.hydrate(this.state.conversationId, { quiet: true });
+      const id = this.state.conversationId;
+      if (error.code === 'VERSION_NOT_FOUND' && id) void this.hydrate(id, { quiet: true });
     } else if (request.kind === 'message') {
       this.restoreText(request.text);
       this.set({ requestError: error });

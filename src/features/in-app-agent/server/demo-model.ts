@@ -302,7 +302,8 @@ function recallEarlier(text: string, prompt: PromptMessage[]): Plan | null {
     .map(textOf)
     .slice(0, -1);
   if (!earlier.length) return { kind: 'text', text: 'You have not asked me anything before this.' };
-  return { kind: 'text', text: `Before this you asked:\n\n${earlier.map((t) => `- ${t.replace(/\s+/g, ' ').slice(0, 200)}`).join('\n')}` };
+  const list = earlier.map((t) => `- ${t.replace(/\s+/g, ' ').slice(0, 200)}`).join('\n');
+  return { kind: 'text', text: `Before this you asked:\n\n${list}` };
 }
 
 let callCounter = 0;

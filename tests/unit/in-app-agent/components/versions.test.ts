@@ -32,7 +32,8 @@ function turn(runId: string, question: string, answer: string, usage?: TokenUsag
 }
 
 function conversation(): ConversationView {
-  const view = foldEvents([...turn('run_1', 'first question', 'First answer.'), ...turn('run_2b', 'second question', 'Second answer.')], emptyView(T));
+  const events = [...turn('run_1', 'first question', 'First answer.'), ...turn('run_2b', 'second question', 'Second answer.')];
+  const view = foldEvents(events, emptyView(T));
   view.versions = { run_2b: { index: 2, count: 3, runIds: ['run_2', 'run_2b', 'run_2c'] } };
   return view;
 }

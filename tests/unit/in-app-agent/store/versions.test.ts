@@ -161,11 +161,13 @@ describe('agent store: versions and earlier messages', () => {
     const newest = viewOf(turn('run_3', 'third', 'C'), turn('run_4', 'fourth', 'D'));
     await open(h, newest, 'run_3');
     expect(h.store.getSnapshot().olderBefore).toBe('run_3');
-    h.server.olderPages.set(`${T} run_3`, { view: viewOf(turn('run_1', 'first', 'A'), turn('run_2', 'second', 'B')), olderBefore: null });
+    const older = viewOf(turn('run_1', 'first', 'A'), turn('run_2', 'second', 'B'));
+    h.server.olderPages.set(`${T} run_3`, { view: older, olderBefore: null });
     await h.store.loadOlder();
     let state = h.store.getSnapshot();
     expect(h.server.pageCalls).toEqual(['older run_3']);
-    expect(state.view.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['first', 'second', 'third', 'fourth']);
+    const questions = state.view.messages.filter((m) => m.role === 'user').map((m) => m.content);
+    expect(questions).toEqual(['first', 'second', 'third', 'fourth']);
     expect(state.view.runs.map((r) => r.runId)).toEqual(['run_1', 'run_2', 'run_3', 'run_4']);
     expect(state).toMatchObject({ olderBefore: null, loadingOlder: false, olderError: null });
     expect(state.announcements.at(-1)?.text).toBe('4 earlier messages loaded.');
