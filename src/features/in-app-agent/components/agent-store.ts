@@ -1249,7 +1249,8 @@ export class AgentStore {
         if (connection.request.kind === 'version' && event.runId !== connection.request.of) {
           // The new version is the last of its turn's versions (the replay says the same later).
           const { of, restore } = connection.request;
-          this.liveView.setVersions(addVersion(restore.view.versions, of, event.runId));
+          const shown = this.liveView.current.versions;
+          this.liveView.setVersions({ ...shown, ...addVersion(restore.view.versions, of, event.runId) });
           if (this.state.olderBefore === of) this.set({ olderBefore: event.runId });
         }
         break;

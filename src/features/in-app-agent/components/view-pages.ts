@@ -82,5 +82,7 @@ export function addVersion(
 ): Versions {
   const siblings = versions?.[replacedRunId]?.runIds ?? [replacedRunId];
   const runIds = [...siblings.filter((id) => id !== newRunId), newRunId];
-  return { ...(versions ?? {}), [newRunId]: { index: runIds.length, count: runIds.length, runIds } };
+  // The replaced version is no longer shown, so the map (keyed by shown runs) loses it.
+  const { [replacedRunId]: _replaced, ...others } = versions ?? {};
+  return { ...others, [newRunId]: { index: runIds.length, count: runIds.length, runIds } };
 }
