@@ -144,7 +144,8 @@ describe('versions of a turn', () => {
     expect(await previous.isDisabled()).toBe(true);
 
     await page.reload();
-    await ensureOpen(page);
+    // The panel was open, so it opens again by itself (a click on the toggle would close it).
+    await page.locator(PANEL).waitFor();
     await waitLoaded(page);
     await page.locator(`${MESSAGES}[data-role="user"]`).first().waitFor();
     expect(await userTexts()).toEqual(['list open issues']);
