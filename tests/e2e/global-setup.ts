@@ -5,6 +5,9 @@
  * 127.0.0.1 with a fresh database, and stops it afterwards. E2E_SKIP_BUILD=1 uses the existing
  * build as it is.
  *
+ * The database gets the demo data and the fixtures of tests/e2e/fixtures.ts (a long conversation);
+ * the model is priced (AGENT_MODEL_PRICE_*) so answers show their cost.
+ *
  * Database: a fresh embedded PGlite in a temp dir; with E2E_DATABASE_URL (a PostgreSQL server URL
  * whose user may create databases) a fresh database on that server, dropped afterwards.
  * E2E_BASE_URL points the tests at an app that is already running instead (nothing is started).
@@ -195,9 +198,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     NEXTAUTH_URL: baseUrl,
     AUTO_SEED: '1',
     PORT: String(port),
-    // Prices, so every answer records its cost and the review shows it ($ per million tokens).
-    AGENT_MODEL_PRICE_INPUT: '3',
-    AGENT_MODEL_PRICE_OUTPUT: '15',
+    // Prices ($ per million tokens, like a typical hosted model), so every answer records its cost
+    // and the panel and the review show it; a price set in the environment wins.
+    AGENT_MODEL_PRICE_INPUT: process.env.AGENT_MODEL_PRICE_INPUT || '3',
+    AGENT_MODEL_PRICE_OUTPUT: process.env.AGENT_MODEL_PRICE_OUTPUT || '15',
     // The review's earlier-messages test writes a conversation longer than one page (41 answers)
     // in seconds; the default of 20 answers a minute per user would make it wait two minutes.
     AGENT_RATE_LIMIT_PER_MINUTE: '120',
@@ -238,6 +242,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
     throw new Error(`Preparing the e2e database failed:\n${prep.stdout}${prep.stderr}`);
   }
   log(prep.stdout.trim());
+  // Conversations too long to create through the panel in a test (tests/e2e/fixtures.ts).
+  const fixtures = spawnSync(process.execPath, [require.resolve('tsx/cli'), 'tests/e2e/fixtures.ts'], {
+    cwd: root,
+    env,
+    encoding: 'utf8',
+  });
+  if (fixtures.status !== 0) {
+    await cleanupStorage();
+    throw new Error(`Writing the e2e fixtures failed:\n${fixtures.stdout}${fixtures.stderr}`);
+  }
+  log(fixtures.stdout.trim());
 
   const out = openSync(logFile, 'w');
   const server = spawn(

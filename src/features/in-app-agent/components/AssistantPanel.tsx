@@ -140,6 +140,8 @@ export function AssistantPanel() {
   const scrollRef = useRef<HTMLDivElement>(null);
   const panelRef = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
+  /** The message the user was reading when earlier ones were asked for, and where it was. */
+  const anchor = useRef<{ id: string; top: number } | null>(null);
   const [showJump, setShowJump] = useState(false);
   const mode = a.panelView;
 
@@ -149,14 +151,24 @@ export function AssistantPanel() {
     window.requestAnimationFrame(() => inputRef.current?.focus());
   }, [a.focusRequest]);
 
-  // Follow new content while the user is at the bottom; stop when they scroll up.
+  // Follow new content while the user is at the bottom; stop when they scroll up. Earlier messages
+  // arriving above keep the message the user was reading where it was.
   // biome-ignore lint/correctness/useExhaustiveDependencies: the list names what makes the content grow; the effect reads the DOM
   useLayoutEffect(() => {
     const el = scrollRef.current;
     if (!el) return;
+    const pin = anchor.current;
+    if (pin) {
+      const target = Array.from(el.querySelectorAll<HTMLElement>('[data-message-id]')).find(
+        (m) => m.dataset.messageId === pin.id,
+      );
+      if (target) el.scrollTop += target.getBoundingClientRect().top - el.getBoundingClientRect().top - pin.top;
+      if (!a.loadingOlder) anchor.current = null;
+      return;
+    }
     if (stick.current) el.scrollTop = el.scrollHeight;
     else setShowJump(true);
-  }, [a.view, a.pendingUserMessage, a.requestError, mode, a.open]);
+  }, [a.view, a.pendingUserMessage, a.requestError, mode, a.open, a.loadingOlder]);
 
   // Content also grows after React commits (markdown, code blocks, a card expanding): keep
   // following it while the user is at the bottom, so a reloaded conversation opens at its latest.
@@ -217,6 +229,18 @@ export function AssistantPanel() {
   const submit = () => {
     stick.current = true;
     a.send();
+  };
+  const loadEarlier = () => {
+    const el = scrollRef.current;
+    if (el) {
+      // The first message still in sight is the one to keep in place.
+      stick.current = false;
+      const top = el.getBoundingClientRect().top;
+      const shown = el.querySelectorAll<HTMLElement>('[data-testid="assistant-message"][data-message-id]');
+      const first = Array.from(shown).find((m) => m.getBoundingClientRect().bottom > top);
+      anchor.current = first ? { id: first.dataset.messageId!, top: first.getBoundingClientRect().top - top } : null;
+    }
+    a.loadOlder();
   };
 
   const onKeyDown = (e: ReactKeyboardEvent<HTMLElement>) => {
@@ -367,6 +391,12 @@ export function AssistantPanel() {
                     requestError={a.requestError}
                     onRetry={a.retry}
                     busy={a.busy}
+                    revise={a.canRevise ? { onEdit: a.editLastMessage, onRegenerate: a.regenerate } : undefined}
+                    versions={{ onSelect: a.selectVersion, disabled: a.busy || a.switchingVersion }}
+                    showUsage
+                    earlier={
+                      a.hasOlder ? { onLoad: loadEarlier, loading: a.loadingOlder, error: a.olderError } : undefined
+                    }
                   />
                 )}
               </div>

@@ -4,8 +4,9 @@
  * prop-driven, so the live panel, a reloaded conversation and the read-only review page all show
  * the same thing from the same `ConversationView`.
  */
-import { memo, type ReactNode } from 'react';
-import type { ConversationView, FeedbackReason, RunState, ViewMessage, ViewToolCall } from '../schema';
+import { memo, useEffect, useId, useRef, useState, type ReactNode } from 'react';
+import { LIMITS } from '../constants';
+import type { ConversationView, FeedbackReason, RunState, TokenUsage, ViewMessage, ViewToolCall } from '../schema';
 import { ApprovalBatch } from './ApprovalCard';
 import { cardState, isExpired, readApprovalInterrupt, type ApprovalRequest, type CardState, type DraftAnswer } from './approval';
 import { describeError, type PanelError } from './errors';
@@ -43,6 +44,241 @@ export interface ConversationMessagesProps {
   onRetry?: () => void;
   /** True while a request is in flight (hides Retry, shows the typing indicator). */
   busy?: boolean;
+  /** Edit the newest user message, ask the newest turn again (omit when that is not offered now). */
+  revise?: ReviseControls;
+  /** Switch between the versions of a turn (omit for read-only rendering: no switcher). */
+  versions?: VersionControls;
+  /** Tokens (and cost, when priced) under each finished answer. */
+  showUsage?: boolean;
+  /** "Show earlier messages" at the top, when the conversation has earlier messages than those shown. */
+  earlier?: EarlierControls;
+}
+
+export interface ReviseControls {
+  onEdit: (text: string) => void;
+  onRegenerate: () => void;
+}
+
+export interface VersionControls {
+  /** Shows `toRunId` instead of `fromRunId` (both start the same turn). */
+  onSelect: (fromRunId: string, toRunId: string) => void;
+  disabled: boolean;
+}
+
+export interface EarlierControls {
+  onLoad: () => void;
+  loading: boolean;
+  error: string | null;
+}
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+/** "$0.0123": four decimals under a dollar (answers cost fractions of a cent), two above. */
+export function formatCost(usd: number): string {
+  if (usd === 0) return '$0';
+  if (usd < 0.0001) return '< $0.0001';
+  return usd < 1 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+}
+
+/** "1,234 in · 567 out · $0.0123" (the cost only when it is known), or null without token counts. */
+export function formatUsage(usage: TokenUsage | undefined): string | null {
+  if (!usage || (usage.inputTokens === undefined && usage.outputTokens === undefined)) return null;
+  const parts = [`${count(usage.inputTokens ?? 0)} in`, `${count(usage.outputTokens ?? 0)} out`];
+  if (usage.costUsd !== undefined) parts.push(formatCost(usage.costUsd));
+  return parts.join(' · ');
+}
+
+/** The newest user message, editable in place (Enter saves, Escape cancels). */
+function EditableUserMessage({
+  id,
+  content,
+  onEdit,
+}: {
+  id: string;
+  content: string;
+  onEdit?: (text: string) => void;
+}) {
+  const fieldId = useId();
+  const [editing, setEditing] = useState(false);
+  const [text, setText] = useState(content);
+  const editButton = useRef<HTMLButtonElement>(null);
+  const returnFocus = useRef(false);
+  useEffect(() => {
+    if (!editing && returnFocus.current) {
+      returnFocus.current = false;
+      editButton.current?.focus();
+    }
+  }, [editing]);
+  if (!onEdit) return <UserBubble id={id} content={content} />;
+  if (!editing) {
+    return (
+      <div className="flex flex-col items-end gap-0.5">
+        <UserBubble id={id} content={content} />
+        <button
+          ref={editButton}
+          type="button"
+          data-testid="assistant-edit-message"
+          aria-label="Edit your message"
+          title="Edit your message and ask again (the current answer is kept as a version)"
+          onClick={() => {
+            setText(content);
+            setEditing(true);
+          }}
+          className={[
+            'rounded px-1.5 py-0.5 text-xs text-slate-600 hover:bg-slate-100',
+            'dark:text-slate-300 dark:hover:bg-slate-800',
+          ].join(' ')}
+        >
+          <span aria-hidden="true">✎ </span>Edit
+        </button>
+      </div>
+    );
+  }
+  const cancel = () => {
+    returnFocus.current = true;
+    setEditing(false);
+  };
+  const save = () => {
+    if (!text.trim()) return;
+    setEditing(false);
+    onEdit(text);
+  };
+  return (
+    <form
+      data-testid="assistant-edit"
+      className="ml-8 flex flex-col gap-1 self-stretch"
+      onSubmit={(e) => {
+        e.preventDefault();
+        save();
+      }}
+    >
+      <label htmlFor={fieldId} className="sr-only">
+        Edit your message
+      </label>
+      <textarea
+        id={fieldId}
+        data-testid="assistant-edit-input"
+        autoFocus
+        value={text}
+        maxLength={LIMITS.maxUserMessageChars}
+        rows={Math.min(6, Math.max(2, text.split('\n').length))}
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.nativeEvent.isComposing) return;
+          if (e.key === 'Enter' && !e.shiftKey) {
+            e.preventDefault();
+            save();
+          } else if (e.key === 'Escape') {
+            // Leaves the editor only (the panel closes on Escape otherwise).
+            e.preventDefault();
+            cancel();
+          }
+        }}
+        className={[
+          'w-full resize-none rounded-md border border-slate-300 bg-white p-2 text-sm',
+          'dark:border-slate-600 dark:bg-slate-900',
+        ].join(' ')}
+      />
+      <div className="flex items-center justify-end gap-2 text-xs">
+        <span className="mr-auto text-slate-600 dark:text-slate-300">
+          The current answer is kept as an earlier version.
+        </span>
+        <button
+          type="button"
+          data-testid="assistant-edit-cancel"
+          onClick={cancel}
+          className="rounded border border-slate-400 px-2 py-0.5"
+        >
+          Cancel
+        </button>
+        <button
+          type="submit"
+          data-testid="assistant-edit-save"
+          disabled={!text.trim()}
+          className="rounded bg-blue-700 px-2 py-0.5 font-medium text-white disabled:opacity-50"
+        >
+          Save
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** "‹ 2 / 3 ›": which version of a turn is shown, and the way to the others. */
+function VersionSwitcher({
+  runId,
+  index,
+  total,
+  runIds,
+  controls,
+}: {
+  runId: string;
+  index: number;
+  total: number;
+  runIds: string[];
+  controls: VersionControls;
+}) {
+  const previous = runIds[index - 2];
+  const next = runIds[index];
+  const arrow = [
+    'rounded px-1.5 py-0.5 hover:bg-slate-100 disabled:opacity-40 disabled:hover:bg-transparent',
+    'dark:hover:bg-slate-800',
+  ].join(' ');
+  return (
+    <div
+      role="group"
+      aria-label="Versions of this answer"
+      data-testid="assistant-versions"
+      data-run-id={runId}
+      className="flex items-center gap-0.5"
+    >
+      <button
+        type="button"
+        aria-label="Previous version"
+        data-testid="assistant-version-previous"
+        disabled={controls.disabled || !previous}
+        onClick={() => previous && controls.onSelect(runId, previous)}
+        className={arrow}
+      >
+        <span aria-hidden="true">‹</span>
+      </button>
+      <span data-testid="assistant-version-position" aria-hidden="true" className="tabular-nums">
+        {index} / {total}
+      </span>
+      <span className="sr-only">
+        Version {index} of {total}
+      </span>
+      <button
+        type="button"
+        aria-label="Next version"
+        data-testid="assistant-version-next"
+        disabled={controls.disabled || !next}
+        onClick={() => next && controls.onSelect(runId, next)}
+        className={arrow}
+      >
+        <span aria-hidden="true">›</span>
+      </button>
+    </div>
+  );
+}
+
+/** Tokens and cost of one answer, folded away in a disclosure (keyboard: Tab, then Enter). */
+function UsageDetails({ usage }: { usage: TokenUsage }) {
+  const line = formatUsage(usage);
+  if (!line) return null;
+  const spoken =
+    `${count(usage.inputTokens ?? 0)} input tokens, ${count(usage.outputTokens ?? 0)} output tokens` +
+    (usage.costUsd !== undefined ? `, cost ${formatCost(usage.costUsd)}` : '');
+  return (
+    <details data-testid="assistant-usage" className="group">
+      <summary className="cursor-pointer list-none rounded px-1 hover:bg-slate-100 dark:hover:bg-slate-800">
+        Usage<span className="sr-only"> of this answer</span>
+      </summary>
+      <span data-testid="assistant-usage-line" title={spoken} className="tabular-nums">
+        {line}
+      </span>
+    </details>
+  );
 }
 
 const UserBubble = memo(function UserBubble({ id, content, pending }: { id?: string; content: string; pending?: boolean }) {
@@ -193,6 +429,54 @@ function RunFooter({
   return null;
 }
 
+/** The row under a run's answer: its versions, Regenerate (the newest answer), its usage. */
+function TurnTools({
+  run,
+  versions,
+  showUsage,
+  onRegenerate,
+  turnVersions,
+}: {
+  run: RunState;
+  versions?: VersionControls;
+  showUsage?: boolean;
+  onRegenerate?: () => void;
+  turnVersions?: NonNullable<ConversationView['versions']>[string];
+}): ReactNode {
+  const switcher = versions && turnVersions && turnVersions.count > 1;
+  const usage = showUsage && run.status !== 'running' && formatUsage(run.usage) !== null ? run.usage : undefined;
+  if (!switcher && !onRegenerate && !usage) return null;
+  return (
+    <div
+      data-testid="assistant-turn-tools"
+      data-run-id={run.runId}
+      className="-mt-2 flex flex-wrap items-start gap-2 text-xs text-slate-600 dark:text-slate-300"
+    >
+      {switcher ? (
+        <VersionSwitcher
+          runId={run.runId}
+          index={turnVersions.index}
+          total={turnVersions.count}
+          runIds={turnVersions.runIds}
+          controls={versions}
+        />
+      ) : null}
+      {onRegenerate ? (
+        <button
+          type="button"
+          data-testid="assistant-regenerate"
+          onClick={onRegenerate}
+          title="Ask again for a new answer (this one is kept as a version)"
+          className="rounded px-1.5 py-0.5 hover:bg-slate-100 dark:hover:bg-slate-800"
+        >
+          <span aria-hidden="true">↻ </span>Regenerate
+        </button>
+      ) : null}
+      {usage ? <UsageDetails usage={usage} /> : null}
+    </div>
+  );
+}
+
 export function ConversationMessages({
   view,
   feedback,
@@ -205,8 +489,20 @@ export function ConversationMessages({
   requestError,
   onRetry,
   busy,
+  revise,
+  versions,
+  showUsage,
+  earlier,
 }: ConversationMessagesProps) {
   const lastRun = view.runs[view.runs.length - 1];
+  // Edit goes on the newest user message; Regenerate on the newest answer, when it follows it.
+  const lastUserIndex = view.messages.findLastIndex((m) => m.role === 'user');
+  const lastAnswerIndex = view.messages.findLastIndex(
+    (m) => m.role === 'assistant' && (m.content !== '' || m.toolCalls.length > 0),
+  );
+  const editableId = revise && lastUserIndex >= 0 ? view.messages[lastUserIndex]!.id : null;
+  const regenerateRunId =
+    revise && lastUserIndex >= 0 && lastAnswerIndex > lastUserIndex ? view.messages[lastAnswerIndex]!.runId : null;
   const interruptsByCall = new Map<string, ApprovalRequest>();
   const batches = new Map<string, ApprovalRequest[]>();
   for (const run of view.runs) {
@@ -240,6 +536,28 @@ export function ConversationMessages({
 
   return (
     <div className="flex flex-col gap-3" data-testid="conversation-messages">
+      {earlier ? (
+        <div className="flex flex-col items-center gap-1">
+          <button
+            type="button"
+            data-testid="assistant-earlier"
+            onClick={earlier.onLoad}
+            disabled={earlier.loading}
+            aria-busy={earlier.loading}
+            className={[
+              'rounded-full border border-slate-300 px-3 py-1 text-xs hover:bg-slate-100 disabled:opacity-60',
+              'dark:border-slate-600 dark:hover:bg-slate-800',
+            ].join(' ')}
+          >
+            {earlier.loading ? 'Loading earlier messages…' : 'Show earlier messages'}
+          </button>
+          {earlier.error ? (
+            <p role="alert" className="text-xs text-red-800 dark:text-red-300">
+              {earlier.error}
+            </p>
+          ) : null}
+        </div>
+      ) : null}
       {groups.map((g, gi) => {
         const run = g.run;
         const isLast = run !== undefined && run === lastRun;
@@ -250,7 +568,13 @@ export function ConversationMessages({
         return (
           <div key={run?.runId ?? `orphans-${gi}`} className="flex flex-col gap-3" data-run-id={run?.runId} data-run-status={run?.status}>
             {g.messages.map((m) => {
-              if (m.role === 'user') return <UserBubble key={m.id} id={m.id} content={m.content} />;
+              if (m.role === 'user') {
+                return m.id === editableId ? (
+                  <EditableUserMessage key={m.id} id={m.id} content={m.content} onEdit={revise?.onEdit} />
+                ) : (
+                  <UserBubble key={m.id} id={m.id} content={m.content} />
+                );
+              }
               if (m.role === 'tool') {
                 // Results show inside their tool card; only an orphan result gets its own card.
                 if (toolCallIds.has(m.toolCallId)) return null;
@@ -293,6 +617,15 @@ export function ConversationMessages({
               />
             ) : null}
             {run ? <RunFooter run={run} isLast={isLast && !pendingUserMessage && !requestError} onRetry={onRetry} busy={busy} /> : null}
+            {run ? (
+              <TurnTools
+                run={run}
+                versions={versions}
+                showUsage={showUsage}
+                onRegenerate={run.runId === regenerateRunId ? revise?.onRegenerate : undefined}
+                turnVersions={view.versions?.[run.runId]}
+              />
+            ) : null}
           </div>
         );
       })}

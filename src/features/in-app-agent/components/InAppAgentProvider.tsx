@@ -23,6 +23,7 @@ import { LIMITS } from '../constants';
 import type { ConversationView, FeedbackReason, ModelInfo } from '../schema';
 import { agentStoreApi, useAgentApi } from './agent-api';
 import {
+  canReviseLastTurn,
   effectiveApprovalDrafts,
   selectOpenApprovals,
   type Announcement,
@@ -104,6 +105,21 @@ export interface InAppAgentContextValue {
   setQueuedEditing: (id: string, editing: boolean) => void;
   removeQueued: (id: string) => void;
   sendQueuedNow: (id: string) => void;
+  // versions, earlier messages
+  /** The newest turn may be edited or asked again now (nothing runs, no approval waits). */
+  canRevise: boolean;
+  /** Asks the newest turn again with this text instead of its message (a new version). */
+  editLastMessage: (text: string) => void;
+  /** Asks the newest turn's message again for a new answer (a new version). */
+  regenerate: () => void;
+  /** Shows another version of a turn (`toRunId` instead of `fromRunId`). */
+  selectVersion: (fromRunId: string, toRunId: string) => void;
+  switchingVersion: boolean;
+  /** Earlier messages than those shown exist ("Show earlier messages"). */
+  hasOlder: boolean;
+  loadingOlder: boolean;
+  olderError: string | null;
+  loadOlder: () => void;
   // history
   /** Starts a new conversation; `focus: false` keeps the current view (e.g. the history list). */
   newConversation: (opts?: { focus?: boolean }) => void;
@@ -367,6 +383,15 @@ export function InAppAgentProvider({ projectId, userId, children }: InAppAgentPr
     setQueuedEditing: (id, editing) => store.setQueuedEditing(id, editing),
     removeQueued: (id) => store.removeQueued(id),
     sendQueuedNow: (id) => store.sendQueuedNow(id),
+    canRevise: canReviseLastTurn(state, now),
+    editLastMessage: (text) => store.editLastMessage(text),
+    regenerate: () => store.regenerate(),
+    selectVersion: (fromRunId, toRunId) => void store.selectVersion(fromRunId, toRunId),
+    switchingVersion: state.switchingVersion,
+    hasOlder: state.olderBefore !== null,
+    loadingOlder: state.loadingOlder,
+    olderError: state.olderError,
+    loadOlder: () => void store.loadOlder(),
     newConversation,
     selectConversation,
     history,

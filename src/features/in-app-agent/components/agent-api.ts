@@ -19,6 +19,10 @@ export type ConversationGetOutput = Out['conversations']['get'];
 export interface AgentApi {
   listConversations(input: In['conversations']['list']): Promise<ConversationListOutput>;
   getConversation(input: In['conversations']['get']): Promise<ConversationGetOutput>;
+  /** The page of a conversation before a run ("Show earlier messages"). */
+  olderMessages(input: In['conversations']['older']): Promise<Out['conversations']['older']>;
+  /** Shows another version of a turn; answers the newest page of the conversation. */
+  selectVersion(input: In['conversations']['selectVersion']): Promise<Out['conversations']['selectVersion']>;
   renameConversation(input: In['conversations']['rename']): Promise<unknown>;
   deleteConversation(input: In['conversations']['delete']): Promise<unknown>;
   restoreConversation(input: In['conversations']['restore']): Promise<unknown>;
@@ -36,6 +40,8 @@ export function useAgentApi(): AgentApi {
     () => ({
       listConversations: (input) => client.agent.conversations.list.query(input),
       getConversation: (input) => client.agent.conversations.get.query(input),
+      olderMessages: (input) => client.agent.conversations.older.query(input),
+      selectVersion: (input) => client.agent.conversations.selectVersion.mutate(input),
       renameConversation: (input) => client.agent.conversations.rename.mutate(input),
       deleteConversation: (input) => client.agent.conversations.delete.mutate(input),
       restoreConversation: (input) => client.agent.conversations.restore.mutate(input),
@@ -61,25 +67,47 @@ export function trpcErrorMessage(err: unknown, fallback: string): string {
   return typeof m === 'string' && m ? m : fallback;
 }
 
+/** A failed load as the store reads it: gone (the conversation) or why not. */
+function failure(err: unknown, fallback: string): { ok: false; notFound: boolean; message: string } {
+  const code = trpcErrorCode(err);
+  return {
+    ok: false,
+    notFound: code === 'NOT_FOUND' || code === 'CONVERSATION_NOT_FOUND',
+    message: trpcErrorMessage(err, fallback),
+  };
+}
+
 /**
  * The data calls the panel's store makes (agent-store.ts), over this host's tRPC: loading a
- * conversation (with its live run) and feedback. tRPC errors become plain results and messages, so
- * the store stays free of the host's wiring. `current` returns the latest API (it may change
- * between renders; the store outlives them).
+ * conversation (with its live run) and its earlier pages, choosing a version of a turn, and
+ * feedback. tRPC errors become plain results and messages, so the store stays free of the host's
+ * wiring. `current` returns the latest API (it may change between renders; the store outlives them).
  */
 export function agentStoreApi(current: () => AgentApi, projectId: string): AgentStoreApi {
   return {
     async loadConversation(conversationId) {
       try {
         const res = await current().getConversation({ projectId, conversationId });
-        return { ok: true, view: res.view, feedback: res.feedback, liveRunId: res.liveRunId };
+        const { view, feedback, liveRunId, olderBefore } = res;
+        return { ok: true, view, feedback, liveRunId, olderBefore };
       } catch (err) {
-        const code = trpcErrorCode(err);
-        return {
-          ok: false,
-          notFound: code === 'NOT_FOUND' || code === 'CONVERSATION_NOT_FOUND',
-          message: trpcErrorMessage(err, 'Could not load the conversation.'),
-        };
+        return failure(err, 'Could not load the conversation.');
+      }
+    },
+    async loadOlder(conversationId, before) {
+      try {
+        const res = await current().olderMessages({ projectId, conversationId, before });
+        return { ok: true, view: res.view, olderBefore: res.olderBefore };
+      } catch (err) {
+        return failure(err, 'Could not load earlier messages.');
+      }
+    },
+    async selectVersion(conversationId, runId) {
+      try {
+        const res = await current().selectVersion({ projectId, conversationId, runId });
+        return { ok: true, view: res.view, olderBefore: res.olderBefore };
+      } catch (err) {
+        return failure(err, 'Could not show that version.');
       }
     },
     async submitFeedback(input) {

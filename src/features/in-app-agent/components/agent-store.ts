@@ -66,6 +66,7 @@ import {
   type StorageLike,
 } from './storage';
 import { TabMessageSchema, type ChannelLike, type TabMessage } from './tab-channel';
+import { addVersion, joinViews, lastTurnRunId, viewBefore, viewFrom } from './view-pages';
 import { z } from 'zod';
 
 // ------------------------------------------------------------------------------------------------
@@ -121,6 +122,13 @@ export interface AgentState {
   approvalError: string | null;
   /** Increments whenever a run ends (the history list refetches). */
   runsFinished: number;
+  /** Earlier messages exist on the server: the run to ask for the page before the shown ones. */
+  olderBefore: string | null;
+  loadingOlder: boolean;
+  /** Why the earlier messages could not be loaded (the button offers to try again). */
+  olderError: string | null;
+  /** Another version of a turn is being fetched (the arrows wait). */
+  switchingVersion: boolean;
   /** The user signed out (in any tab): nothing is kept or sent any more. */
   signedOut: boolean;
 }
@@ -128,6 +136,10 @@ export interface AgentState {
 /** What the store needs from the host's data API (tRPC in this product). */
 export interface AgentStoreApi {
   loadConversation(conversationId: string): Promise<ConversationLoad>;
+  /** The page of the conversation before the run `before`. */
+  loadOlder(conversationId: string, before: string): Promise<PageLoad>;
+  /** Shows another version of a turn (server state); answers the newest page of the new path. */
+  selectVersion(conversationId: string, runId: string): Promise<PageLoad>;
   submitFeedback(input: {
     conversationId: string;
     messageId: string;
@@ -145,7 +157,14 @@ export type ConversationLoad =
       feedback?: Record<string, { value: number; comment?: string | null; reasons?: FeedbackReason[] } | undefined>;
       /** A run still answering in the conversation (on any server instance). */
       liveRunId?: string | null;
+      /** The view is the newest page; this run asks for the one before it (null: it is all). */
+      olderBefore?: string | null;
     }
+  | { ok: false; notFound: boolean; message: string };
+
+/** A page of a conversation (`view`), and the run to ask for the page before it. */
+export type PageLoad =
+  | { ok: true; view: unknown; olderBefore: string | null }
   | { ok: false; notFound: boolean; message: string };
 
 /** Timers, injectable so tests control time. */
@@ -228,6 +247,17 @@ export function effectiveApprovalDrafts(
   return out;
 }
 
+/**
+ * Whether the newest turn may be edited or asked again now: nothing runs or loads, no approval
+ * waits for an answer (a new version would leave it unanswered), and there is a turn to replace.
+ */
+export function canReviseLastTurn(state: AgentState, now: number): boolean {
+  if (state.signedOut || state.connection !== 'idle' || state.hydrating || state.switchingVersion) return false;
+  if (selectOpenApprovals(state.view).some((request) => !isExpired(request.expiresAt, now))) return false;
+  const runId = lastTurnRunId(state.view);
+  return runId !== null && state.view.runs.some((run) => run.runId === runId && run.status !== 'running');
+}
+
 function lastUserText(view: ConversationView): string | null {
   for (let i = view.messages.length - 1; i >= 0; i--) {
     const message = view.messages[i]!;
@@ -268,8 +298,29 @@ function defaultId(): string {
 // Internals
 // ------------------------------------------------------------------------------------------------
 
+/**
+ * A new version of the newest turn: an edit (`text`) or a regeneration (`text` null). `shown` is the
+ * user message it asks; `restore` the view (and its paging) as it was, shown again if it is refused.
+ */
+interface VersionRequest {
+  kind: 'version';
+  of: string;
+  text: string | null;
+  shown: string;
+  messageId: string;
+  restore: { view: ConversationView; olderBefore: string | null };
+}
+
 type RunRequest =
-  { kind: 'message'; text: string; messageId: string } | { kind: 'resume'; resume: ResumeEntry[] } | { kind: 'follow' };
+  | { kind: 'message'; text: string; messageId: string }
+  | VersionRequest
+  | { kind: 'resume'; resume: ResumeEntry[] }
+  | { kind: 'follow' };
+
+/** The user text a request sends (echoed by the server as the run's user message). */
+function sentText(request: RunRequest): string | null {
+  return request.kind === 'message' ? request.text : request.kind === 'version' ? request.shown : null;
+}
 
 /** One run this tab starts or follows, across however many HTTP connections it takes. */
 interface Connection {
@@ -353,6 +404,8 @@ export class AgentStore {
   private cancelFrame: (() => void) | null = null;
   private navigated = new Set<string>();
   private lastSentText: string | null = null;
+  /** A new version the server refused: Retry asks for it again (not for a new message). */
+  private refusedVersion: VersionRequest | null = null;
   /** A run another tab started while this one was still busy: followed next. */
   private pendingAttachRunId: string | null = null;
   private announcementId = 0;
@@ -403,6 +456,10 @@ export class AgentStore {
       approvalDrafts: {},
       approvalError: null,
       runsFinished: 0,
+      olderBefore: null,
+      loadingOlder: false,
+      olderError: null,
+      switchingVersion: false,
       signedOut: false,
     };
   }
@@ -529,7 +586,7 @@ export class AgentStore {
       return;
     }
     if (text === undefined || text === this.state.draft) this.setDraft('');
-    if (this.connection || this.state.hydrating) {
+    if (this.connection || this.state.hydrating || this.state.switchingVersion) {
       this.enqueue(body);
       return;
     }
@@ -597,7 +654,7 @@ export class AgentStore {
    */
   private flushQueue(): void {
     if (!this.mounted || this.state.signedOut || this.connection || this.state.hydrating) return;
-    if (this.loadedConversationId !== this.state.conversationId) return;
+    if (this.state.switchingVersion || this.loadedConversationId !== this.state.conversationId) return;
     const head = this.state.queue[0];
     if (!head || head.editing) return;
     const now = this.clock.now();
@@ -615,10 +672,146 @@ export class AgentStore {
   /** Resends the last message (after a failed answer or a refused request). */
   retry(): void {
     if (this.connection || this.state.signedOut) return;
+    if (this.refusedVersion) {
+      this.startVersion(this.refusedVersion.text);
+      return;
+    }
     const text = this.lastSentText ?? lastUserText(this.state.view);
     if (!text) return;
     if (this.state.draft.trim() === text.trim()) this.setDraft('');
     this.startRun({ kind: 'message', text, messageId: this.newId() });
+  }
+
+  // ---------------------------------------------------------------- versions, earlier messages
+
+  /** Asks the newest turn again with `text` instead of its message (the earlier version is kept). */
+  editLastMessage(text: string): void {
+    const body = text.trim();
+    if (!body) return;
+    if (body.length > LIMITS.maxUserMessageChars) {
+      this.set({ requestError: describeError('PAYLOAD_TOO_LARGE') });
+      return;
+    }
+    this.startVersion(body);
+  }
+
+  /** Asks the newest turn's message again for a new answer (the earlier answer is kept as a version). */
+  regenerate(): void {
+    this.startVersion(null);
+  }
+
+  private startVersion(text: string | null): void {
+    if (!this.mounted || this.connection || !canReviseLastTurn(this.state, this.clock.now())) return;
+    const view = this.liveView.current;
+    const of = lastTurnRunId(view);
+    if (!of) return;
+    const shown = text ?? view.messages.findLast((m) => m.role === 'user' && m.runId === of)?.content ?? '';
+    const restore = { view: structuredClone(view), olderBefore: this.state.olderBefore };
+    // The turn being replaced leaves the view; the new version's events take its place.
+    this.replaceView(viewBefore(view, of));
+    this.startRun({ kind: 'version', of, text, shown, messageId: this.newId(), restore });
+  }
+
+  /** A refused new version: the turn it was to replace is shown again. */
+  private restoreVersion(request: VersionRequest): void {
+    this.replaceView(request.restore.view);
+    this.set({ olderBefore: request.restore.olderBefore, pendingUserMessage: null });
+  }
+
+  /**
+   * Shows another version of a turn (`toRunId`, instead of `fromRunId`, both starting that turn):
+   * the server records the choice, so it holds after a reload and in other tabs. What comes before
+   * the turn stays as it is (with the earlier pages already loaded); from the turn on the view shows
+   * the chosen branch.
+   */
+  async selectVersion(fromRunId: string, toRunId: string): Promise<void> {
+    const id = this.state.conversationId;
+    if (!id || !this.mounted || this.connection || this.state.hydrating || this.state.switchingVersion) return;
+    if (fromRunId === toRunId || this.loadedConversationId !== id) return;
+    const token = ++this.hydrateToken;
+    this.set({ switchingVersion: true, statusNote: null });
+    const stale = () => token !== this.hydrateToken || this.state.conversationId !== id || this.connection !== null;
+    const page = await this.pageOrError(() => this.deps.api.selectVersion(id, toRunId));
+    if (stale()) {
+      this.set({ switchingVersion: false });
+      return;
+    }
+    if (!page.ok) {
+      const note = `Could not show that version: ${page.message}`;
+      this.set({ switchingVersion: false, statusNote: note });
+      this.announce(note);
+      // The conversation may have moved on (another tab): show the server's copy.
+      if (!page.notFound) void this.hydrate(id, { quiet: true });
+      else this.forgetConversation(id);
+      return;
+    }
+    let view = page.view;
+    let olderBefore = page.olderBefore;
+    // The chosen turn may lie before the newest page: pages back until it is in (bounded by the
+    // conversation's size limit).
+    for (let pages = 0; olderBefore && !view.runs.some((r) => r.runId === toRunId); pages++) {
+      if (pages > LIMITS.maxRunsPerConversation / LIMITS.replayPageRuns) break;
+      const older = await this.pageOrError(() => this.deps.api.loadOlder(id, olderBefore!));
+      if (stale()) {
+        this.set({ switchingVersion: false });
+        return;
+      }
+      if (!older.ok) break;
+      view = joinViews(older.view, view);
+      olderBefore = older.olderBefore;
+    }
+    const current = this.liveView.current;
+    if (view.runs.some((r) => r.runId === toRunId) && current.runs.some((r) => r.runId === fromRunId)) {
+      const merged = joinViews(viewBefore(current, fromRunId), viewFrom(view, toRunId));
+      // The merged view starts where the kept part starts, unless the fetched pages reach further back.
+      if (merged.runs[0]?.runId !== view.runs[0]?.runId || !view.runs.length) olderBefore = this.state.olderBefore;
+      view = merged;
+    }
+    this.replaceView(view);
+    this.set({ switchingVersion: false, olderBefore, olderError: null });
+    this.pruneApprovalDrafts();
+    const shown = view.versions?.[toRunId];
+    if (shown) this.announce(`Showing version ${shown.index} of ${shown.count}.`);
+    this.flushQueue();
+  }
+
+  /** Loads the page of messages before the ones shown ("Show earlier messages"). */
+  async loadOlder(): Promise<void> {
+    const id = this.state.conversationId;
+    const before = this.state.olderBefore;
+    if (!id || !before || !this.mounted || this.state.loadingOlder) return;
+    this.set({ loadingOlder: true, olderError: null });
+    const page = await this.pageOrError(() => this.deps.api.loadOlder(id, before));
+    // The view was replaced meanwhile (another conversation, a new version): the page is not its.
+    if (this.state.conversationId !== id || this.state.olderBefore !== before) {
+      this.set({ loadingOlder: false });
+      return;
+    }
+    if (!page.ok) {
+      this.set({ loadingOlder: false, olderError: page.message });
+      this.announce(`Earlier messages could not be loaded: ${page.message}`);
+      return;
+    }
+    const count = page.view.messages.filter((m) => m.role !== 'tool').length;
+    this.replaceView(joinViews(page.view, this.liveView.current));
+    this.set({ loadingOlder: false, olderBefore: page.olderBefore });
+    this.announce(`${count} earlier message${count === 1 ? '' : 's'} loaded.`);
+  }
+
+  /** Calls the API for a page and checks what it answers (never throws). */
+  private async pageOrError(
+    call: () => Promise<PageLoad>,
+  ): Promise<{ ok: true; view: ConversationView; olderBefore: string | null } | Extract<PageLoad, { ok: false }>> {
+    let page: PageLoad;
+    try {
+      page = await call();
+    } catch {
+      return { ok: false, notFound: false, message: 'The connection was interrupted.' };
+    }
+    if (!page.ok) return page;
+    const parsed = ConversationViewSchema.safeParse(page.view);
+    if (!parsed.success) return { ok: false, notFound: false, message: 'Could not read the conversation.' };
+    return { ok: true, view: parsed.data, olderBefore: page.olderBefore };
   }
 
   // ---------------------------------------------------------------- approvals
@@ -728,7 +921,12 @@ export class AgentStore {
 
   private resetConversationState(): void {
     this.lastSentText = null;
+    this.refusedVersion = null;
     this.set({
+      olderBefore: null,
+      loadingOlder: false,
+      olderError: null,
+      switchingVersion: false,
       approvalDrafts: {},
       feedbackDrafts: {},
       approvalError: null,
@@ -796,8 +994,18 @@ export class AgentStore {
       this.set({ hydrating: false });
       return;
     }
-    if (!quiet || !sameView(view, this.liveView.current)) this.replaceView(view);
     const patch: Partial<AgentState> = { hydrating: false };
+    const olderBefore = load.olderBefore ?? null;
+    const first = view.runs[0]?.runId;
+    const current = this.liveView.current;
+    if (quiet && first && current.runs.findIndex((run) => run.runId === first) > 0) {
+      // Earlier pages are shown: only the newest page is compared and, when it changed, replaced.
+      const newest = { ...viewFrom(current, first), navigations: view.navigations };
+      if (!sameView(view, newest)) this.replaceView(joinViews(viewBefore(current, first), view));
+    } else if (!quiet || !sameView(view, current)) {
+      this.replaceView(view);
+      patch.olderBefore = olderBefore;
+    }
     if (!quiet) {
       const feedback: Record<string, FeedbackValue> = {};
       for (const [messageId, entry] of Object.entries(load.feedback ?? {})) {
@@ -894,13 +1102,14 @@ export class AgentStore {
     this.timers.clear('stale-recheck');
     this.timers.clear('queue-expiry');
     if (request.kind === 'message') this.lastSentText = request.text;
+    this.refusedVersion = null;
     this.set({
       connection: 'sending',
       hydrating: false,
       requestError: null,
       approvalError: null,
       statusNote: null,
-      pendingUserMessage: request.kind === 'message' ? request.text : null,
+      pendingUserMessage: sentText(request),
     });
     void this.sendRequest(connection);
   }
@@ -937,7 +1146,12 @@ export class AgentStore {
         threadId: connection.threadId,
         ...(request.kind === 'message'
           ? { message: { id: request.messageId, text: request.text } }
-          : { resume: request.resume }),
+          : request.kind === 'version'
+            ? {
+                version: { of: request.of },
+                ...(request.text === null ? {} : { message: { id: request.messageId, text: request.text } }),
+              }
+            : { resume: request.resume }),
         pageContext: this.deps.pageContext?.() ?? {},
       },
       connection.controller.signal,
@@ -1032,17 +1246,21 @@ export class AgentStore {
         if (event.threadId) this.adoptConversation(event.threadId);
         // The server accepted the answers: the prepared drafts are done.
         if (connection.request.kind === 'resume') this.clearApprovalDrafts();
+        if (connection.request.kind === 'version' && event.runId !== connection.request.of) {
+          // The new version is the last of its turn's versions (the replay says the same later).
+          const { of, restore } = connection.request;
+          const shown = this.liveView.current.versions;
+          this.liveView.setVersions({ ...shown, ...addVersion(restore.view.versions, of, event.runId) });
+          if (this.state.olderBefore === of) this.set({ olderBefore: event.runId });
+        }
         break;
       case 'TEXT_MESSAGE_START':
         if (event.role === 'user' && this.state.pendingUserMessage !== null) this.set({ pendingUserMessage: null });
         break;
       case 'TEXT_MESSAGE_END': {
         const message = this.liveView.current.messages.findLast((m) => m.id === event.messageId);
-        if (
-          message?.role === 'user' &&
-          connection.request.kind === 'message' &&
-          message.content.trim() === connection.request.text.trim()
-        ) {
+        const sent = sentText(connection.request);
+        if (message?.role === 'user' && sent !== null && message.content.trim() === sent.trim()) {
           connection.echoed = true;
         }
         if (message?.role === 'assistant' && message.content.trim() && !connection.catchingUp) {
@@ -1255,6 +1473,7 @@ export class AgentStore {
         connection.controller.abort();
         this.set({ connection: 'idle', pendingUserMessage: null });
         if (connection.request.kind === 'message') this.restoreText(connection.request.text);
+        if (connection.request.kind === 'version') this.restoreVersion(connection.request);
         return;
       }
     }
@@ -1311,6 +1530,9 @@ export class AgentStore {
       if (connection.request.kind === 'message') {
         this.setQueue([{ id: this.newId(), text: connection.request.text, editing: false }, ...this.state.queue]);
         this.announce('The assistant is still answering (maybe in another tab): your message is queued.');
+      } else if (connection.request.kind === 'version') {
+        // A new version of a turn that goes on meanwhile makes no sense: it is not sent.
+        this.refuse(connection.request, error);
       }
       this.set({ connection: 'idle', pendingUserMessage: null });
       this.attach(liveRunId);
@@ -1350,16 +1572,23 @@ export class AgentStore {
     this.connection = null;
     this.set({ connection: 'idle' });
     const view = load?.ok ? ConversationViewSchema.safeParse(load.view) : null;
+    const newestTurn = view?.success ? lastTurnRunId(view.data) : null;
     const delivered =
       view?.success &&
       (request.kind === 'message'
         ? view.data.runs.length > this.liveView.current.runs.length &&
           view.data.messages.some((m) => m.role === 'user' && m.content.trim() === request.text.trim())
-        : request.kind === 'resume' && selectOpenApprovals(view.data).length === 0);
+        : request.kind === 'version'
+          ? newestTurn !== null && !request.restore.view.runs.some((run) => run.runId === newestTurn)
+          : request.kind === 'resume' && selectOpenApprovals(view.data).length === 0);
     if (view?.success && delivered) {
       if (this.state.conversationId !== connection.threadId) this.adoptConversation(connection.threadId);
       this.replaceView(view.data);
-      this.set({ pendingUserMessage: null, runsFinished: this.state.runsFinished + 1 });
+      this.set({
+        pendingUserMessage: null,
+        runsFinished: this.state.runsFinished + 1,
+        olderBefore: load?.ok ? (load.olderBefore ?? null) : null,
+      });
       this.flushQueue();
       return;
     }
@@ -1371,7 +1600,16 @@ export class AgentStore {
    * (never lost, even across a reload), the error row offers Retry.
    */
   private refuse(request: Exclude<RunRequest, { kind: 'follow' }>, error: PanelError): void {
-    if (request.kind === 'message') {
+    if (request.kind === 'version') {
+      this.restoreVersion(request);
+      this.refusedVersion = error.retryable ? request : null;
+      this.set({ requestError: error });
+      const what = request.text === null ? 'No new answer was asked for' : 'Your edit was not sent';
+      this.announce(`${what}: ${error.message}`);
+      // The turn changed elsewhere (another tab): show the server's copy.
+      const id = this.state.conversationId;
+      if (error.code === 'VERSION_NOT_FOUND' && id) void this.hydrate(id, { quiet: true });
+    } else if (request.kind === 'message') {
       this.restoreText(request.text);
       this.set({ requestError: error });
       this.announce(`Your message was not sent: ${error.message}`);

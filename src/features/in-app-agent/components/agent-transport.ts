@@ -37,6 +37,11 @@ export interface StartRunRequest {
   /** A new user message (never together with `resume`: the server refuses that). */
   message?: { id: string; text: string };
   resume?: ResumeEntry[];
+  /**
+   * A new version of a turn: the run that starts the turn it replaces. With `message`, an edit (the
+   * turn asks this text instead); without, a regeneration (the turn's own message is asked again).
+   */
+  version?: { of: string };
   pageContext: PageContext;
 }
 
@@ -85,7 +90,7 @@ export function createAgentTransport(deps: { fetch: FetchLike; baseUrl?: string;
       const body = {
         threadId: request.threadId,
         messages: request.message ? [{ id: request.message.id, role: 'user', content: request.message.text }] : [],
-        forwardedProps: { pageContext: request.pageContext },
+        forwardedProps: { pageContext: request.pageContext, ...(request.version ? { version: request.version } : {}) },
         ...(request.resume ? { resume: request.resume } : {}),
       };
       return open(routeBase, {

@@ -34,6 +34,7 @@ const TEXT: Record<string, string> = {
     'could not look at or change anything here). Wait a moment and retry.',
   RESUME_WITH_MESSAGE: 'Answer the pending approvals first, then send your message.',
   RUN_NOT_FOUND: 'That answer is no longer available. It may have been deleted.',
+  VERSION_NOT_FOUND: 'That message is not part of this conversation any more (maybe changed in another tab).',
   INTERNAL_ERROR: 'Something went wrong.',
   INTERRUPT_UNKNOWN: 'That approval request is no longer known.',
   INTERRUPT_NOT_YOURS: 'That approval request belongs to someone else.',
@@ -59,6 +60,7 @@ const NOT_RETRYABLE = new Set([
   'NO_USER_MESSAGE',
   'RESUME_WITH_MESSAGE',
   'RUN_NOT_FOUND',
+  'VERSION_NOT_FOUND',
 ]);
 
 /** Codes whose server message carries a detail the fixed wording lacks (which field, which tool). */

@@ -61,6 +61,16 @@ export class LiveView {
     this.dirty = 'all';
   }
 
+  /**
+   * The versions of the turns shown (live events never carry them: the store sets them when it
+   * starts a new version, the server's replay otherwise).
+   */
+  setVersions(versions: ConversationView['versions']): void {
+    if (versions && Object.keys(versions).length) this.working.versions = structuredClone(versions);
+    else delete this.working.versions;
+    this.dirty = 'all';
+  }
+
   get hasChanges(): boolean {
     return this.dirty === 'all' || this.dirty.size > 0;
   }
@@ -78,6 +88,7 @@ export class LiveView {
       runs: this.working.runs.map((run) => ({ ...run, interrupts: [...run.interrupts] })),
       decisions: { ...this.working.decisions },
       navigations: [...this.working.navigations],
+      ...(this.working.versions ? { versions: { ...this.working.versions } } : {}),
     };
     this.dirty = new Set();
     this.rendered = view;

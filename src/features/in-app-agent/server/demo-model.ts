@@ -14,6 +14,7 @@
  *   go to issue 3 | go to the issues page | go to members
  *   notify the webhook: <message>
  *   search docs for <words> | how do I <...>
+ *   what did I ask before   (lists the earlier user messages it was given: the history it sees)
  *   write a long answer   (streams slowly; useful to try the Stop button)
  *   show me an unsafe answer   (markdown with raw HTML and a javascript: link, rendered inert)
  */
@@ -290,6 +291,21 @@ function resultValue(part: PromptPart): unknown {
   return out.value;
 }
 
+/**
+ * "what did I ask before": the user's earlier messages exactly as the model received them, so the
+ * history the server sends (the shown versions only, trimmed to the budget) can be seen.
+ */
+function recallEarlier(text: string, prompt: PromptMessage[]): Plan | null {
+  if (!/\bwhat did i (?:ask|say) (?:before|earlier)\b/i.test(text)) return null;
+  const earlier = prompt
+    .filter((m) => m.role === 'user')
+    .map(textOf)
+    .slice(0, -1);
+  if (!earlier.length) return { kind: 'text', text: 'You have not asked me anything before this.' };
+  const list = earlier.map((t) => `- ${t.replace(/\s+/g, ' ').slice(0, 200)}`).join('\n');
+  return { kind: 'text', text: `Before this you asked:\n\n${list}` };
+}
+
 let callCounter = 0;
 
 function plan(opts: StreamOptions): Plan {
@@ -302,7 +318,7 @@ function plan(opts: StreamOptions): Plan {
     return { kind: 'text', text: texts.join('\n\n') || 'Done.' };
   }
   const lastUser = [...opts.prompt].reverse().find((m) => m.role === 'user');
-  return planFromUser(textOf(lastUser), tools);
+  return recallEarlier(textOf(lastUser), opts.prompt) ?? planFromUser(textOf(lastUser), tools);
 }
 
 const sleep = (ms: number, signal?: AbortSignal) =>

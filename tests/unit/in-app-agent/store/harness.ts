@@ -8,6 +8,7 @@ import {
   type AgentStoreDeps,
   type Clock,
   type ConversationLoad,
+  type PageLoad,
 } from '@/features/in-app-agent/components/agent-store';
 import type { StorageLike } from '@/features/in-app-agent/components/storage';
 import type { ChannelLike } from '@/features/in-app-agent/components/tab-channel';
@@ -200,8 +201,14 @@ export function networkError(): never {
 export class FakeAgentServer {
   readonly requests: RecordedRequest[] = [];
   private readonly responders = { start: [] as Responder[], follow: [] as Responder[], cancel: [] as Responder[] };
-  /** Conversations `conversations.get` knows. */
-  readonly conversations = new Map<string, { view: ConversationView; liveRunId: string | null }>();
+  /** Conversations `conversations.get` knows (its newest page, and the run before which older ones start). */
+  readonly conversations = new Map<string, { view: ConversationView; liveRunId: string | null; olderBefore?: string | null }>();
+  /** Pages `conversations.older` answers, by `${conversationId} ${before}`. */
+  readonly olderPages = new Map<string, { view: ConversationView; olderBefore: string | null }>();
+  /** What `conversations.selectVersion` answers, by run id (absent: VERSION_NOT_SELECTABLE). */
+  readonly versionPages = new Map<string, { view: ConversationView; olderBefore: string | null }>();
+  /** Calls of `older` and `selectVersion`, in order (`older <before>`, `select <runId>`). */
+  readonly pageCalls: string[] = [];
   readonly feedback: unknown[] = [];
 
   onStart(responder: Responder): void {
@@ -259,7 +266,25 @@ export class FakeAgentServer {
     loadConversation: async (conversationId: string): Promise<ConversationLoad> => {
       const found = this.conversations.get(conversationId);
       if (!found) return { ok: false, notFound: true, message: 'Conversation not found.' };
-      return { ok: true, view: structuredClone(found.view), feedback: {}, liveRunId: found.liveRunId };
+      return {
+        ok: true,
+        view: structuredClone(found.view),
+        feedback: {},
+        liveRunId: found.liveRunId,
+        olderBefore: found.olderBefore ?? null,
+      };
+    },
+    loadOlder: async (conversationId: string, before: string): Promise<PageLoad> => {
+      this.pageCalls.push(`older ${before}`);
+      const page = this.olderPages.get(`${conversationId} ${before}`);
+      if (!page) return { ok: false, notFound: false, message: 'Could not load earlier messages.' };
+      return { ok: true, view: structuredClone(page.view), olderBefore: page.olderBefore };
+    },
+    selectVersion: async (_conversationId: string, runId: string): Promise<PageLoad> => {
+      this.pageCalls.push(`select ${runId}`);
+      const page = this.versionPages.get(runId);
+      if (!page) return { ok: false, notFound: false, message: 'That version cannot be shown now.' };
+      return { ok: true, view: structuredClone(page.view), olderBefore: page.olderBefore };
     },
     submitFeedback: async (input: unknown) => {
       this.feedback.push(input);

@@ -1,0 +1,88 @@
+/**
+ * Pieces of a conversation view, cut and joined by run: the server replays a long conversation a
+ * page of runs at a time (the newest first), and a new version of a turn replaces the runs from that
+ * turn on. Pure functions over `ConversationView`; the store keeps the result in its live view.
+ */
+import type { ConversationView, ViewMessage } from '../schema';
+
+type Versions = NonNullable<ConversationView['versions']>;
+
+function toolCallIdsOf(messages: readonly ViewMessage[]): Set<string> {
+  const ids = new Set<string>();
+  for (const m of messages) {
+    if (m.role === 'assistant') for (const call of m.toolCalls) ids.add(call.id);
+    else if (m.role === 'tool') ids.add(m.toolCallId);
+  }
+  return ids;
+}
+
+/** The part of `view` made of the runs for which `keep(index)` holds (by their position in `view.runs`). */
+function slice(view: ConversationView, keep: (index: number) => boolean, navigations = true): ConversationView {
+  const runs = view.runs.filter((_, i) => keep(i));
+  const runIds = new Set(runs.map((r) => r.runId));
+  const messages = view.messages.filter((m) => runIds.has(m.runId));
+  const calls = toolCallIdsOf(messages);
+  const decisions = Object.fromEntries(Object.entries(view.decisions).filter(([toolCallId]) => calls.has(toolCallId)));
+  const versions = Object.fromEntries(Object.entries(view.versions ?? {}).filter(([runId]) => runIds.has(runId)));
+  return {
+    threadId: view.threadId,
+    messages,
+    runs,
+    decisions,
+    // Pages the assistant opened are not tied to a run: the start of a view keeps them, the rest none.
+    navigations: navigations ? [...view.navigations] : [],
+    ...(Object.keys(versions).length ? { versions } : {}),
+  };
+}
+
+/** The runs of `view` before the run `runId` (all of them when it is not there). */
+export function viewBefore(view: ConversationView, runId: string): ConversationView {
+  const at = view.runs.findIndex((r) => r.runId === runId);
+  return slice(view, (i) => at < 0 || i < at);
+}
+
+/** The runs of `view` from the run `runId` on (none when it is not there). */
+export function viewFrom(view: ConversationView, runId: string): ConversationView {
+  const at = view.runs.findIndex((r) => r.runId === runId);
+  return slice(view, (i) => at >= 0 && i >= at, false);
+}
+
+/**
+ * `earlier` followed by `later` (an older page before the newest, or the kept start of a
+ * conversation before a new branch). A run both hold is kept once, from `later` (the newer copy).
+ */
+export function joinViews(earlier: ConversationView, later: ConversationView): ConversationView {
+  const laterRuns = new Set(later.runs.map((r) => r.runId));
+  const head = slice(earlier, (i) => !laterRuns.has(earlier.runs[i]!.runId));
+  const versions: Versions = { ...(head.versions ?? {}), ...(later.versions ?? {}) };
+  return {
+    threadId: later.threadId ?? head.threadId,
+    messages: [...head.messages, ...later.messages],
+    runs: [...head.runs, ...later.runs],
+    decisions: { ...head.decisions, ...later.decisions },
+    navigations: [...head.navigations, ...later.navigations],
+    ...(Object.keys(versions).length ? { versions } : {}),
+  };
+}
+
+/** The run that starts the turn of the newest user message (what an edit or a regeneration replaces). */
+export function lastTurnRunId(view: ConversationView): string | null {
+  const last = view.messages.findLast((m) => m.role === 'user');
+  return last && view.runs.some((r) => r.runId === last.runId) ? last.runId : null;
+}
+
+/**
+ * The versions of a turn once a new one (`newRunId`) was started from the turn now shown by
+ * `replacedRunId`: the server lists a turn's versions oldest first, so the new one is the last.
+ */
+export function addVersion(
+  versions: ConversationView['versions'],
+  replacedRunId: string,
+  newRunId: string,
+): Versions {
+  const siblings = versions?.[replacedRunId]?.runIds ?? [replacedRunId];
+  const runIds = [...siblings.filter((id) => id !== newRunId), newRunId];
+  // The replaced version is no longer shown, so the map (keyed by shown runs) loses it.
+  const { [replacedRunId]: _replaced, ...others } = versions ?? {};
+  return { ...others, [newRunId]: { index: runIds.length, count: runIds.length, runIds } };
+}

@@ -1,0 +1,15 @@
+/**
+ * What the browser tests' fixtures (tests/e2e/fixtures.ts) write and the tests look for: a
+ * conversation of the demo member longer than one page of the panel.
+ */
+import { LIMITS } from '@/features/in-app-agent/constants';
+
+export const LONG_CONVERSATION = {
+  id: 'cv_e2e_long_conversation',
+  title: 'A long conversation',
+  owner: 'member@example.com',
+  /** More turns than the panel's first page holds (five are left for "Show earlier messages"). */
+  turns: LIMITS.replayPageRuns + 5,
+  question: (n: number) => `Question number ${n}`,
+  answer: (n: number) => `Answer number ${n}.`,
+} as const;
