@@ -19,11 +19,15 @@ const isChild = process.argv.includes('--child');
 if (!isChild) {
   const results: Record<string, unknown> = {};
   const run = (label: string, env: Record<string, string | undefined>) => {
-    const res = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--child'], {
-      env: { ...process.env, ...env, NODE_ENV: 'test', PRISMA_COUNT_QUERIES: '1', AUTO_SEED: '0' },
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    const res = spawnSync(
+      process.execPath,
+      ['--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--child'],
+      {
+        env: { ...process.env, ...env, NODE_ENV: 'test', PRISMA_COUNT_QUERIES: '1', AUTO_SEED: '0' },
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
     if (res.status !== 0) {
       process.stderr.write(res.stderr);
       results[label] = { error: `bench failed (exit ${res.status})` };
@@ -48,7 +52,13 @@ if (!isChild) {
       await admin.end();
     }
   }
-  console.log(JSON.stringify({ node: process.version, cpus: (await import('node:os')).cpus().length, date: new Date().toISOString(), results }, null, 2));
+  console.log(
+    JSON.stringify(
+      { node: process.version, cpus: (await import('node:os')).cpus().length, date: new Date().toISOString(), results },
+      null,
+      2,
+    ),
+  );
   process.exit(0);
 }
 
@@ -108,7 +118,11 @@ function benchModel() {
             c.enqueue({ type: 'text-delta', id: 't', delta: s.stamp ? `<${wallNow().toFixed(3)}>` : 'tok ' });
           }
           c.enqueue({ type: 'text-end', id: 't' });
-          c.enqueue({ type: 'finish', finishReason: 'stop', usage: { inputTokens: 1, outputTokens: s.chunks, totalTokens: s.chunks + 1 } });
+          c.enqueue({
+            type: 'finish',
+            finishReason: 'stop',
+            usage: { inputTokens: 1, outputTokens: s.chunks, totalTokens: s.chunks + 1 },
+          });
           c.close();
         },
       });
@@ -119,7 +133,10 @@ function benchModel() {
 
 type Timings = { opened: number; keyMinted: number; historyLoaded: number; toolsListed: number; agentStarted: number };
 let lastTimings: Timings | undefined;
-const benchHandle = { model: benchModel(), info: { provider: 'demo' as const, modelId: 'bench', label: 'bench', demo: true } };
+const benchHandle = {
+  model: benchModel(),
+  info: { provider: 'demo' as const, modelId: 'bench', label: 'bench', demo: true },
+};
 const routes = createAgentRoutes({ model: () => benchHandle as never, onRunTimings: (t) => (lastTimings = t) });
 const server = await startTestServer({ agentRoutes: routes as never });
 const project = await createProject('Bench');
@@ -143,7 +160,10 @@ const floorServer = http.createServer(async (req, res) => {
   const out = await agent.stream([{ role: 'user', content: body.messages.at(-1)!.content }] as never);
   res.write(encoder.encodeSSE({ type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' } as never));
   for await (const c of out.fullStream as unknown as AsyncIterable<{ type: string; payload?: { text?: string } }>) {
-    if (c.type === 'text-delta') res.write(`data: ${JSON.stringify({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: c.payload?.text ?? '' })}\n\n`);
+    if (c.type === 'text-delta')
+      res.write(
+        `data: ${JSON.stringify({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: c.payload?.text ?? '' })}\n\n`,
+      );
   }
   res.write(encoder.encodeSSE({ type: 'TEXT_MESSAGE_END', messageId } as never));
   res.end(encoder.encodeSSE({ type: 'RUN_FINISHED', threadId, runId } as never));
@@ -181,7 +201,8 @@ async function stream(url: string, cookie: string | null, text: string, onChunk?
   }
   return { status: res.status, firstByte, firstModelRequest: modelCalledAt - t0, total: performance.now() - t0, body };
 }
-const ours = (cookie: string, text: string, onChunk?: (text: string, at: number) => void) => stream(agentUrl, cookie, text, onChunk);
+const ours = (cookie: string, text: string, onChunk?: (text: string, at: number) => void) =>
+  stream(agentUrl, cookie, text, onChunk);
 const floor = (text: string, onChunk?: (text: string, at: number) => void) => stream(floorUrl, null, text, onChunk);
 
 /** Arrival (wall clock) minus send time of every stamp in a chunk (a chunk may carry several). */
@@ -192,7 +213,12 @@ const stampDelays = (text: string, atPerf: number, into: number[], stamps?: numb
     stamps?.push(Number(m[1]));
   }
 };
-const only = new Set((process.env.BENCH_ONLY ?? '').split(',').map((x) => x.trim()).filter(Boolean));
+const only = new Set(
+  (process.env.BENCH_ONLY ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean),
+);
 const want = (name: string) => only.size === 0 || only.has(name);
 const out: Record<string, unknown> = { database: db.kind };
 
@@ -221,7 +247,13 @@ if (want('firstByte') || want('firstModelRequest')) {
   const firstModel: number[] = [];
   const floorFirst: number[] = [];
   const floorModel: number[] = [];
-  const phases: Record<keyof Timings, number[]> = { opened: [], keyMinted: [], historyLoaded: [], toolsListed: [], agentStarted: [] };
+  const phases: Record<keyof Timings, number[]> = {
+    opened: [],
+    keyMinted: [],
+    historyLoaded: [],
+    toolsListed: [],
+    agentStarted: [],
+  };
   for (let i = 0; i < 40; i++) {
     lastTimings = undefined;
     const r = await ours(user.cookie, 'hello');
@@ -234,7 +266,12 @@ if (want('firstByte') || want('firstModelRequest')) {
   }
   const modelP50 = pct(firstModel, 50);
   const floorModelP50 = pct(floorModel, 50);
-  out.firstByteMs = { p50: round(pct(firstBytes, 50)), p95: round(pct(firstBytes, 95)), floorP50: round(pct(floorFirst, 50)), budgetP50: 5 };
+  out.firstByteMs = {
+    p50: round(pct(firstBytes, 50)),
+    p95: round(pct(firstBytes, 95)),
+    floorP50: round(pct(floorFirst, 50)),
+    budgetP50: 5,
+  };
   out.firstModelRequestMs = {
     p50: round(modelP50),
     p95: round(pct(firstModel, 95)),
@@ -264,7 +301,12 @@ if (want('cpuPerShortAnswer')) {
   };
   const oursMs = await cpu(() => ours(user.cookie, 'short'), 60);
   const floorMs = await cpu(() => floor('short'), 60);
-  out.cpuPerShortAnswerMs = { ours: round(oursMs), floor: round(floorMs), ratio: round(oursMs / floorMs), budgetRatio: 2 };
+  out.cpuPerShortAnswerMs = {
+    ours: round(oursMs),
+    floor: round(floorMs),
+    ratio: round(oursMs / floorMs),
+    budgetRatio: 2,
+  };
 }
 
 // 3. Model chunk to client.
@@ -274,7 +316,12 @@ if (want('chunkToClient')) {
   const floorDelays: number[] = [];
   for (let i = 0; i < 3; i++) await ours(user.cookie, 'stamped', (t, at) => stampDelays(t, at, delays));
   for (let i = 0; i < 3; i++) await floor('stamped', (t, at) => stampDelays(t, at, floorDelays));
-  out.chunkToClientMs = { p50: round(pct(delays, 50)), p99: round(pct(delays, 99)), floorP50: round(pct(floorDelays, 50)), budgetP50: 1 };
+  out.chunkToClientMs = {
+    p50: round(pct(delays, 50)),
+    p99: round(pct(delays, 99)),
+    floorP50: round(pct(floorDelays, 50)),
+    budgetP50: 1,
+  };
 }
 
 // 4. Pipeline throughput with an instant model (median of three runs each: the machine is shared).
@@ -285,7 +332,9 @@ if (want('throughput')) {
   for (let i = 0; i < 3; i++) {
     const big = await ours(user.cookie, 'throughput');
     const events = parseSse(big.body);
-    const assistant = new Set(events.flatMap((e) => (e.type === 'TEXT_MESSAGE_START' && e.role === 'assistant' ? [e.messageId] : [])));
+    const assistant = new Set(
+      events.flatMap((e) => (e.type === 'TEXT_MESSAGE_START' && e.role === 'assistant' ? [e.messageId] : [])),
+    );
     const deltas = events.filter((e) => e.type === 'TEXT_MESSAGE_CONTENT' && assistant.has(e.messageId)).length;
     if (deltas !== 20_000) throw new Error(`throughput run lost deltas: ${deltas}`);
     rates.push(deltas / (big.total / 1000));
@@ -294,7 +343,13 @@ if (want('throughput')) {
   }
   const rate = pct(rates, 50);
   const floorRate = pct(floorRates, 50);
-  out.throughput = { deltasPerSecond: Math.round(rate), floorDeltasPerSecond: Math.round(floorRate), ratio: round(rate / floorRate), budgetRatio: 0.9, budget: 20_000 };
+  out.throughput = {
+    deltasPerSecond: Math.round(rate),
+    floorDeltasPerSecond: Math.round(floorRate),
+    ratio: round(rate / floorRate),
+    budgetRatio: 0.9,
+    budget: 20_000,
+  };
 }
 
 // 5. Database writes for one 2,000-token answer.
@@ -303,22 +358,43 @@ if (want('statementsFor2000TokenAnswer')) {
   const before = { ...queryStats };
   await ours(user.cookie, 'two thousand tokens');
   await new Promise((r) => setTimeout(r, 200)); // the run's last writes follow the stream's end
-  out.statementsFor2000TokenAnswer = { total: queryStats.total - before.total, writes: queryStats.writes - before.writes, budgetWrites: 10 };
+  out.statementsFor2000TokenAnswer = {
+    total: queryStats.total - before.total,
+    writes: queryStats.writes - before.writes,
+    budgetWrites: 10,
+  };
 }
 
 // 6. Replay of a 1,000-message conversation.
 if (want('replay1000MessagesMs')) {
-  const conv = await prisma.agentConversation.create({ data: { id: newId('cv_'), projectId: project.id, userId: user.id, title: 'replay bench' } });
-  const runRow = await prisma.agentRun.create({ data: { id: newId('run_'), conversationId: conv.id, userId: user.id, status: 'COMPLETED' } });
+  const conv = await prisma.agentConversation.create({
+    data: { id: newId('cv_'), projectId: project.id, userId: user.id, title: 'replay bench' },
+  });
+  const runRow = await prisma.agentRun.create({
+    data: { id: newId('run_'), conversationId: conv.id, userId: user.id, status: 'COMPLETED' },
+  });
   const rows = [];
   let seq = 0;
   rows.push({ type: 'RUN_STARTED', runId: runRow.id, threadId: conv.id });
   for (let i = 0; i < 1000; i++) {
-    rows.push({ type: 'TEXT_MESSAGE', messageId: `m${i}`, role: i % 2 ? 'assistant' : 'user', content: `message ${i} `.repeat(20), complete: true });
+    rows.push({
+      type: 'TEXT_MESSAGE',
+      messageId: `m${i}`,
+      role: i % 2 ? 'assistant' : 'user',
+      content: `message ${i} `.repeat(20),
+      complete: true,
+    });
   }
   rows.push({ type: 'RUN_FINISHED', runId: runRow.id, threadId: conv.id, outcome: { type: 'success' } });
   await prisma.agentEvent.createMany({
-    data: rows.map((p) => ({ id: newId('ev_'), conversationId: conv.id, runId: runRow.id, seq: ++seq, type: p.type, payload: { v: 1, ...p } })),
+    data: rows.map((p) => ({
+      id: newId('ev_'),
+      conversationId: conv.id,
+      runId: runRow.id,
+      seq: ++seq,
+      type: p.type,
+      payload: { v: 1, ...p },
+    })),
   });
   const replayTimes: number[] = [];
   for (let i = 0; i < 10; i++) {
@@ -335,7 +411,9 @@ async function members(n: number) {
   return Promise.all(
     Array.from({ length: n }, async () => {
       const u = await createUser('Load');
-      await prisma.projectMembership.create({ data: { id: newId('m_'), projectId: project.id, userId: u.id, role: 'MEMBER' } });
+      await prisma.projectMembership.create({
+        data: { id: newId('m_'), projectId: project.id, userId: u.id, role: 'MEMBER' },
+      });
       return u;
     }),
   );
@@ -372,7 +450,10 @@ if (want('concurrent100')) {
     errors,
     deltas: delays.length,
     addedChunkDelayMs: { p50: round(pct(delays, 50)), p99: round(pct(delays, 99)) },
-    onceAllStreaming: { deltas: steady.length, addedChunkDelayMs: { p50: round(pct(steady, 50)), p99: round(pct(steady, 99)) } },
+    onceAllStreaming: {
+      deltas: steady.length,
+      addedChunkDelayMs: { p50: round(pct(steady, 50)), p99: round(pct(steady, 99)) },
+    },
     floorChunkDelayMs: { p50: round(pct(floorDelays, 50)), p99: round(pct(floorDelays, 99)) },
     budgetP99: 50,
     budgetSteadyP99: 25,
@@ -452,7 +533,12 @@ if (want('crossInstance') && db.kind === 'postgres') {
         if (d !== undefined) added.push(at - d);
       }
     }
-    out.crossInstanceAddedDelayMs = { deltas: added.length, p50: round(pct(added, 50)), p99: round(pct(added, 99)), budgetP99: 25 };
+    out.crossInstanceAddedDelayMs = {
+      deltas: added.length,
+      p50: round(pct(added, 50)),
+      p99: round(pct(added, 99)),
+      budgetP99: 25,
+    };
   } finally {
     await other.kill('SIGKILL');
   }

@@ -24,7 +24,12 @@ for (const [key, entry] of Object.entries(packages)) {
     }
     // Same key order as npm writes: version, cpu, optional, os.
     const cpu = m[1] === 'wasm32' ? 'wasm32' : m[2] === 'gnueabihf' ? 'arm' : m[2];
-    const stub = { version, ...(cpu ? { cpu: [cpu] } : {}), optional: true, ...(m[1] !== 'wasm32' ? { os: [m[1]] } : {}) };
+    const stub = {
+      version,
+      ...(cpu ? { cpu: [cpu] } : {}),
+      optional: true,
+      ...(m[1] !== 'wasm32' ? { os: [m[1]] } : {}),
+    };
     packages[`node_modules/${name}`] = stub;
     added.push(`${name}@${version} ${JSON.stringify({ os: stub.os, cpu: stub.cpu })}`);
   }

@@ -35,7 +35,9 @@ try {
     migrationsApplied: applied,
     seeded,
     demoPresent,
-    demo: advertise ? { password: DEMO_PASSWORD, users: DEMO_USERS.map((u) => ({ email: u.email, role: u.role })) } : null,
+    demo: advertise
+      ? { password: DEMO_PASSWORD, users: DEMO_USERS.map((u) => ({ email: u.email, role: u.role })) }
+      : null,
     ms: Date.now() - started,
   };
   if (json) {

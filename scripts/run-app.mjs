@@ -24,7 +24,9 @@ function checkPortFree(port, host) {
     const srv = net.createServer();
     srv.once('error', (err) => {
       if (err.code === 'EADDRINUSE') {
-        fail(`Port ${port} on ${host} is already in use (is the app already running?). Stop it or set PORT=<another port>.`);
+        fail(
+          `Port ${port} on ${host} is already in use (is the app already running?). Stop it or set PORT=<another port>.`,
+        );
       }
       fail(`Cannot listen on ${host}:${port}: ${err.message}`);
     });
@@ -52,10 +54,13 @@ function runNode(args, env, { capture = false } = {}) {
 export async function runApp({ mode }) {
   const nodeEnv = mode === 'dev' ? 'development' : 'production';
   if (process.env.NODE_ENV && process.env.NODE_ENV !== nodeEnv) {
-    process.stderr.write(`Note: NODE_ENV=${process.env.NODE_ENV} ignored; \`${mode === 'dev' ? 'npm run dev' : 'npm start'}\` runs in ${nodeEnv} mode.\n`);
+    process.stderr.write(
+      `Note: NODE_ENV=${process.env.NODE_ENV} ignored; \`${mode === 'dev' ? 'npm run dev' : 'npm start'}\` runs in ${nodeEnv} mode.\n`,
+    );
   }
   const port = Number(process.env.PORT || 3000);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) fail(`PORT must be an integer between 1 and 65535 (got "${process.env.PORT}").`);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    fail(`PORT must be an integer between 1 and 65535 (got "${process.env.PORT}").`);
   const host = process.env.HOST || '127.0.0.1';
   const browserHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   const url = `http://${browserHost}:${port}`;
@@ -73,7 +78,8 @@ export async function runApp({ mode }) {
   // 1. Database: migrate and seed in a separate process that closes the database when done.
   const tsx = require.resolve('tsx/cli');
   const prep = await runNode([tsx, 'scripts/prepare-db.ts', '--json'], env, { capture: true });
-  if (prep.code !== 0) fail(`Not starting Next.js: the database preparation stopped (exit ${prep.code}), see the message above.`);
+  if (prep.code !== 0)
+    fail(`Not starting Next.js: the database preparation stopped (exit ${prep.code}), see the message above.`);
   let summary;
   try {
     summary = JSON.parse(prep.out.trim().split('\n').pop() ?? '');
@@ -93,7 +99,9 @@ export async function runApp({ mode }) {
     lines.push(`  Sign in at ${url}/login with any demo account, password "${summary.demo.password}":`);
     for (const u of summary.demo.users) lines.push(`    ${u.role.padEnd(6)}  ${u.email}`);
   } else if (summary.demoPresent) {
-    lines.push(`  Sign in at ${url}/login. This database holds the demo project: remove its demo accounts before real use.`);
+    lines.push(
+      `  Sign in at ${url}/login. This database holds the demo project: remove its demo accounts before real use.`,
+    );
   } else if (mode === 'start') {
     lines.push(`  Sign in at ${url}/login. No demo data (production seeds only with AUTO_SEED=1).`);
   } else {

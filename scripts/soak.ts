@@ -44,10 +44,16 @@ function turnFor(body: Record<string, unknown>): ScriptedTurn {
   const last = messages.at(-1);
   if (last?.role === 'tool') return { text: ['Done ', 'with ', 'that.'] };
   const text = typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content ?? '');
-  if (text.includes('read')) return { text: ['Reading. '], toolCalls: [{ name: 'list_issues', args: { status: 'OPEN' } }] };
+  if (text.includes('read'))
+    return { text: ['Reading. '], toolCalls: [{ name: 'list_issues', args: { status: 'OPEN' } }] };
   if (text.includes('approve')) return { toolCalls: [{ name: 'close_issue', args: { number: 1 } }] };
   if (text.includes('batch')) {
-    return { toolCalls: [{ name: 'close_issue', args: { number: 2 } }, { name: 'assign_issue', args: { number: 3, assignee: 'member@example.com' } }] };
+    return {
+      toolCalls: [
+        { name: 'close_issue', args: { number: 2 } },
+        { name: 'assign_issue', args: { number: 3, assignee: 'member@example.com' } },
+      ],
+    };
   }
   return { text: ['A short ', 'plain ', 'answer.'] };
 }
@@ -70,7 +76,10 @@ function procStats(pid: number): { cpuSeconds: number; rssBytes: number } {
 
 /** The Next.js server process: the `next start` child of `npm start`'s launcher. */
 function serverPid(launcher: ChildProcess): number {
-  const children = spawnSync('pgrep', ['-P', String(launcher.pid)], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean);
+  const children = spawnSync('pgrep', ['-P', String(launcher.pid)], { encoding: 'utf8' })
+    .stdout.trim()
+    .split('\n')
+    .filter(Boolean);
   return Number(children.at(-1) ?? launcher.pid);
 }
 
@@ -84,7 +93,9 @@ interface Diag {
 }
 
 async function diagnostics(base: string, token: string): Promise<Diag | null> {
-  const res = await fetch(`${base}/api/diagnostics?gc=1`, { headers: { authorization: `Bearer ${token}` } }).catch(() => null);
+  const res = await fetch(`${base}/api/diagnostics?gc=1`, { headers: { authorization: `Bearer ${token}` } }).catch(
+    () => null,
+  );
   return res?.ok ? ((await res.json()) as Diag) : null;
 }
 
@@ -94,9 +105,14 @@ async function oneAnswer(base: string, projectId: string, session: Session, kind
   if (res.status !== 200) throw new Error(`${kind}: HTTP ${res.status} ${JSON.stringify(res.error)}`);
   const end = res.events.at(-1) as { type: string; outcome?: { type: string; interrupts?: Array<{ id: string }> } };
   if (kind === 'approve' || kind === 'batch') {
-    if (end.outcome?.type !== 'interrupt') throw new Error(`${kind}: expected an interrupt, got ${JSON.stringify(end)}`);
+    if (end.outcome?.type !== 'interrupt')
+      throw new Error(`${kind}: expected an interrupt, got ${JSON.stringify(end)}`);
     const threadId = (res.events[0] as { threadId: string }).threadId;
-    const resume = end.outcome.interrupts!.map((i, n) => ({ interruptId: i.id, status: 'resolved', payload: { approved: n === 0 } }));
+    const resume = end.outcome.interrupts!.map((i, n) => ({
+      interruptId: i.id,
+      status: 'resolved',
+      payload: { approved: n === 0 },
+    }));
     const resumed = await postAgent(base, projectId, session.cookie, { threadId, messages: [], resume });
     const last = resumed.events.at(-1) as { type: string; outcome?: { type: string } };
     if (last?.outcome?.type !== 'success') throw new Error(`${kind}: resume ended ${JSON.stringify(last)}`);
@@ -140,7 +156,9 @@ async function soak(label: string, dbEnv: Record<string, string>, modelUrl: stri
   try {
     await waitForHttp(`${base}/login`);
     const pid = serverPid(launcher);
-    const users = await Promise.all(['owner', 'admin', 'member'].map((u) => signIn(base, `${u}@example.com`, 'demo-password')));
+    const users = await Promise.all(
+      ['owner', 'admin', 'member'].map((u) => signIn(base, `${u}@example.com`, 'demo-password')),
+    );
     const projects = await trpcClient(base, users[0]!.cookie).tracker.projects.list.query();
     const projectId = (projects as Array<{ id: string }>)[0]!.id;
 
@@ -210,12 +228,20 @@ async function soak(label: string, dbEnv: Record<string, string>, modelUrl: stri
 function budgets(blocks: Array<Record<string, unknown>>) {
   if (blocks.length < 3) return { note: 'at least three blocks are needed' };
   const second = blocks[1]! as { cpuMsPerAnswer: number; plainLatencyMs: { p50: number }; rssMB: number };
-  const last = blocks.at(-1)! as typeof second & { signalListeners?: unknown; activeHandles?: number; asyncLocalStorages?: number | null };
+  const last = blocks.at(-1)! as typeof second & {
+    signalListeners?: unknown;
+    activeHandles?: number;
+    asyncLocalStorages?: number | null;
+  };
   const first = blocks[0]! as typeof last;
   const answersAfterFirst = (blocks.length - 1) * BLOCK;
   const rssGrowthPer1000 = ((last.rssMB - first.rssMB) / answersAfterFirst) * 1000;
   return {
-    cpuPerAnswerLastVsSecond: { ratio: round(last.cpuMsPerAnswer / second.cpuMsPerAnswer), budget: 1.1, ok: last.cpuMsPerAnswer <= second.cpuMsPerAnswer * 1.1 },
+    cpuPerAnswerLastVsSecond: {
+      ratio: round(last.cpuMsPerAnswer / second.cpuMsPerAnswer),
+      budget: 1.1,
+      ok: last.cpuMsPerAnswer <= second.cpuMsPerAnswer * 1.1,
+    },
     plainP50LastVsSecond: {
       ratio: round(last.plainLatencyMs.p50 / second.plainLatencyMs.p50),
       budget: 1.1,
@@ -223,8 +249,16 @@ function budgets(blocks: Array<Record<string, unknown>>) {
     },
     rssGrowthMBPer1000Answers: { value: round(rssGrowthPer1000), budget: 5, ok: rssGrowthPer1000 <= 5 },
     listenersFlat: { ok: JSON.stringify(first.signalListeners) === JSON.stringify(last.signalListeners) },
-    activeHandlesFlat: { first: first.activeHandles, last: last.activeHandles, ok: first.activeHandles === last.activeHandles },
-    asyncLocalStoragesFlat: { first: first.asyncLocalStorages, last: last.asyncLocalStorages, ok: first.asyncLocalStorages === last.asyncLocalStorages },
+    activeHandlesFlat: {
+      first: first.activeHandles,
+      last: last.activeHandles,
+      ok: first.activeHandles === last.activeHandles,
+    },
+    asyncLocalStoragesFlat: {
+      first: first.asyncLocalStorages,
+      last: last.asyncLocalStorages,
+      ok: first.asyncLocalStorages === last.asyncLocalStorages,
+    },
   };
 }
 
@@ -257,5 +291,16 @@ if (pgUrl && only !== 'pglite') {
 }
 await model.close();
 console.log(
-  JSON.stringify({ node: process.version, cpus: os.cpus().length, date: new Date().toISOString(), answers: ANSWERS, concurrency: CONCURRENCY, results }, null, 2),
+  JSON.stringify(
+    {
+      node: process.version,
+      cpus: os.cpus().length,
+      date: new Date().toISOString(),
+      answers: ANSWERS,
+      concurrency: CONCURRENCY,
+      results,
+    },
+    null,
+    2,
+  ),
 );

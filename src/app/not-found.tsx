@@ -13,8 +13,8 @@ export default function NotFound() {
       <p className="text-sm font-semibold text-blue-700 dark:text-blue-300">Tracker</p>
       <h1 className="mt-1 text-2xl font-semibold tracking-tight">Page not found</h1>
       <p className="mt-2 text-sm text-slate-600 dark:text-slate-400">
-        This page does not exist, or you do not have access to it. If someone shared this link with you, ask a project owner or
-        admin to add you to the project.
+        This page does not exist, or you do not have access to it. If someone shared this link with you, ask a project
+        owner or admin to add you to the project.
       </p>
       <p className="mt-6">
         <Link href="/projects" className="text-sm font-medium text-blue-700 underline dark:text-blue-300">

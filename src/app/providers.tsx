@@ -6,7 +6,8 @@ import { makeTrpcClient, TRPCProvider } from '@/lib/trpc/client';
 /** React Query + tRPC for client components. One client per browser tab. */
 export function Providers({ children }: { children: ReactNode }) {
   const [queryClient] = useState(
-    () => new QueryClient({ defaultOptions: { queries: { staleTime: 10_000, retry: 1, refetchOnWindowFocus: false } } }),
+    () =>
+      new QueryClient({ defaultOptions: { queries: { staleTime: 10_000, retry: 1, refetchOnWindowFocus: false } } }),
   );
   const [trpcClient] = useState(() => makeTrpcClient());
   useEffect(() => {

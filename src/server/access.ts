@@ -13,10 +13,16 @@ export interface ProjectMember {
 }
 
 /** The user's membership in the project, or null (not a member, no such project or user). */
-export async function loadProjectMember(prisma: PrismaClient, projectId: string, userId: string): Promise<ProjectMember | null> {
+export async function loadProjectMember(
+  prisma: PrismaClient,
+  projectId: string,
+  userId: string,
+): Promise<ProjectMember | null> {
   // A malformed id (too long, control characters such as NUL) names nothing.
   if (!isIdentifier(projectId) || !isIdentifier(userId)) return null;
-  const rows = await prisma.$queryRaw<Array<{ role: Role; projectName: string; name: string; email: string; isAdmin: boolean }>>(Prisma.sql`
+  const rows = await prisma.$queryRaw<
+    Array<{ role: Role; projectName: string; name: string; email: string; isAdmin: boolean }>
+  >(Prisma.sql`
     SELECT m."role"::text AS "role", p."name" AS "projectName", u."name", u."email", u."isAdmin"
     FROM "ProjectMembership" m
     JOIN "Project" p ON p."id" = m."projectId"
@@ -24,5 +30,9 @@ export async function loadProjectMember(prisma: PrismaClient, projectId: string,
     WHERE m."projectId" = ${projectId} AND m."userId" = ${userId}`);
   const row = rows[0];
   if (!row) return null;
-  return { role: row.role, projectName: row.projectName, user: { id: userId, name: row.name, email: row.email, isAdmin: row.isAdmin } };
+  return {
+    role: row.role,
+    projectName: row.projectName,
+    user: { id: userId, name: row.name, email: row.email, isAdmin: row.isAdmin },
+  };
 }

@@ -141,9 +141,11 @@ export async function verifyKey(prisma: PrismaClient, creds: { publicKey: string
   const key = await prisma.apiKey.findUnique({ where: { publicKey: creds.publicKey } });
   const expected = Buffer.from(key?.secretHash ?? hashSecret('no-such-key'), 'hex');
   const actual = Buffer.from(hashSecret(creds.secret), 'hex');
-  if (!key || !timingSafeEqual(expected, actual)) return { ok: false, code: 'INVALID_KEY', message: 'Invalid API key.' };
+  if (!key || !timingSafeEqual(expected, actual))
+    return { ok: false, code: 'INVALID_KEY', message: 'Invalid API key.' };
   if (key.revokedAt) return { ok: false, code: 'KEY_REVOKED', message: 'This API key has been revoked.' };
-  if (key.expiresAt && key.expiresAt.getTime() <= Date.now()) return { ok: false, code: 'KEY_EXPIRED', message: 'This API key has expired.' };
+  if (key.expiresAt && key.expiresAt.getTime() <= Date.now())
+    return { ok: false, code: 'KEY_EXPIRED', message: 'This API key has expired.' };
   // Per-run agent keys live for one run: their use is in the audit trail, not worth a write per run.
   if (key.kind === 'PROJECT' && (!key.lastUsedAt || Date.now() - key.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS)) {
     await prisma.apiKey.update({ where: { id: key.id }, data: { lastUsedAt: new Date() } });

@@ -160,7 +160,11 @@ export async function isOAuthEmailVerified(
     if (!opts.accessToken) return false;
     try {
       const res = await fetchImpl('https://api.github.com/user/emails', {
-        headers: { Authorization: `Bearer ${opts.accessToken}`, Accept: 'application/vnd.github+json', 'User-Agent': 'tracker' },
+        headers: {
+          Authorization: `Bearer ${opts.accessToken}`,
+          Accept: 'application/vnd.github+json',
+          'User-Agent': 'tracker',
+        },
         signal: AbortSignal.timeout(10_000),
       });
       if (!res.ok) return false;
@@ -176,7 +180,8 @@ export async function isOAuthEmailVerified(
 /** The OAuth providers whose two variables are both set (env() refuses a half-configured pair). */
 export function oauthProviders(e: Env = env()): NextAuthOptions['providers'] {
   const list: NextAuthOptions['providers'] = [];
-  if (e.GITHUB_ID && e.GITHUB_SECRET) list.push(GitHubProvider({ clientId: e.GITHUB_ID, clientSecret: e.GITHUB_SECRET }));
+  if (e.GITHUB_ID && e.GITHUB_SECRET)
+    list.push(GitHubProvider({ clientId: e.GITHUB_ID, clientSecret: e.GITHUB_SECRET }));
   if (e.GOOGLE_CLIENT_ID && e.GOOGLE_CLIENT_SECRET)
     list.push(GoogleProvider({ clientId: e.GOOGLE_CLIENT_ID, clientSecret: e.GOOGLE_CLIENT_SECRET }));
   return list;
@@ -225,13 +230,21 @@ export function authOptions(): NextAuthOptions {
         // OAuth: an identity linked before, or a provider-verified email (see decideOAuthSignIn).
         const prisma = await getPrisma();
         const key = { provider: account.provider, providerAccountId: account.providerAccountId };
-        const linked = await prisma.account.findUnique({ where: { provider_providerAccountId: key }, select: { userId: true } });
+        const linked = await prisma.account.findUnique({
+          where: { provider_providerAccountId: key },
+          select: { userId: true },
+        });
         const email = user.email?.trim().toLowerCase() || null;
         const existing =
           !linked && email ? await prisma.user.findUnique({ where: { email }, select: { id: true } }) : null;
         const emailVerified =
           !linked && email
-            ? await isOAuthEmailVerified({ provider: account.provider, email, profile, accessToken: account.access_token ?? null })
+            ? await isOAuthEmailVerified({
+                provider: account.provider,
+                email,
+                profile,
+                accessToken: account.access_token ?? null,
+              })
             : false;
         const decision = decideOAuthSignIn({
           linkedUserId: linked?.userId ?? null,
@@ -280,7 +293,10 @@ const COOKIE_NAMES = ['__Secure-next-auth.session-token', 'next-auth.session-tok
 async function loadUser(id: string): Promise<SessionUser | null> {
   if (!isIdentifier(id)) return null;
   const prisma = await getPrisma();
-  const user = await prisma.user.findUnique({ where: { id }, select: { id: true, email: true, name: true, isAdmin: true } });
+  const user = await prisma.user.findUnique({
+    where: { id },
+    select: { id: true, email: true, name: true, isAdmin: true },
+  });
   return user;
 }
 

@@ -118,7 +118,10 @@ export function openDatabase(opts: OpenOptions): Database {
   }
   // A fresh in-memory database can start from a migrated image (PGLITE_TEMPLATE, a file written by
   // PGlite's dumpDataDir), which skips initdb: the test suite uses this.
-  const template = !dataDir && process.env.PGLITE_TEMPLATE ? readFileSync(/* turbopackIgnore: true */ process.env.PGLITE_TEMPLATE) : undefined;
+  const template =
+    !dataDir && process.env.PGLITE_TEMPLATE
+      ? readFileSync(/* turbopackIgnore: true */ process.env.PGLITE_TEMPLATE)
+      : undefined;
   const client = template ? new PGlite({ loadDataDir: new Blob([new Uint8Array(template)]) }) : new PGlite(dataDir);
   const prisma = countQueries(new PrismaClient({ adapter: new PrismaPGlite(client), ...clientOptions() }));
   return {

@@ -11,7 +11,16 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { processWide } from '@/server/process-wide';
 
 /** Process events whose listeners a per-run object could leave behind. */
-const WATCHED_EVENTS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'exit', 'beforeExit', 'uncaughtException', 'unhandledRejection', 'warning'] as const;
+const WATCHED_EVENTS = [
+  'SIGTERM',
+  'SIGINT',
+  'SIGHUP',
+  'exit',
+  'beforeExit',
+  'uncaughtException',
+  'unhandledRejection',
+  'warning',
+] as const;
 
 interface Holder {
   gauges: Map<string, () => number>;
@@ -29,7 +38,11 @@ const holder: Holder = processWide<Holder>('__trackerDiagnostics', () => ({ gaug
  */
 export function trackAsyncLocalStorages(): void {
   if (holder.storages !== null) return;
-  const proto = AsyncLocalStorage.prototype as unknown as { _enable?: () => void; disable: () => void; enabled?: boolean };
+  const proto = AsyncLocalStorage.prototype as unknown as {
+    _enable?: () => void;
+    disable: () => void;
+    enabled?: boolean;
+  };
   const enable = proto._enable;
   if (typeof enable !== 'function') return;
   const disable = proto.disable;

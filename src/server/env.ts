@@ -53,7 +53,10 @@ const secret = (name: string) =>
       return z.NEVER;
     }
     if (productionParse && PUBLISHED_SECRETS.has(v)) {
-      ctx.addIssue({ code: 'custom', message: 'is the published development value; set a secret of your own in production' });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'is the published development value; set a secret of your own in production',
+      });
       return z.NEVER;
     }
     return v;
@@ -63,7 +66,10 @@ const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** PostgreSQL connection string. Unset: embedded PGlite under PGLITE_DIR. */
   DATABASE_URL: optionalString.pipe(
-    z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL').optional(),
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+      .optional(),
   ),
   /** Where the embedded database lives; `memory://` keeps it in memory (tests). Blank: the default. */
   PGLITE_DIR: optionalString.transform((v) => v ?? '.data/pglite'),
@@ -184,7 +190,10 @@ function pairIssues(source: Record<string, string | undefined>): string[] {
 export function parseEnv(source: Record<string, string | undefined>): Env {
   productionParse = source.NODE_ENV === 'production';
   const res = EnvSchema.safeParse(source);
-  const lines = [...(res.success ? [] : res.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`)), ...pairIssues(source)];
+  const lines = [
+    ...(res.success ? [] : res.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`)),
+    ...pairIssues(source),
+  ];
   if (!res.success || lines.length) {
     throw new Error(`Invalid environment configuration:\n${lines.join('\n')}`);
   }

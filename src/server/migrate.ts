@@ -38,7 +38,10 @@ export function checksum(sql: string): string {
 
 export async function readMigrations(dir = defaultMigrationsDir()): Promise<MigrationFile[]> {
   const entries = await readdir(dir, { withFileTypes: true });
-  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const names = entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   const out: MigrationFile[] = [];
   for (const name of names) {
     const sql = await readFile(path.join(dir, name, 'migration.sql'), 'utf8');

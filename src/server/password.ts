@@ -23,7 +23,15 @@ interface Params {
 }
 
 /** Bounds a stored hash may use: anything outside is malformed (and never costs unbounded work). */
-const LIMITS = { minLogN: 10, maxLogN: 20, maxR: 32, maxP: 16, maxWork: 256 * 1024 * 1024, minKey: 16, maxKey: 64 } as const;
+const LIMITS = {
+  minLogN: 10,
+  maxLogN: 20,
+  maxR: 32,
+  maxP: 16,
+  maxWork: 256 * 1024 * 1024,
+  minKey: 16,
+  maxKey: 64,
+} as const;
 
 /** Thrown instead of queueing when every hash slot is taken and the queue is full: retry later. */
 export class PasswordHashBusyError extends Error {
@@ -115,7 +123,14 @@ function scrypt(password: string, salt: Buffer, keylen: number, { N, r, p }: Par
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(SALT_BYTES);
   const key = await scrypt(password, salt, KEYLEN, SCRYPT_PARAMS);
-  return ['scrypt', SCRYPT_PARAMS.N, SCRYPT_PARAMS.r, SCRYPT_PARAMS.p, salt.toString('base64'), key.toString('base64')].join('$');
+  return [
+    'scrypt',
+    SCRYPT_PARAMS.N,
+    SCRYPT_PARAMS.r,
+    SCRYPT_PARAMS.p,
+    salt.toString('base64'),
+    key.toString('base64'),
+  ].join('$');
 }
 
 interface Parsed extends Params {
@@ -133,7 +148,8 @@ function parseHash(stored: string): Parsed | null {
   const params = { N: Number(n), r: Number(r), p: Number(p) };
   const logN = Math.log2(params.N);
   if (!Number.isInteger(logN) || logN < LIMITS.minLogN || logN > LIMITS.maxLogN) return null;
-  if (params.r > LIMITS.maxR || params.p > LIMITS.maxP || 128 * params.N * params.r * params.p > LIMITS.maxWork) return null;
+  if (params.r > LIMITS.maxR || params.p > LIMITS.maxP || 128 * params.N * params.r * params.p > LIMITS.maxWork)
+    return null;
   if (!B64.test(saltB64) || !B64.test(keyB64)) return null;
   const salt = Buffer.from(saltB64, 'base64');
   const key = Buffer.from(keyB64, 'base64');

@@ -47,7 +47,13 @@ export interface AccessSubject {
   isAdmin?: boolean;
 }
 
-const ADMIN_READ_SCOPES: ReadonlySet<Scope> = new Set(['project:read', 'issues:read', 'members:read', 'audit:read', 'agent:review']);
+const ADMIN_READ_SCOPES: ReadonlySet<Scope> = new Set([
+  'project:read',
+  'issues:read',
+  'members:read',
+  'audit:read',
+  'agent:review',
+]);
 
 /** The single authorization check used by pages, tRPC procedures and MCP tools. */
 export function hasProjectAccess(subject: AccessSubject, scope: Scope): boolean {

@@ -31,7 +31,11 @@ function decode(chunks: Uint8Array[], limit: number): string {
  * body comes back with its first `prefixBytes` (default none), read even when Content-Length
  * already declared it too large.
  */
-export async function readBodyCapped(req: Request, maxBytes: number, opts: { prefixBytes?: number } = {}): Promise<BodyRead> {
+export async function readBodyCapped(
+  req: Request,
+  maxBytes: number,
+  opts: { prefixBytes?: number } = {},
+): Promise<BodyRead> {
   const prefixBytes = opts.prefixBytes ?? 0;
   let limit = maxBytes;
   let declaredTooLarge = false;

@@ -121,7 +121,12 @@ const ISSUES: IssueSeed[] = [
     assignee: 0,
     reporter: 1,
     labels: ['bug', 'customer'],
-    comments: [{ by: 'Marco (Initech accounting)', body: 'Our March invoices show 19% instead of 22%. Please fix before month end.' }],
+    comments: [
+      {
+        by: 'Marco (Initech accounting)',
+        body: 'Our March invoices show 19% instead of 22%. Please fix before month end.',
+      },
+    ],
   },
 ];
 
@@ -221,7 +226,15 @@ async function seedDemoIn(prisma: Tx, passwordHash: string): Promise<{ projectId
       issueCounter: 1,
       memberships: { create: [{ id: newId('m_'), userId: outsider.id, role: 'OWNER' }] },
       issues: {
-        create: [{ id: newId('i_'), number: 1, title: 'Rotate the staging database password', body: 'Confidential.', reporterId: outsider.id }],
+        create: [
+          {
+            id: newId('i_'),
+            number: 1,
+            title: 'Rotate the staging database password',
+            body: 'Confidential.',
+            reporterId: outsider.id,
+          },
+        ],
       },
     },
   });

@@ -28,10 +28,18 @@ export function describeTrpcFailure({ error, path, type }: TrpcErrorEvent): stri
   // Text the database refused (NUL) is answered as BAD_REQUEST: the caller's fault, not ours.
   if (isInvalidTextError(error.cause)) return null;
   const cause: unknown = error.cause ?? error;
-  const c = (cause && typeof cause === 'object' ? cause : {}) as { name?: unknown; code?: unknown; message?: unknown; stack?: unknown };
+  const c = (cause && typeof cause === 'object' ? cause : {}) as {
+    name?: unknown;
+    code?: unknown;
+    message?: unknown;
+    stack?: unknown;
+  };
   const name = typeof c.name === 'string' ? c.name : 'Error';
   const code = typeof c.code === 'string' || typeof c.code === 'number' ? ` code=${String(c.code)}` : '';
-  const message = SAFE_MESSAGE_ERRORS.has(name) && typeof c.message === 'string' ? ` message=${JSON.stringify(c.message.slice(0, 200))}` : '';
+  const message =
+    SAFE_MESSAGE_ERRORS.has(name) && typeof c.message === 'string'
+      ? ` message=${JSON.stringify(c.message.slice(0, 200))}`
+      : '';
   const frames =
     typeof c.stack === 'string'
       ? c.stack

@@ -71,7 +71,13 @@ const t = initTRPC.context<TrpcContext>().create({
         ...shape,
         code: TRPC_ERROR_CODES_BY_KEY.BAD_REQUEST,
         message: INVALID_TEXT_MESSAGE,
-        data: { code: 'BAD_REQUEST' as const, httpStatus: 400, path: shape.data.path, appCode: INVALID_TEXT_APP_CODE, issues: null },
+        data: {
+          code: 'BAD_REQUEST' as const,
+          httpStatus: 400,
+          path: shape.data.path,
+          appCode: INVALID_TEXT_APP_CODE,
+          issues: null,
+        },
       };
     }
     // Never leak internals: unexpected errors get a generic message and no stack.
@@ -87,7 +93,10 @@ const t = initTRPC.context<TrpcContext>().create({
         ...(error.cause instanceof AppError && error.cause.retryAfterSeconds !== undefined
           ? { retryAfterSeconds: error.cause.retryAfterSeconds }
           : {}),
-        issues: error.cause instanceof ZodError ? error.cause.issues.map((i) => ({ path: i.path, message: i.message })) : null,
+        issues:
+          error.cause instanceof ZodError
+            ? error.cause.issues.map((i) => ({ path: i.path, message: i.message }))
+            : null,
       },
     };
   },
@@ -167,7 +176,11 @@ export interface ProjectAccess {
 }
 
 /** Loads the caller's role in a project; NOT_FOUND when they have no access at all. */
-export async function loadProjectAccess(prisma: PrismaClient, user: SessionUser, projectId: string): Promise<ProjectAccess> {
+export async function loadProjectAccess(
+  prisma: PrismaClient,
+  user: SessionUser,
+  projectId: string,
+): Promise<ProjectAccess> {
   // A malformed id (too long, control characters such as NUL) names no project.
   if (!isIdentifier(projectId)) throw appError('NOT_FOUND', 'PROJECT_NOT_FOUND', 'Project not found.');
   const membership = await prisma.projectMembership.findUnique({

@@ -82,78 +82,74 @@ describe('two instances behind nginx', () => {
     }
   });
 
-  it(
-    'lets a follower reattach through the proxy, from its position, and stop the run',
-    { timeout: 60_000 },
-    async () => {
-      const started = await startRunStream(
-        proxyUrl,
-        project.id,
-        cookie(),
-        userMessageBody('write a long answer'),
-        (ev) => deltas(ev) >= 15,
-      );
-      const runId = runIdOf(started.events);
-      const position = started.events.at(-1)!.id!;
-      let stopped = false;
-      const followed = await followRun(proxyUrl, project.id, runId, cookie(), {
-        lastEventId: position,
-        until: (ev) => {
-          if (!stopped && deltas(ev) >= 15) {
-            stopped = true;
-            void fetch(`${proxyUrl}/api/projects/${project.id}/in-app-agent/runs/${runId}/cancel`, {
-              method: 'POST',
-              headers: { origin: proxyUrl, cookie: cookie() },
-            });
-          }
-          return false;
-        },
-      });
-      expect(followed.status).toBe(200);
-      expect(followed.events[0]!.id).toBeGreaterThan(position);
-      expect(followed.events.at(-1)!.event).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
-      await waitFor('the run to be recorded', async () => (await nothingRunning()) === 0, 20_000);
-      expect(await storedText(runId)).toBe(textOf(started.events) + textOf(followed.events));
-    },
-  );
+  it('lets a follower reattach through the proxy, from its position, and stop the run', {
+    timeout: 60_000,
+  }, async () => {
+    const started = await startRunStream(
+      proxyUrl,
+      project.id,
+      cookie(),
+      userMessageBody('write a long answer'),
+      (ev) => deltas(ev) >= 15,
+    );
+    const runId = runIdOf(started.events);
+    const position = started.events.at(-1)!.id!;
+    let stopped = false;
+    const followed = await followRun(proxyUrl, project.id, runId, cookie(), {
+      lastEventId: position,
+      until: (ev) => {
+        if (!stopped && deltas(ev) >= 15) {
+          stopped = true;
+          void fetch(`${proxyUrl}/api/projects/${project.id}/in-app-agent/runs/${runId}/cancel`, {
+            method: 'POST',
+            headers: { origin: proxyUrl, cookie: cookie() },
+          });
+        }
+        return false;
+      },
+    });
+    expect(followed.status).toBe(200);
+    expect(followed.events[0]!.id).toBeGreaterThan(position);
+    expect(followed.events.at(-1)!.event).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
+    await waitFor('the run to be recorded', async () => (await nothingRunning()) === 0, 20_000);
+    expect(await storedText(runId)).toBe(textOf(started.events) + textOf(followed.events));
+  });
 
-  it(
-    'answers an approval on the other instance after the one that raised it stopped',
-    { timeout: 150_000 },
-    async () => {
-      const issue = await createIssue(project.id, { title: 'Close me through the proxy' });
-      const asked = await postAgent(proxyUrl, project.id, cookie(), userMessageBody(`close issue ${issue.number}`));
-      const last = asked.events.at(-1) as {
-        type: string;
-        outcome: { type: string; interrupts: Array<{ id: string }> };
-      };
-      expect(last).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'interrupt' } });
-      const raisedOn = instanceRunning((asked.events[0] as { runId: string }).runId);
-      await stopInstance(raisedOn);
-      expect(readLog(raisedOn)).toContain('"event":"shutdown.complete","exitCode":0');
-      // Requests nginx sends to the stopped instance (connection refused) go to the other one: none fails.
-      for (let n = 0; n < 6; n++) expect((await fetch(`${proxyUrl}/api/health`)).status).toBe(200);
+  it('answers an approval on the other instance after the one that raised it stopped', {
+    timeout: 150_000,
+  }, async () => {
+    const issue = await createIssue(project.id, { title: 'Close me through the proxy' });
+    const asked = await postAgent(proxyUrl, project.id, cookie(), userMessageBody(`close issue ${issue.number}`));
+    const last = asked.events.at(-1) as {
+      type: string;
+      outcome: { type: string; interrupts: Array<{ id: string }> };
+    };
+    expect(last).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'interrupt' } });
+    const raisedOn = instanceRunning((asked.events[0] as { runId: string }).runId);
+    await stopInstance(raisedOn);
+    expect(readLog(raisedOn)).toContain('"event":"shutdown.complete","exitCode":0');
+    // Requests nginx sends to the stopped instance (connection refused) go to the other one: none fails.
+    for (let n = 0; n < 6; n++) expect((await fetch(`${proxyUrl}/api/health`)).status).toBe(200);
 
-      const threadId = (asked.events[0] as { threadId: string }).threadId;
-      const answered = await postAgent(proxyUrl, project.id, cookie(), {
-        threadId,
-        messages: [],
-        resume: last.outcome.interrupts.map((i) => ({
-          interruptId: i.id,
-          status: 'resolved',
-          payload: { approved: true },
-        })),
-      });
-      expect(answered.status).toBe(200);
-      expect(answered.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
-      expect(instanceRunning((answered.events[0] as { runId: string }).runId)).not.toBe(raisedOn);
-      const prisma = await getPrisma();
-      expect((await prisma.issue.findUniqueOrThrow({ where: { id: issue.id } })).status).toBe('CLOSED');
+    const threadId = (asked.events[0] as { threadId: string }).threadId;
+    const answered = await postAgent(proxyUrl, project.id, cookie(), {
+      threadId,
+      messages: [],
+      resume: last.outcome.interrupts.map((i) => ({
+        interruptId: i.id,
+        status: 'resolved',
+        payload: { approved: true },
+      })),
+    });
+    expect(answered.status).toBe(200);
+    expect(answered.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+    expect(instanceRunning((answered.events[0] as { runId: string }).runId)).not.toBe(raisedOn);
+    const prisma = await getPrisma();
+    expect((await prisma.issue.findUniqueOrThrow({ where: { id: issue.id } })).status).toBe('CLOSED');
 
-      await startInstance(raisedOn);
-      for (const i of instances) expect(await isReady(i.url)).toBe(true);
-    },
-  );
+    await startInstance(raisedOn);
+    for (const i of instances) expect(await isReady(i.url)).toBe(true);
+  });
 
   it('survives a rolling restart of the instance running a live answer', { timeout: 150_000 }, async () => {
     let victim: (typeof instances)[number] | undefined;

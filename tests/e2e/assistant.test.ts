@@ -37,7 +37,11 @@ async function findProjectId(page: Page): Promise<string> {
 const panelShot = (page: Page, name: string) => shot(page, name, { fullPage: false });
 
 /** The same view in dark mode (the app follows the system colour scheme), then back to light. */
-async function shotLightAndDark(page: Page, name: string, opts: { fullPage?: boolean } = { fullPage: false }): Promise<void> {
+async function shotLightAndDark(
+  page: Page,
+  name: string,
+  opts: { fullPage?: boolean } = { fullPage: false },
+): Promise<void> {
   await shot(page, name, opts);
   await page.emulateMedia({ colorScheme: 'dark' });
   await shot(page, `${name}-dark`, opts);
@@ -72,9 +76,11 @@ async function ask(page: Page, text: string, opts: { wait?: boolean } = {}): Pro
   // The server echoes the user message with its own id; the optimistic bubble then disappears.
   await page.waitForFunction(
     (t) =>
-      [...document.querySelectorAll('[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="user"]')].some(
-        (e) => e.getAttribute('data-message-id') && e.textContent?.includes(t),
-      ),
+      [
+        ...document.querySelectorAll(
+          '[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="user"]',
+        ),
+      ].some((e) => e.getAttribute('data-message-id') && e.textContent?.includes(t)),
     text,
     { timeout: 15_000 },
   );
@@ -104,12 +110,14 @@ async function cardStates(page: Page): Promise<string[]> {
 
 /** Per answer: the rating and the comment as shown. */
 async function feedbackStates(page: Page): Promise<string[]> {
-  return page.$$eval(`[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="assistant"]`, (els) =>
-    els.map((e) => {
-      const fb = e.querySelector('[data-testid="feedback"]')?.cloneNode(true) as Element | undefined;
-      for (const s of fb?.querySelectorAll('[role="status"]') ?? []) s.remove();
-      return `${e.getAttribute('data-message-id')}:${fb?.getAttribute('data-value') ?? '-'}:${(fb?.textContent ?? '').replace(/\s+/g, ' ').trim()}`;
-    }),
+  return page.$$eval(
+    `[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="assistant"]`,
+    (els) =>
+      els.map((e) => {
+        const fb = e.querySelector('[data-testid="feedback"]')?.cloneNode(true) as Element | undefined;
+        for (const s of fb?.querySelectorAll('[role="status"]') ?? []) s.remove();
+        return `${e.getAttribute('data-message-id')}:${fb?.getAttribute('data-value') ?? '-'}:${(fb?.textContent ?? '').replace(/\s+/g, ' ').trim()}`;
+      }),
   );
 }
 
@@ -216,7 +224,10 @@ describe('assistant panel', () => {
     expect(Number(await handle.getAttribute('aria-valuenow'))).toBe(Math.round(keyed));
     await owner.reload();
     await owner.locator(PANEL).waitFor();
-    await owner.waitForFunction((w) => Math.round(document.querySelector('[data-testid="assistant-panel"]')!.getBoundingClientRect().width) === w, Math.round(keyed));
+    await owner.waitForFunction(
+      (w) => Math.round(document.querySelector('[data-testid="assistant-panel"]')!.getBoundingClientRect().width) === w,
+      Math.round(keyed),
+    );
     expect(await owner.locator(PANEL).getAttribute('data-layout')).toBe('docked');
     // Back to the default for the other screenshots.
     await owner.locator(`${PANEL} [data-testid="assistant-resize"]`).focus();
@@ -224,11 +235,17 @@ describe('assistant panel', () => {
   });
 
   it('fills the screen on a phone-sized viewport', async () => {
-    const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, baseURL: BASE_URL, storageState: await owner.context().storageState() });
+    const ctx = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      baseURL: BASE_URL,
+      storageState: await owner.context().storageState(),
+    });
     const phone = await ctx.newPage();
     await phone.goto(`${BASE_URL}/projects/${projectId}/issues`);
     await phone.locator(PANEL).waitFor();
-    await phone.waitForFunction(() => document.querySelector('[data-testid="assistant-panel"]')?.getAttribute('data-layout') === 'fullscreen');
+    await phone.waitForFunction(
+      () => document.querySelector('[data-testid="assistant-panel"]')?.getAttribute('data-layout') === 'fullscreen',
+    );
     const box = await panelBox(phone);
     expect(box).toEqual({ x: 0, y: 0, width: 390, height: 844 });
     expect(await phone.locator(PANEL).getAttribute('role')).toBe('dialog');
@@ -282,21 +299,31 @@ describe('assistant panel', () => {
     await owner.locator(`${PANEL} [data-testid="approval-submit"]`).click();
     await waitIdle(owner);
     await owner.waitForFunction(() =>
-      [...document.querySelectorAll('[data-testid="approval-card"][data-tool="create_issue"]')].some((c) => c.getAttribute('data-state') === 'approved'),
+      [...document.querySelectorAll('[data-testid="approval-card"][data-tool="create_issue"]')].some(
+        (c) => c.getAttribute('data-state') === 'approved',
+      ),
     );
     const tool = owner.locator(`${PANEL} [data-testid="tool-card"][data-tool="create_issue"]`).last();
     expect(await tool.getAttribute('data-status')).toBe('done');
     // The decided card and the tool card show the arguments the call ran with, and what changed.
-    const decided = owner.locator(`${PANEL} [data-testid="approval-card"][data-tool="create_issue"][data-state="approved"]`).last();
-    expect(JSON.parse((await decided.getByTestId('approval-ran-with').locator('pre').textContent()) ?? '')).toEqual({ title: 'Panel test edited' });
-    expect(await decided.getByTestId('approval-ran-diff').textContent()).toMatch(/title.*Panel test.*Panel test edited/);
+    const decided = owner
+      .locator(`${PANEL} [data-testid="approval-card"][data-tool="create_issue"][data-state="approved"]`)
+      .last();
+    expect(JSON.parse((await decided.getByTestId('approval-ran-with').locator('pre').textContent()) ?? '')).toEqual({
+      title: 'Panel test edited',
+    });
+    expect(await decided.getByTestId('approval-ran-diff').textContent()).toMatch(
+      /title.*Panel test.*Panel test edited/,
+    );
     expect(await tool.getByTestId('tool-card-ran-with').textContent()).toBe('Ran with: title: “Panel test edited”');
     await decided.scrollIntoViewIfNeeded();
     await shotLightAndDark(owner, 'assistant-decided-approved');
 
     // The issue exists with the edited title, in the issue list itself (not only in the panel).
     await owner.goto(`${BASE_URL}/projects/${projectId}/issues`);
-    const row = owner.locator('main [data-testid="issue-row"]').filter({ has: owner.getByRole('link', { name: 'Panel test edited', exact: true }) });
+    const row = owner
+      .locator('main [data-testid="issue-row"]')
+      .filter({ has: owner.getByRole('link', { name: 'Panel test edited', exact: true }) });
     await row.waitFor();
     expect(await row.count()).toBe(1);
     // The panel stayed open across the page change, with the decided card.
@@ -315,11 +342,20 @@ describe('assistant panel', () => {
     await owner.locator(`${PANEL} [data-testid="approval-submit"]`).click();
     await waitIdle(owner);
     await owner.waitForFunction(() =>
-      [...document.querySelectorAll('[data-testid="approval-card"][data-tool="close_issue"]')].some((c) => c.getAttribute('data-state') === 'rejected'),
+      [...document.querySelectorAll('[data-testid="approval-card"][data-tool="close_issue"]')].some(
+        (c) => c.getAttribute('data-state') === 'rejected',
+      ),
     );
-    const rejected = owner.locator(`${PANEL} [data-testid="approval-card"][data-tool="close_issue"][data-state="rejected"]`).last();
+    const rejected = owner
+      .locator(`${PANEL} [data-testid="approval-card"][data-tool="close_issue"][data-state="rejected"]`)
+      .last();
     expect(await rejected.textContent()).toContain('Not now, still investigating');
-    expect(await owner.locator(`${PANEL} [data-testid="tool-card"][data-tool="close_issue"]`).last().getAttribute('data-status')).toBe('rejected');
+    expect(
+      await owner
+        .locator(`${PANEL} [data-testid="tool-card"][data-tool="close_issue"]`)
+        .last()
+        .getAttribute('data-status'),
+    ).toBe('rejected');
     await shotLightAndDark(owner, 'assistant-decided-cards');
   });
 
@@ -330,7 +366,9 @@ describe('assistant panel', () => {
     const args = card.getByTestId('approval-args');
     await args.fill(JSON.stringify({ title: 'x'.repeat(201), priority: 'SOON', due: 'friday' }));
     await card.getByTestId('approval-args-error').waitFor();
-    const fields = await card.getByTestId('approval-field-error').evaluateAll((els) => els.map((e) => `${e.getAttribute('data-field')}|${e.textContent}`));
+    const fields = await card
+      .getByTestId('approval-field-error')
+      .evaluateAll((els) => els.map((e) => `${e.getAttribute('data-field')}|${e.textContent}`));
     expect(fields).toEqual([
       'title|title: at most 200 characters (it has 201)',
       'priority|priority: must be one of "LOW", "MEDIUM", "HIGH", "URGENT"',
@@ -343,8 +381,11 @@ describe('assistant panel', () => {
     await card.getByTestId('approval-reject').click();
     await owner.locator(`${PANEL} [data-testid="approval-submit"]`).click();
     await waitIdle(owner);
-    await owner.waitForFunction(() =>
-      [...document.querySelectorAll('[data-testid="approval-card"][data-tool="create_issue"]')].at(-1)?.getAttribute('data-state') === 'rejected',
+    await owner.waitForFunction(
+      () =>
+        [...document.querySelectorAll('[data-testid="approval-card"][data-tool="create_issue"]')]
+          .at(-1)
+          ?.getAttribute('data-state') === 'rejected',
     );
   });
 
@@ -371,7 +412,9 @@ describe('assistant panel', () => {
     await owner.locator(`${ASSISTANT}[data-streaming="true"]`).last().waitFor({ timeout: 15_000 });
     await owner.waitForFunction(
       () => {
-        const all = document.querySelectorAll('[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="assistant"]');
+        const all = document.querySelectorAll(
+          '[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="assistant"]',
+        );
         return (all[all.length - 1]?.textContent ?? '').length > 80;
       },
       undefined,
@@ -385,9 +428,13 @@ describe('assistant panel', () => {
       while (Date.now() < end) {
         // busy main thread
       }
-      const all = document.querySelectorAll('[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="assistant"]');
+      const all = document.querySelectorAll(
+        '[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="assistant"]',
+      );
       const text = all[all.length - 1]?.textContent ?? '';
-      document.querySelector<HTMLButtonElement>('[data-testid="assistant-panel"] [data-testid="assistant-stop"]')!.click();
+      document
+        .querySelector<HTMLButtonElement>('[data-testid="assistant-panel"] [data-testid="assistant-stop"]')!
+        .click();
       return text;
     });
     await owner.locator(`${PANEL} [data-testid="assistant-stopped"]`).last().waitFor();
@@ -395,7 +442,9 @@ describe('assistant panel', () => {
     // The panel then loads the server's copy quietly: the words that were on the way appear.
     await owner.waitForFunction(
       (n) => {
-        const all = document.querySelectorAll('[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="assistant"]');
+        const all = document.querySelectorAll(
+          '[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="assistant"]',
+        );
         return (all[all.length - 1]?.textContent ?? '').length > n + 60;
       },
       atStop.length,
@@ -415,7 +464,10 @@ describe('assistant panel', () => {
     const before = await messages(owner);
     await owner.reload();
     await owner.locator(PANEL).waitFor();
-    await owner.waitForFunction((n) => document.querySelectorAll('[data-testid="assistant-panel"] [data-testid="assistant-message"]').length >= n, before.length);
+    await owner.waitForFunction(
+      (n) => document.querySelectorAll('[data-testid="assistant-panel"] [data-testid="assistant-message"]').length >= n,
+      before.length,
+    );
     expect(await messages(owner)).toEqual(before);
     await panelShot(owner, 'assistant-stopped');
   });
@@ -453,23 +505,32 @@ describe('assistant panel', () => {
     // The answer ended: the queued message goes out.
     await other.waitForFunction(
       () =>
-        [...document.querySelectorAll('[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="user"]')].some(
-          (e) => e.getAttribute('data-message-id') && e.textContent?.includes('list closed issues'),
-        ),
+        [
+          ...document.querySelectorAll(
+            '[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="user"]',
+          ),
+        ].some((e) => e.getAttribute('data-message-id') && e.textContent?.includes('list closed issues')),
       undefined,
       { timeout: 20_000 },
     );
     await waitIdle(other);
     expect(await queued.count()).toBe(0);
-    expect(await other.locator(`${PANEL} [data-testid="tool-card"][data-tool="list_issues"]`).last().getAttribute('data-status')).toBe('done');
+    expect(
+      await other
+        .locator(`${PANEL} [data-testid="tool-card"][data-tool="list_issues"]`)
+        .last()
+        .getAttribute('data-status'),
+    ).toBe('done');
     await ctx.close();
     // This window catches up with what the other one added.
     await owner.reload();
     await owner.locator(PANEL).waitFor();
     await owner.waitForFunction(() =>
-      [...document.querySelectorAll('[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="user"]')].some((e) =>
-        e.textContent?.includes('list closed issues'),
-      ),
+      [
+        ...document.querySelectorAll(
+          '[data-testid="assistant-panel"] [data-testid="assistant-message"][data-role="user"]',
+        ),
+      ].some((e) => e.textContent?.includes('list closed issues')),
     );
   });
 
@@ -540,10 +601,15 @@ describe('assistant panel', () => {
   });
 
   it('records thumbs up and thumbs down with a comment; an unsaved comment survives Escape and closing the panel', async () => {
-    const first = owner.locator(ASSISTANT).filter({ has: owner.locator('[data-testid="feedback"]') }).first();
+    const first = owner
+      .locator(ASSISTANT)
+      .filter({ has: owner.locator('[data-testid="feedback"]') })
+      .first();
     await first.getByTestId('feedback-up').click();
     await owner.waitForFunction(
-      () => document.querySelector('[data-testid="assistant-panel"] [data-testid="feedback-up"][aria-pressed="true"]') !== null,
+      () =>
+        document.querySelector('[data-testid="assistant-panel"] [data-testid="feedback-up"][aria-pressed="true"]') !==
+        null,
     );
     const last = owner.locator(ASSISTANT).last();
     await last.getByTestId('feedback-down').click();
@@ -568,7 +634,10 @@ describe('assistant panel', () => {
         const el = document.querySelector('[data-testid="assistant-panel"] [data-testid="feedback"]');
         return el?.getAttribute('data-value') === want;
       }, v);
-    const firstAgain = owner.locator(ASSISTANT).filter({ has: owner.locator('[data-testid="feedback"]') }).first();
+    const firstAgain = owner
+      .locator(ASSISTANT)
+      .filter({ has: owner.locator('[data-testid="feedback"]') })
+      .first();
     await firstAgain.getByTestId('feedback-down').click();
     await firstValue('-1');
     await firstAgain.getByTestId('feedback-comment').waitFor();
@@ -610,7 +679,10 @@ describe('assistant panel', () => {
 
     await owner.reload();
     await card.waitFor();
-    await owner.waitForFunction((sel) => document.querySelector(sel)?.getAttribute('data-state') === 'chosen-approve', open);
+    await owner.waitForFunction(
+      (sel) => document.querySelector(sel)?.getAttribute('data-state') === 'chosen-approve',
+      open,
+    );
     expect(JSON.parse(await card.getByTestId('approval-args').inputValue())).toEqual({ title: 'Reload check edited' });
     expect(await card.getByTestId('approval-feedback').inputValue()).toBe('a note I wrote');
     expect(await card.getByTestId('approval-approve').getAttribute('aria-pressed')).toBe('true');
@@ -672,7 +744,10 @@ describe('assistant panel', () => {
     const list = owner.locator(`${PANEL} [data-testid="conversation-list"]`);
     await list.locator(`[data-conversation-id="${conversationId}"]`).waitFor();
     const order = await list.locator('[data-testid="conversation-item"]').evaluateAll((els) =>
-      els.map((e) => ({ id: e.getAttribute('data-conversation-id') ?? '', at: Date.parse(e.querySelector('time')?.getAttribute('datetime') ?? '') })),
+      els.map((e) => ({
+        id: e.getAttribute('data-conversation-id') ?? '',
+        at: Date.parse(e.querySelector('time')?.getAttribute('datetime') ?? ''),
+      })),
     );
     expect(order[0]?.id).toBe(waitingConversationId);
     expect(order.findIndex((o) => o.id === conversationId)).toBe(1);
@@ -730,7 +805,9 @@ describe('review page', () => {
     const approved = admin.locator('[data-testid="approval-card"][data-state="approved"]').first();
     await approved.waitFor();
     // The replay shows the arguments the call really ran with, as the user saw them.
-    expect(JSON.parse((await approved.getByTestId('approval-ran-with').locator('pre').textContent()) ?? '')).toEqual({ title: 'Panel test edited' });
+    expect(JSON.parse((await approved.getByTestId('approval-ran-with').locator('pre').textContent()) ?? '')).toEqual({
+      title: 'Panel test edited',
+    });
     expect(await admin.locator('[data-testid="review-audit-entry"]').count()).toBeGreaterThan(0);
     const [download] = await Promise.all([admin.waitForEvent('download'), admin.getByTestId('review-export').click()]);
     expect(download.suggestedFilename()).toBe(`conversation-${conversationId}.json`);

@@ -112,7 +112,16 @@ function stopServer(server: ChildProcess): Promise<void> {
 }
 
 /** What the production build is made from (relative to the root): folders walked, and single files. */
-const BUILD_INPUTS = ['src', 'public', 'next.config.ts', 'package.json', 'package-lock.json', 'postcss.config.mjs', 'tsconfig.json', 'prisma/schema.prisma'];
+const BUILD_INPUTS = [
+  'src',
+  'public',
+  'next.config.ts',
+  'package.json',
+  'package-lock.json',
+  'postcss.config.mjs',
+  'tsconfig.json',
+  'prisma/schema.prisma',
+];
 
 /** The most recently modified build input, or null when none exists. */
 export function newestSource(dir: string, inputs = BUILD_INPUTS): { file: string; mtimeMs: number } | null {
@@ -125,7 +134,8 @@ export function newestSource(dir: string, inputs = BUILD_INPUTS): { file: string
       return;
     }
     if (st.isDirectory()) {
-      for (const name of readdirSync(p)) if (!name.startsWith('.') && name !== 'node_modules') visit(path.join(p, name));
+      for (const name of readdirSync(p))
+        if (!name.startsWith('.') && name !== 'node_modules') visit(path.join(p, name));
     } else if (st.isFile() && (!best || st.mtimeMs > best.mtimeMs)) {
       best = { file: path.relative(dir, p), mtimeMs: st.mtimeMs };
     }
@@ -269,7 +279,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await cleanupStorage();
     throw err;
   }
-  log(`app ready at ${baseUrl} in ${((Date.now() - started) / 1000).toFixed(1)} s (log: ${path.relative(root, logFile)})`);
+  log(
+    `app ready at ${baseUrl} in ${((Date.now() - started) / 1000).toFixed(1)} s (log: ${path.relative(root, logFile)})`,
+  );
   project.provide('e2eBaseUrl', baseUrl);
 
   return async () => {

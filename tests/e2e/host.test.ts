@@ -65,7 +65,9 @@ async function expectNotAllowed(page: Page, path: string): Promise<void> {
 }
 
 async function navLinks(page: Page): Promise<string[]> {
-  return (await page.getByRole('navigation', { name: 'Project' }).getByRole('link').allTextContents()).map((t) => t.trim());
+  return (await page.getByRole('navigation', { name: 'Project' }).getByRole('link').allTextContents()).map((t) =>
+    t.trim(),
+  );
 }
 
 beforeAll(async () => {
@@ -161,7 +163,9 @@ describe('member', () => {
     await page.getByLabel('Add a comment').fill('Looking into it.');
     await page.getByRole('button', { name: 'Comment', exact: true }).click();
     await page.getByTestId('comment').filter({ hasText: 'Looking into it.' }).waitFor();
-    expect(await page.getByTestId('comment').filter({ hasText: 'Looking into it.' }).getAttribute('data-external')).toBe('false');
+    expect(
+      await page.getByTestId('comment').filter({ hasText: 'Looking into it.' }).getAttribute('data-external'),
+    ).toBe('false');
 
     await page.getByRole('button', { name: 'Close issue' }).click();
     await page.getByRole('button', { name: 'Reopen issue' }).waitFor();
@@ -200,7 +204,11 @@ describe('member: editing an issue', () => {
   it('edits title, description and priority in place; cancel discards', async () => {
     const page = await signedIn('member@example.com');
     const original = `Edit me ${Date.now()}`;
-    const { number } = await mutate<{ number: number }>(page, 'tracker.issues.create', { projectId, title: original, body: 'Original text.' });
+    const { number } = await mutate<{ number: number }>(page, 'tracker.issues.create', {
+      projectId,
+      title: original,
+      body: 'Original text.',
+    });
     await open(page, `/projects/${projectId}/issues/${number}`);
     expect(await page.getByTestId('issue-title').textContent()).toContain(original);
 
@@ -228,7 +236,9 @@ describe('member: editing an issue', () => {
     await open(page, `/projects/${projectId}/issues/${number}`);
     expect(await page.getByTestId('issue-title').textContent()).toContain(edited);
     // (Browsers may submit a textarea's line breaks as CRLF.)
-    expect((await page.getByTestId('issue-body').textContent())?.replace(/\r\n/g, '\n')).toBe('Updated description.\nWith a second line.');
+    expect((await page.getByTestId('issue-body').textContent())?.replace(/\r\n/g, '\n')).toBe(
+      'Updated description.\nWith a second line.',
+    );
     expect(await page.locator('article').getByText('Urgent', { exact: true }).count()).toBeGreaterThanOrEqual(1);
     await shot(page, 'host-issue-edited');
     await open(page, `/projects/${projectId}/issues`);
@@ -242,7 +252,8 @@ describe('member: editing an issue', () => {
 describe('refused by direct URL', () => {
   it('a member is refused the settings, audit and assistant review pages', async () => {
     const page = await signedIn('member@example.com');
-    for (const path of ['settings', 'audit', 'assistant/review', 'assistant/review/cv_doesnotmatter']) await expectNotAllowed(page, path);
+    for (const path of ['settings', 'audit', 'assistant/review', 'assistant/review/cv_doesnotmatter'])
+      await expectNotAllowed(page, path);
     expect(await page.getByLabel('Key name').count()).toBe(0);
     await shot(page, 'host-member-review-refused');
     await page.context().close();
@@ -261,10 +272,16 @@ describe('refused by direct URL', () => {
     expect(await ownerRow.getByText('Only owners can change owners').count()).toBe(1);
     expect(await ownerRow.getByRole('combobox').count()).toBe(0);
     expect(await ownerRow.getByRole('button').count()).toBe(0);
-    const roleOptions = await page.getByRole('form', { name: 'Add a member' }).getByLabel('Role', { exact: true }).locator('option').allTextContents();
+    const roleOptions = await page
+      .getByRole('form', { name: 'Add a member' })
+      .getByLabel('Role', { exact: true })
+      .locator('option')
+      .allTextContents();
     expect(roleOptions).toEqual(['Admin', 'Member', 'Viewer']);
     const memberRow = page.locator('[data-testid="member-row"][data-email="member@example.com"]');
-    expect(await memberRow.getByRole('combobox', { name: 'Role of Maya Member' }).locator('option').allTextContents()).toEqual(['Admin', 'Member', 'Viewer']);
+    expect(
+      await memberRow.getByRole('combobox', { name: 'Role of Maya Member' }).locator('option').allTextContents(),
+    ).toEqual(['Admin', 'Member', 'Viewer']);
     await shot(page, 'host-members-admin');
     expect(pageErrors.get(page)).toEqual([]);
     await page.context().close();
@@ -474,7 +491,8 @@ describe('owner: members', () => {
       );
       const body = (await listed.json()) as { result?: { data: { json: Array<{ userId: string; email: string }> } } };
       const stray = body.result?.data.json.find((m) => m.email === 'outsider@example.com');
-      if (stray) await mutate(page, 'tracker.members.remove', { projectId, userId: stray.userId }).catch(() => undefined);
+      if (stray)
+        await mutate(page, 'tracker.members.remove', { projectId, userId: stray.userId }).catch(() => undefined);
       await page.context().close();
     }
   });

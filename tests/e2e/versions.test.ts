@@ -49,9 +49,7 @@ async function waitForPositions(expected: string[]): Promise<void> {
       (want) =>
         JSON.stringify(
           [
-            ...document.querySelectorAll(
-              '[data-testid="assistant-panel"] [data-testid="assistant-version-position"]',
-            ),
+            ...document.querySelectorAll('[data-testid="assistant-panel"] [data-testid="assistant-version-position"]'),
           ].map((e) => (e.textContent ?? '').replace(/\s+/g, ' ').trim()),
         ) === JSON.stringify(want),
       expected,
@@ -119,7 +117,10 @@ describe('versions of a turn', () => {
     expect(await regenerate.count()).toBe(1);
     await regenerate.click();
     // While it answers, nothing offers another version.
-    await page.locator(`${PANEL} [data-testid="assistant-stop"]`).waitFor({ timeout: 10_000 }).catch(() => undefined);
+    await page
+      .locator(`${PANEL} [data-testid="assistant-stop"]`)
+      .waitFor({ timeout: 10_000 })
+      .catch(() => undefined);
     await waitIdle(page);
     await waitForPositions(['2 / 2', '2 / 2']);
     expect(await page.$$eval(ASSISTANT, (els) => els.length)).toBe(before);

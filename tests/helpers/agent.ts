@@ -54,7 +54,12 @@ export async function postAgent(
   });
   const text = await res.text();
   if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
-    return { status: res.status, headers: res.headers, events: [], error: (JSON.parse(text) as { error: { code: string; message: string } }).error };
+    return {
+      status: res.status,
+      headers: res.headers,
+      events: [],
+      error: (JSON.parse(text) as { error: { code: string; message: string } }).error,
+    };
   }
   return { status: res.status, headers: res.headers, events: parseSse(text) };
 }
@@ -95,9 +100,16 @@ export async function streamAgent(
 export const types = (events: AgentEvent[]) => events.map((e) => e.type);
 
 export function textOf(events: AgentEvent[], role: 'assistant' | 'user' = 'assistant'): string {
-  const ids = new Set(events.filter((e) => e.type === 'TEXT_MESSAGE_START' && e.role === role).map((e) => (e as { messageId: string }).messageId));
+  const ids = new Set(
+    events
+      .filter((e) => e.type === 'TEXT_MESSAGE_START' && e.role === role)
+      .map((e) => (e as { messageId: string }).messageId),
+  );
   return events
-    .filter((e): e is Extract<AgentEvent, { type: 'TEXT_MESSAGE_CONTENT' }> => e.type === 'TEXT_MESSAGE_CONTENT' && ids.has(e.messageId))
+    .filter(
+      (e): e is Extract<AgentEvent, { type: 'TEXT_MESSAGE_CONTENT' }> =>
+        e.type === 'TEXT_MESSAGE_CONTENT' && ids.has(e.messageId),
+    )
     .map((e) => e.delta)
     .join('');
 }
@@ -124,8 +136,16 @@ export function runUrl(base: string, projectId: string, runId: string, action: '
 }
 
 /** Stop: `POST .../runs/:runId/cancel`. */
-export async function cancelRun(base: string, projectId: string, runId: string, cookie: string): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(runUrl(base, projectId, runId, 'cancel'), { method: 'POST', headers: { origin: base, cookie } });
+export async function cancelRun(
+  base: string,
+  projectId: string,
+  runId: string,
+  cookie: string,
+): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(runUrl(base, projectId, runId, 'cancel'), {
+    method: 'POST',
+    headers: { origin: base, cookie },
+  });
   return { status: res.status, body: await res.json().catch(() => null) };
 }
 
@@ -201,7 +221,11 @@ export async function followRun(
     signal: controller.signal,
   });
   if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
-    return { status: res.status, events: [], error: ((await res.json()) as { error: { code: string; message: string } }).error };
+    return {
+      status: res.status,
+      events: [],
+      error: ((await res.json()) as { error: { code: string; message: string } }).error,
+    };
   }
   return { status: res.status, events: await readSse(res, { until: opts.until, controller }) };
 }

@@ -47,7 +47,12 @@ function pause(ms: number, res: http.ServerResponse): Promise<void> {
 }
 
 /** Records a response closed by the client before it ended. */
-function watchAbandon(res: http.ServerResponse, index: number, abandoned: FakeServer['abandoned'], sent: () => number): void {
+function watchAbandon(
+  res: http.ServerResponse,
+  index: number,
+  abandoned: FakeServer['abandoned'],
+  sent: () => number,
+): void {
   res.once('close', () => {
     if (!res.writableFinished) abandoned.push({ index, chunksSent: sent() });
   });
@@ -69,7 +74,6 @@ async function readJson(req: http.IncomingMessage): Promise<Record<string, unkno
     return {};
   }
 }
-
 
 async function listen(handler: http.RequestListener): Promise<{ server: http.Server; url: string }> {
   const server = http.createServer(handler);
@@ -102,7 +106,11 @@ export async function startFakeOpenAI(script: Script): Promise<FakeServer> {
     watchAbandon(res, index, abandoned, () => sent);
     if (turn.status) {
       res.writeHead(turn.status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: turn.status === 429 ? 'Rate limit reached' : 'Upstream error', type: 'error' } }));
+      res.end(
+        JSON.stringify({
+          error: { message: turn.status === 429 ? 'Rate limit reached' : 'Upstream error', type: 'error' },
+        }),
+      );
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -121,17 +129,43 @@ export async function startFakeOpenAI(script: Script): Promise<FakeServer> {
     if (res.destroyed) return;
     (turn.toolCalls ?? []).forEach((tc, i) => {
       const args = JSON.stringify(tc.args);
-      send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: i, id: turn.toolCallIds?.[i] ?? `call_${randomBytes(6).toString('hex')}_${i}`, type: 'function', function: { name: tc.name, arguments: '' } }] }, finish_reason: null }] });
+      send({
+        ...base,
+        choices: [
+          {
+            index: 0,
+            delta: {
+              tool_calls: [
+                {
+                  index: i,
+                  id: turn.toolCallIds?.[i] ?? `call_${randomBytes(6).toString('hex')}_${i}`,
+                  type: 'function',
+                  function: { name: tc.name, arguments: '' },
+                },
+              ],
+            },
+            finish_reason: null,
+          },
+        ],
+      });
       const mid = Math.floor(args.length / 2);
       for (const part of [args.slice(0, mid), args.slice(mid)]) {
-        send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: i, function: { arguments: part } }] }, finish_reason: null }] });
+        send({
+          ...base,
+          choices: [
+            { index: 0, delta: { tool_calls: [{ index: i, function: { arguments: part } }] }, finish_reason: null },
+          ],
+        });
       }
     });
     if (turn.streamError) {
       res.end('data: {"error": {"message": "stream broke"}}\n\n');
       return;
     }
-    send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: turn.toolCalls?.length ? 'tool_calls' : 'stop' }] });
+    send({
+      ...base,
+      choices: [{ index: 0, delta: {}, finish_reason: turn.toolCalls?.length ? 'tool_calls' : 'stop' }],
+    });
     send({ ...base, choices: [], usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 } });
     res.end('data: [DONE]\n\n');
   });
@@ -145,7 +179,8 @@ function frame(headers: Record<string, string>, body: unknown): Uint8Array {
   for (const [k, v] of Object.entries(headers)) h[k] = { type: 'string', value: v };
   return codec.encode({ headers: h, body: fromUtf8(JSON.stringify(body)) });
 }
-const event = (type: string, body: unknown) => frame({ ':message-type': 'event', ':event-type': type, ':content-type': 'application/json' }, body);
+const event = (type: string, body: unknown) =>
+  frame({ ':message-type': 'event', ':event-type': type, ':content-type': 'application/json' }, body);
 
 /** Amazon Bedrock `POST /model/{id}/converse-stream`, answered in the AWS event-stream framing. */
 export async function startFakeBedrock(script: Script): Promise<FakeServer & { authorization: string[] }> {
@@ -169,7 +204,11 @@ export async function startFakeBedrock(script: Script): Promise<FakeServer & { a
         'content-type': 'application/json',
         'x-amzn-errortype': turn.status === 429 ? 'ThrottlingException' : 'InternalServerException',
       });
-      res.end(JSON.stringify({ message: turn.status === 429 ? 'Too many requests, please wait before trying again.' : 'Internal error' }));
+      res.end(
+        JSON.stringify({
+          message: turn.status === 429 ? 'Too many requests, please wait before trying again.' : 'Internal error',
+        }),
+      );
       return;
     }
     res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
@@ -189,18 +228,38 @@ export async function startFakeBedrock(script: Script): Promise<FakeServer & { a
     if (res.destroyed) return;
     if (turn.streamError) {
       const type = turn.streamError === 'throttling' ? 'throttlingException' : 'internalServerException';
-      const message = turn.streamError === 'throttling' ? 'Too many tokens, please wait before trying again.' : 'The system encountered an unexpected error during processing. Try your request again.';
-      res.end(frame({ ':message-type': 'exception', ':exception-type': type, ':content-type': 'application/json' }, { message }));
+      const message =
+        turn.streamError === 'throttling'
+          ? 'Too many tokens, please wait before trying again.'
+          : 'The system encountered an unexpected error during processing. Try your request again.';
+      res.end(
+        frame(
+          { ':message-type': 'exception', ':exception-type': type, ':content-type': 'application/json' },
+          { message },
+        ),
+      );
       return;
     }
     for (const [i, tc] of (turn.toolCalls ?? []).entries()) {
-      res.write(event('contentBlockStart', { contentBlockIndex: block, start: { toolUse: { toolUseId: `tooluse_${randomBytes(6).toString('hex')}_${i}`, name: tc.name } } }));
-      res.write(event('contentBlockDelta', { contentBlockIndex: block, delta: { toolUse: { input: JSON.stringify(tc.args) } } }));
+      res.write(
+        event('contentBlockStart', {
+          contentBlockIndex: block,
+          start: { toolUse: { toolUseId: `tooluse_${randomBytes(6).toString('hex')}_${i}`, name: tc.name } },
+        }),
+      );
+      res.write(
+        event('contentBlockDelta', {
+          contentBlockIndex: block,
+          delta: { toolUse: { input: JSON.stringify(tc.args) } },
+        }),
+      );
       res.write(event('contentBlockStop', { contentBlockIndex: block }));
       block += 1;
     }
     res.write(event('messageStop', { stopReason: turn.toolCalls?.length ? 'tool_use' : 'end_turn' }));
-    res.end(event('metadata', { usage: { inputTokens: 13, outputTokens: 5, totalTokens: 18 }, metrics: { latencyMs: 1 } }));
+    res.end(
+      event('metadata', { usage: { inputTokens: 13, outputTokens: 5, totalTokens: 18 }, metrics: { latencyMs: 1 } }),
+    );
   });
   return { url, requests, abandoned, authorization, close: closer(server) };
 }

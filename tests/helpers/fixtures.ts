@@ -19,12 +19,17 @@ export async function sessionCookie(userId: string): Promise<string> {
   return `next-auth.session-token=${token}`;
 }
 
-export async function createUser(name = 'User', opts: { isAdmin?: boolean; passwordHash?: string } = {}): Promise<TestUser> {
+export async function createUser(
+  name = 'User',
+  opts: { isAdmin?: boolean; passwordHash?: string } = {},
+): Promise<TestUser> {
   const prisma = await getPrisma();
   counter += 1;
   const id = newId('u_');
   const email = `${name.toLowerCase().replace(/\W+/g, '.')}.${counter}.${id.slice(-6)}@test.local`;
-  await prisma.user.create({ data: { id, email, name, isAdmin: opts.isAdmin ?? false, passwordHash: opts.passwordHash ?? null } });
+  await prisma.user.create({
+    data: { id, email, name, isAdmin: opts.isAdmin ?? false, passwordHash: opts.passwordHash ?? null },
+  });
   return { id, email, name, cookie: await sessionCookie(id) };
 }
 
@@ -53,7 +58,12 @@ export async function createProject(name = 'Project'): Promise<TestProject> {
       memberships: {
         create: (Object.keys(users) as Role[]).map((role) => ({ id: newId('m_'), userId: users[role].id, role })),
       },
-      labels: { create: [{ id: newId('l_'), name: 'bug' }, { id: newId('l_'), name: 'feature' }] },
+      labels: {
+        create: [
+          { id: newId('l_'), name: 'bug' },
+          { id: newId('l_'), name: 'feature' },
+        ],
+      },
     },
   });
   return { id, slug, users };

@@ -3,7 +3,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type Handler = (req: Request, ctx: { params: Promise<Record<string, string | string[]>> }) => Promise<Response> | Response;
+export type Handler = (
+  req: Request,
+  ctx: { params: Promise<Record<string, string | string[]>> },
+) => Promise<Response> | Response;
 type RouteModule = Partial<Record<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', Handler>>;
 
 interface RouteDef {
@@ -23,10 +26,22 @@ const ROUTES: RouteDef[] = [
     catchAll: true,
     load: () => import('@/app/api/auth/[...nextauth]/route') as unknown as Promise<RouteModule>,
   },
-  { pattern: /^\/api\/health$/, keys: [], load: () => import('@/app/api/health/route') as unknown as Promise<RouteModule> },
-  { pattern: /^\/api\/ready$/, keys: [], load: () => import('@/app/api/ready/route') as unknown as Promise<RouteModule> },
+  {
+    pattern: /^\/api\/health$/,
+    keys: [],
+    load: () => import('@/app/api/health/route') as unknown as Promise<RouteModule>,
+  },
+  {
+    pattern: /^\/api\/ready$/,
+    keys: [],
+    load: () => import('@/app/api/ready/route') as unknown as Promise<RouteModule>,
+  },
   { pattern: /^\/api\/trpc\/([^/]+)$/, keys: ['trpc'], load: () => import('@/app/api/trpc/[trpc]/route') },
-  { pattern: /^\/api\/public\/mcp$/, keys: [], load: () => import('@/app/api/public/mcp/route') as unknown as Promise<RouteModule> },
+  {
+    pattern: /^\/api\/public\/mcp$/,
+    keys: [],
+    load: () => import('@/app/api/public/mcp/route') as unknown as Promise<RouteModule>,
+  },
   {
     pattern: /^\/api\/projects\/([^/]+)\/in-app-agent$/,
     keys: ['projectId'],
@@ -37,13 +52,19 @@ const ROUTES: RouteDef[] = [
     pattern: /^\/api\/projects\/([^/]+)\/in-app-agent\/runs\/([^/]+)\/events$/,
     keys: ['projectId', 'runId'],
     agent: 'events',
-    load: () => import('@/app/api/projects/[projectId]/in-app-agent/runs/[runId]/events/route') as unknown as Promise<RouteModule>,
+    load: () =>
+      import(
+        '@/app/api/projects/[projectId]/in-app-agent/runs/[runId]/events/route'
+      ) as unknown as Promise<RouteModule>,
   },
   {
     pattern: /^\/api\/projects\/([^/]+)\/in-app-agent\/runs\/([^/]+)\/cancel$/,
     keys: ['projectId', 'runId'],
     agent: 'cancel',
-    load: () => import('@/app/api/projects/[projectId]/in-app-agent/runs/[runId]/cancel/route') as unknown as Promise<RouteModule>,
+    load: () =>
+      import(
+        '@/app/api/projects/[projectId]/in-app-agent/runs/[runId]/cancel/route'
+      ) as unknown as Promise<RouteModule>,
   },
   {
     pattern: /^\/api\/projects\/([^/]+)\/in-app-agent\/feedback-export$/,
@@ -117,7 +138,9 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         return;
       }
       const mod = await route.load();
-      const replaced = route.agent ? (opts.agentRoutes?.[route.agent] ?? (route.agent === 'start' ? opts.agentHandler : undefined)) : undefined;
+      const replaced = route.agent
+        ? (opts.agentRoutes?.[route.agent] ?? (route.agent === 'start' ? opts.agentHandler : undefined))
+        : undefined;
       const fn = replaced && (method === 'POST') === (route.agent !== 'events') ? replaced : mod[method];
       if (!fn) {
         nodeRes.writeHead(405).end('method not allowed');

@@ -49,9 +49,14 @@ export async function startMcpProxy(target: () => string): Promise<McpProxy> {
     }
     if (tool !== null) proxy.forwarded.push(tool);
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
+    for (const [k, v] of Object.entries(req.headers))
+      if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
     try {
-      const upstream = await fetch(`${target()}/api/public/mcp`, { method: req.method, headers, body: req.method === 'POST' ? body : undefined });
+      const upstream = await fetch(`${target()}/api/public/mcp`, {
+        method: req.method,
+        headers,
+        body: req.method === 'POST' ? body : undefined,
+      });
       res.writeHead(upstream.status, Object.fromEntries(upstream.headers));
       res.end(Buffer.from(await upstream.arrayBuffer()));
     } catch {

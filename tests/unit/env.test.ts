@@ -64,7 +64,14 @@ describe('development defaults', () => {
   });
 
   it('treats empty and blank values as unset', () => {
-    const e = parseEnv({ DATABASE_URL: '', NEXTAUTH_URL: '  ', AGENT_MAX_STEPS: '', NEXTAUTH_SECRET: ' ', PGLITE_DIR: '', AUTO_SEED: '' });
+    const e = parseEnv({
+      DATABASE_URL: '',
+      NEXTAUTH_URL: '  ',
+      AGENT_MAX_STEPS: '',
+      NEXTAUTH_SECRET: ' ',
+      PGLITE_DIR: '',
+      AUTO_SEED: '',
+    });
     expect(e.DATABASE_URL).toBeUndefined();
     expect(e.NEXTAUTH_URL).toBeUndefined();
     expect(e.AGENT_MAX_STEPS).toBe(8);
@@ -76,8 +83,18 @@ describe('development defaults', () => {
   });
 
   it('enables an OAuth provider only as a pair: both variables or neither', () => {
-    const both = parseEnv({ GITHUB_ID: 'gh-id', GITHUB_SECRET: 'gh-secret', GOOGLE_CLIENT_ID: 'g-id', GOOGLE_CLIENT_SECRET: 'g-secret' });
-    expect([both.GITHUB_ID, both.GITHUB_SECRET, both.GOOGLE_CLIENT_ID, both.GOOGLE_CLIENT_SECRET]).toEqual(['gh-id', 'gh-secret', 'g-id', 'g-secret']);
+    const both = parseEnv({
+      GITHUB_ID: 'gh-id',
+      GITHUB_SECRET: 'gh-secret',
+      GOOGLE_CLIENT_ID: 'g-id',
+      GOOGLE_CLIENT_SECRET: 'g-secret',
+    });
+    expect([both.GITHUB_ID, both.GITHUB_SECRET, both.GOOGLE_CLIENT_ID, both.GOOGLE_CLIENT_SECRET]).toEqual([
+      'gh-id',
+      'gh-secret',
+      'g-id',
+      'g-secret',
+    ]);
     const half: Array<[Record<string, string>, string, string]> = [
       [{ GITHUB_ID: 'gh-id' }, 'GITHUB_SECRET', 'GITHUB_ID'],
       [{ GITHUB_ID: 'gh-id', GITHUB_SECRET: ' ' }, 'GITHUB_SECRET', 'GITHUB_ID'],
@@ -155,7 +172,9 @@ describe('invalid values are refused with a message naming the variable', () => 
   });
 
   it('names every offending variable at once', () => {
-    const message = errorOf(() => parseEnv({ DATABASE_URL: 'sqlite://x', AGENT_MAX_STEPS: '0', NEXTAUTH_SECRET: 'short' }));
+    const message = errorOf(() =>
+      parseEnv({ DATABASE_URL: 'sqlite://x', AGENT_MAX_STEPS: '0', NEXTAUTH_SECRET: 'short' }),
+    );
     for (const name of ['DATABASE_URL', 'AGENT_MAX_STEPS', 'NEXTAUTH_SECRET']) expect(message).toContain(`  ${name}:`);
   });
 
@@ -183,9 +202,9 @@ describe('production', () => {
 
   it('refuses short secrets and accepts real ones (never the development secret)', async () => {
     const prodParse = await productionParseEnv();
-    expect(errorOf(() => prodParse({ NODE_ENV: 'production', NEXTAUTH_SECRET: 'short', MCP_OVERRIDE_SECRET: SECRET_B }))).toMatch(
-      /NEXTAUTH_SECRET: must be at least 32 characters/,
-    );
+    expect(
+      errorOf(() => prodParse({ NODE_ENV: 'production', NEXTAUTH_SECRET: 'short', MCP_OVERRIDE_SECRET: SECRET_B })),
+    ).toMatch(/NEXTAUTH_SECRET: must be at least 32 characters/);
     const e = prodParse({ NODE_ENV: 'production', NEXTAUTH_SECRET: SECRET_A, MCP_OVERRIDE_SECRET: SECRET_B });
     expect(e.NEXTAUTH_SECRET).toBe(SECRET_A);
     expect(e.MCP_OVERRIDE_SECRET).toBe(SECRET_B);
@@ -195,7 +214,9 @@ describe('production', () => {
   it('refuses the published development secrets', async () => {
     const prodParse = await productionParseEnv();
     const published = parseEnv({}).NEXTAUTH_SECRET;
-    const message = errorOf(() => prodParse({ NODE_ENV: 'production', NEXTAUTH_SECRET: published, MCP_OVERRIDE_SECRET: published }));
+    const message = errorOf(() =>
+      prodParse({ NODE_ENV: 'production', NEXTAUTH_SECRET: published, MCP_OVERRIDE_SECRET: published }),
+    );
     expect(message).toContain('NEXTAUTH_SECRET: is the published development value');
     expect(message).toContain('MCP_OVERRIDE_SECRET: is the published development value');
     expect(message).not.toContain(published);
@@ -218,8 +239,16 @@ describe('production', () => {
 
   it('`npm start` stops before touching the database and shows which secrets are missing', () => {
     const require = createRequire(import.meta.url);
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', PGLITE_DIR: 'memory://' };
-    const res = spawnSync(process.execPath, [require.resolve('tsx/cli'), 'scripts/prepare-db.ts'], { env, encoding: 'utf8' });
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_ENV: 'production',
+      PGLITE_DIR: 'memory://',
+    };
+    const res = spawnSync(process.execPath, [require.resolve('tsx/cli'), 'scripts/prepare-db.ts'], {
+      env,
+      encoding: 'utf8',
+    });
     expect(res.status).toBe(1);
     expect(res.stderr).toContain('NEXTAUTH_SECRET is required in production');
     expect(res.stderr).toContain('MCP_OVERRIDE_SECRET is required in production');
@@ -239,10 +268,18 @@ describe('validation at server start (src/instrumentation.ts)', () => {
   }
 
   it('fails the start of a misconfigured server, naming the variable', async () => {
-    await expect(register({ NEXT_RUNTIME: 'nodejs', NEXT_PHASE: undefined, AGENT_MAX_STEPS: '0' })).rejects.toThrow(/AGENT_MAX_STEPS: must be an integer/);
-    await expect(register({ NEXT_RUNTIME: 'nodejs', NEXT_PHASE: undefined, NODE_ENV: 'production', NEXTAUTH_SECRET: '', MCP_OVERRIDE_SECRET: '' })).rejects.toThrow(
-      /NEXTAUTH_SECRET is required in production/,
+    await expect(register({ NEXT_RUNTIME: 'nodejs', NEXT_PHASE: undefined, AGENT_MAX_STEPS: '0' })).rejects.toThrow(
+      /AGENT_MAX_STEPS: must be an integer/,
     );
+    await expect(
+      register({
+        NEXT_RUNTIME: 'nodejs',
+        NEXT_PHASE: undefined,
+        NODE_ENV: 'production',
+        NEXTAUTH_SECRET: '',
+        MCP_OVERRIDE_SECRET: '',
+      }),
+    ).rejects.toThrow(/NEXTAUTH_SECRET is required in production/);
   });
 
   it('lets a valid configuration start', async () => {
@@ -251,7 +288,9 @@ describe('validation at server start (src/instrumentation.ts)', () => {
 
   it('does not run while `next build` collects pages, nor in the edge runtime', async () => {
     const bad = { NODE_ENV: 'production', NEXTAUTH_SECRET: '', MCP_OVERRIDE_SECRET: '' };
-    await expect(register({ ...bad, NEXT_RUNTIME: 'nodejs', NEXT_PHASE: 'phase-production-build' })).resolves.toBeUndefined();
+    await expect(
+      register({ ...bad, NEXT_RUNTIME: 'nodejs', NEXT_PHASE: 'phase-production-build' }),
+    ).resolves.toBeUndefined();
     await expect(register({ ...bad, NEXT_RUNTIME: 'edge', NEXT_PHASE: undefined })).resolves.toBeUndefined();
   });
 });
@@ -259,9 +298,13 @@ describe('validation at server start (src/instrumentation.ts)', () => {
 describe('the README', () => {
   it('documents every variable the app reads (configuration table, or the model providers table)', () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const tables = ['configuration', 'agent-server'].map((name) => readme.slice(readme.indexOf(`<!-- section:${name} -->`), readme.indexOf(`<!-- /section:${name} -->`)));
+    const tables = ['configuration', 'agent-server'].map((name) =>
+      readme.slice(readme.indexOf(`<!-- section:${name} -->`), readme.indexOf(`<!-- /section:${name} -->`)),
+    );
     for (const t of tables) expect(t.length).toBeGreaterThan(100);
-    const undocumented = ENV_VARIABLES.filter((name) => name !== 'NODE_ENV' && !tables.some((t) => t.includes(`\`${name}\``)));
+    const undocumented = ENV_VARIABLES.filter(
+      (name) => name !== 'NODE_ENV' && !tables.some((t) => t.includes(`\`${name}\``)),
+    );
     expect(undocumented).toEqual([]);
   });
 });

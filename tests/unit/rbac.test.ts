@@ -52,9 +52,12 @@ describe('RBAC matrix', () => {
     expect(hasProjectAccess({ role, isAdmin: true }, scope)).toBe(expected || INSTANCE_ADMIN[scope]);
   });
 
-  it.each(SCOPES.map((s) => [s, INSTANCE_ADMIN[s]] as const))('instance admin without a role / %s → %s', (scope, expected) => {
-    expect(hasProjectAccess({ role: null, isAdmin: true }, scope)).toBe(expected);
-  });
+  it.each(SCOPES.map((s) => [s, INSTANCE_ADMIN[s]] as const))(
+    'instance admin without a role / %s → %s',
+    (scope, expected) => {
+      expect(hasProjectAccess({ role: null, isAdmin: true }, scope)).toBe(expected);
+    },
+  );
 
   it.each([...SCOPES])('a non-member who is not an instance admin has no %s', (scope) => {
     expect(hasProjectAccess({ role: null }, scope)).toBe(false);
@@ -62,7 +65,14 @@ describe('RBAC matrix', () => {
   });
 
   it('viewers can use no mutating scope at all', () => {
-    const mutating: Scope[] = ['issues:write', 'issues:delete', 'comments:write', 'members:manage', 'apiKeys:manage', 'webhook:send'];
+    const mutating: Scope[] = [
+      'issues:write',
+      'issues:delete',
+      'comments:write',
+      'members:manage',
+      'apiKeys:manage',
+      'webhook:send',
+    ];
     for (const s of mutating) expect(hasProjectAccess({ role: 'VIEWER' }, s)).toBe(false);
   });
 

@@ -10,12 +10,18 @@ import { env } from '@/server/env';
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Sign in · Tracker' };
 
-export default async function LoginPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function LoginPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   const sp = await searchParams;
   const h = await headers();
-  const hosts = [h.get('x-forwarded-host'), h.get('host'), env().NEXTAUTH_URL ? new URL(env().NEXTAUTH_URL!).host : null].filter(
-    (x): x is string => Boolean(x),
-  );
+  const hosts = [
+    h.get('x-forwarded-host'),
+    h.get('host'),
+    env().NEXTAUTH_URL ? new URL(env().NEXTAUTH_URL!).host : null,
+  ].filter((x): x is string => Boolean(x));
   const callbackUrl = safeCallbackPath(sp.callbackUrl, hosts);
   if (await currentUser()) redirect(callbackUrl);
   const error = typeof sp.error === 'string' ? sp.error : null;

@@ -26,7 +26,8 @@ export default async function ProjectsPage() {
         <h1 className="mb-6 text-2xl font-semibold tracking-tight">Projects</h1>
         {projects.length === 0 ? (
           <p className="text-sm text-slate-600 dark:text-slate-400" data-testid="no-projects">
-            You are not a member of any project yet. Ask a project owner or admin to add you with your email, {user.email}.
+            You are not a member of any project yet. Ask a project owner or admin to add you with your email,{' '}
+            {user.email}.
           </p>
         ) : (
           <ul className="grid gap-4 sm:grid-cols-2" aria-label="Your projects">
@@ -40,7 +41,9 @@ export default async function ProjectsPage() {
                   </h2>
                   <RoleBadge role={p.role} />
                 </div>
-                {p.description ? <p className="mt-1 text-sm text-slate-600 dark:text-slate-400">{p.description}</p> : null}
+                {p.description ? (
+                  <p className="mt-1 text-sm text-slate-600 dark:text-slate-400">{p.description}</p>
+                ) : null}
                 <p className="mt-3 text-sm text-slate-700 dark:text-slate-300">
                   {p.openIssues} open {p.openIssues === 1 ? 'issue' : 'issues'}
                 </p>

@@ -79,7 +79,14 @@ export class Compactor {
     const at = pos === undefined ? {} : { pos };
     switch (e.type) {
       case 'TEXT_MESSAGE_START':
-        this.texts.set(e.messageId, { pos, seq: this.nextSeq(), role: e.role, content: '', written: false, lastFlush: this.now() });
+        this.texts.set(e.messageId, {
+          pos,
+          seq: this.nextSeq(),
+          role: e.role,
+          content: '',
+          written: false,
+          lastFlush: this.now(),
+        });
         return NONE;
       case 'TEXT_MESSAGE_CONTENT': {
         const t = this.texts.get(e.messageId);
@@ -121,17 +128,33 @@ export class Compactor {
           {
             kind: 'insert',
             seq: this.nextSeq(),
-            event: { v, type: 'TOOL_CALL_RESULT', messageId: e.messageId, toolCallId: e.toolCallId, content: e.content, ...at },
+            event: {
+              v,
+              type: 'TOOL_CALL_RESULT',
+              messageId: e.messageId,
+              toolCallId: e.toolCallId,
+              content: e.content,
+              ...at,
+            },
           },
         ];
       case 'CUSTOM':
-        return [{ kind: 'insert', seq: this.nextSeq(), event: { v, type: 'CUSTOM', name: e.name, value: e.value, ...at } }];
+        return [
+          { kind: 'insert', seq: this.nextSeq(), event: { v, type: 'CUSTOM', name: e.name, value: e.value, ...at } },
+        ];
       case 'RUN_STARTED':
         return [
           {
             kind: 'insert',
             seq: this.nextSeq(),
-            event: { v, type: 'RUN_STARTED', runId: e.runId, threadId: e.threadId, ...(e.parentRunId ? { parentRunId: e.parentRunId } : {}), ...at },
+            event: {
+              v,
+              type: 'RUN_STARTED',
+              runId: e.runId,
+              threadId: e.threadId,
+              ...(e.parentRunId ? { parentRunId: e.parentRunId } : {}),
+              ...at,
+            },
           },
         ];
       case 'RUN_FINISHED': {
@@ -152,7 +175,14 @@ export class Compactor {
       case 'RUN_ERROR': {
         // RUN_ERROR has no runId on the wire; the writer knows its run.
         const open = this.drain();
-        const event: StoredEvent = { v, type: 'RUN_ERROR', runId: '', ...(e.code ? { code: e.code } : {}), message: e.message, ...at };
+        const event: StoredEvent = {
+          v,
+          type: 'RUN_ERROR',
+          runId: '',
+          ...(e.code ? { code: e.code } : {}),
+          message: e.message,
+          ...at,
+        };
         return [...open, { kind: 'insert', seq: this.nextSeq(), event }];
       }
     }
@@ -172,8 +202,10 @@ export class Compactor {
   flushDue(): WriteOp[] {
     const ops: WriteOp[] = [];
     const now = this.now();
-    for (const [id, t] of this.texts) if (t.content && now - t.lastFlush >= this.flushIntervalMs) ops.push(this.textOp(id, t, false));
-    for (const [id, c] of this.calls) if (c.args && now - c.lastFlush >= this.flushIntervalMs) ops.push(this.callOp(id, c, false));
+    for (const [id, t] of this.texts)
+      if (t.content && now - t.lastFlush >= this.flushIntervalMs) ops.push(this.textOp(id, t, false));
+    for (const [id, c] of this.calls)
+      if (c.args && now - c.lastFlush >= this.flushIntervalMs) ops.push(this.callOp(id, c, false));
     return ops;
   }
 
@@ -234,7 +266,12 @@ export function expand(stored: Iterable<StoredEvent>): AgentEvent[] {
       case 'RUN_STARTED':
         threadId = s.threadId;
         runId = s.runId;
-        out.push({ type: 'RUN_STARTED', threadId: s.threadId, runId: s.runId, ...(s.parentRunId ? { parentRunId: s.parentRunId } : {}) });
+        out.push({
+          type: 'RUN_STARTED',
+          threadId: s.threadId,
+          runId: s.runId,
+          ...(s.parentRunId ? { parentRunId: s.parentRunId } : {}),
+        });
         break;
       case 'TEXT_MESSAGE':
         out.push({ type: 'TEXT_MESSAGE_START', messageId: s.messageId, role: s.role });
@@ -242,18 +279,35 @@ export function expand(stored: Iterable<StoredEvent>): AgentEvent[] {
         if (s.complete) out.push({ type: 'TEXT_MESSAGE_END', messageId: s.messageId });
         break;
       case 'TOOL_CALL':
-        out.push({ type: 'TOOL_CALL_START', toolCallId: s.toolCallId, toolCallName: s.toolCallName, ...(s.parentMessageId ? { parentMessageId: s.parentMessageId } : {}) });
+        out.push({
+          type: 'TOOL_CALL_START',
+          toolCallId: s.toolCallId,
+          toolCallName: s.toolCallName,
+          ...(s.parentMessageId ? { parentMessageId: s.parentMessageId } : {}),
+        });
         if (s.args) out.push({ type: 'TOOL_CALL_ARGS', toolCallId: s.toolCallId, delta: s.args });
         if (s.complete) out.push({ type: 'TOOL_CALL_END', toolCallId: s.toolCallId });
         break;
       case 'TOOL_CALL_RESULT':
-        out.push({ type: 'TOOL_CALL_RESULT', messageId: s.messageId, toolCallId: s.toolCallId, content: s.content, role: 'tool' });
+        out.push({
+          type: 'TOOL_CALL_RESULT',
+          messageId: s.messageId,
+          toolCallId: s.toolCallId,
+          content: s.content,
+          role: 'tool',
+        });
         break;
       case 'CUSTOM':
         out.push({ type: 'CUSTOM', name: s.name, value: s.value });
         break;
       case 'RUN_FINISHED':
-        out.push({ type: 'RUN_FINISHED', threadId: s.threadId || threadId, runId: s.runId || runId, ...(s.outcome ? { outcome: s.outcome } : {}), ...(s.usage ? { usage: s.usage } : {}) });
+        out.push({
+          type: 'RUN_FINISHED',
+          threadId: s.threadId || threadId,
+          runId: s.runId || runId,
+          ...(s.outcome ? { outcome: s.outcome } : {}),
+          ...(s.usage ? { usage: s.usage } : {}),
+        });
         break;
       case 'RUN_ERROR':
         out.push({ type: 'RUN_ERROR', message: s.message, ...(s.code ? { code: s.code } : {}) });
@@ -309,7 +363,13 @@ export function eventsAfter(rows: readonly StoredEvent[], after: number, threadI
       const body = r.type === 'TEXT_MESSAGE' ? r.content : r.args;
       const end = p + body.length;
       if (r.type === 'TEXT_MESSAGE') emit(p, { type: 'TEXT_MESSAGE_START', messageId: r.messageId, role: r.role });
-      else emit(p, { type: 'TOOL_CALL_START', toolCallId: r.toolCallId, toolCallName: r.toolCallName, ...(r.parentMessageId ? { parentMessageId: r.parentMessageId } : {}) });
+      else
+        emit(p, {
+          type: 'TOOL_CALL_START',
+          toolCallId: r.toolCallId,
+          toolCallName: r.toolCallName,
+          ...(r.parentMessageId ? { parentMessageId: r.parentMessageId } : {}),
+        });
       if (body.length > 0 && end > after) {
         // The client holds the first `after - p` characters when it stopped inside this row.
         const rest = body.slice(Math.max(0, after - p));

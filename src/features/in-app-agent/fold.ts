@@ -63,7 +63,15 @@ export function foldEvent(view: ConversationView, event: AgentEvent): Conversati
       break;
     case 'TEXT_MESSAGE_START':
       if (event.role === 'user') view.messages.push({ id: event.messageId, role: 'user', content: '', runId });
-      else view.messages.push({ id: event.messageId, role: 'assistant', content: '', runId, streaming: true, toolCalls: [] });
+      else
+        view.messages.push({
+          id: event.messageId,
+          role: 'assistant',
+          content: '',
+          runId,
+          streaming: true,
+          toolCalls: [],
+        });
       break;
     case 'TEXT_MESSAGE_CONTENT': {
       const m = view.messages.findLast((x) => x.id === event.messageId);
@@ -101,7 +109,13 @@ export function foldEvent(view: ConversationView, event: AgentEvent): Conversati
         tc.result = event.content;
         tc.status = isErrorResult(event.content) ? 'error' : 'done';
       }
-      view.messages.push({ id: event.messageId, role: 'tool', toolCallId: event.toolCallId, content: event.content, runId });
+      view.messages.push({
+        id: event.messageId,
+        role: 'tool',
+        toolCallId: event.toolCallId,
+        content: event.content,
+        runId,
+      });
       break;
     }
     case 'CUSTOM': {
@@ -128,7 +142,8 @@ export function foldEvent(view: ConversationView, event: AgentEvent): Conversati
       const run = view.runs.find((r) => r.runId === event.runId) ?? currentRun(view);
       if (!run) break;
       const outcome = event.outcome ?? { type: 'success' as const };
-      run.status = outcome.type === 'interrupt' ? 'interrupted' : outcome.type === 'cancelled' ? 'cancelled' : 'completed';
+      run.status =
+        outcome.type === 'interrupt' ? 'interrupted' : outcome.type === 'cancelled' ? 'cancelled' : 'completed';
       run.interrupts = outcome.type === 'interrupt' ? outcome.interrupts : [];
       const usage = event.usage?.[0];
       if (usage && (usage.inputTokens !== undefined || usage.outputTokens !== undefined)) run.usage = usage;

@@ -4,7 +4,13 @@
  * route, persistence, replay, the tRPC router and the browser. One source of truth.
  */
 import { z } from 'zod';
-import { AGENT_ERROR_CODES, CUSTOM_EVENTS, INTERRUPT_REASON_TOOL_APPROVAL, LIMITS, STORED_EVENT_VERSION } from './constants';
+import {
+  AGENT_ERROR_CODES,
+  CUSTOM_EVENTS,
+  INTERRUPT_REASON_TOOL_APPROVAL,
+  LIMITS,
+  STORED_EVENT_VERSION,
+} from './constants';
 
 // ------------------------------------------------------------------------------------------------
 // AG-UI events the module sends (a subset of AG-UI 1.0; field names follow the protocol)
@@ -126,7 +132,11 @@ export const TextMessageContentEventSchema = z.object({
   messageId: z.string(),
   delta: z.string(),
 });
-export const TextMessageEndEventSchema = z.object({ type: z.literal('TEXT_MESSAGE_END'), ...base, messageId: z.string() });
+export const TextMessageEndEventSchema = z.object({
+  type: z.literal('TEXT_MESSAGE_END'),
+  ...base,
+  messageId: z.string(),
+});
 export const ToolCallStartEventSchema = z.object({
   type: z.literal('TOOL_CALL_START'),
   ...base,
@@ -134,7 +144,12 @@ export const ToolCallStartEventSchema = z.object({
   toolCallName: z.string(),
   parentMessageId: z.string().optional(),
 });
-export const ToolCallArgsEventSchema = z.object({ type: z.literal('TOOL_CALL_ARGS'), ...base, toolCallId: z.string(), delta: z.string() });
+export const ToolCallArgsEventSchema = z.object({
+  type: z.literal('TOOL_CALL_ARGS'),
+  ...base,
+  toolCallId: z.string(),
+  delta: z.string(),
+});
 export const ToolCallEndEventSchema = z.object({ type: z.literal('TOOL_CALL_END'), ...base, toolCallId: z.string() });
 export const ToolCallResultEventSchema = z.object({
   type: z.literal('TOOL_CALL_RESULT'),
@@ -146,7 +161,11 @@ export const ToolCallResultEventSchema = z.object({
 });
 export const CustomEventSchema = z.object({ type: z.literal('CUSTOM'), ...base, name: z.string(), value: z.unknown() });
 /** Sent to a watcher attaching without a position, for stock AG-UI clients (the panel uses the custom snapshot). */
-export const MessagesSnapshotEventSchema = z.object({ type: z.literal('MESSAGES_SNAPSHOT'), ...base, messages: z.array(z.unknown()) });
+export const MessagesSnapshotEventSchema = z.object({
+  type: z.literal('MESSAGES_SNAPSHOT'),
+  ...base,
+  messages: z.array(z.unknown()),
+});
 
 export const AgentEventSchema = z.discriminatedUnion('type', [
   RunStartedEventSchema,
@@ -236,7 +255,10 @@ export const AgentRequestSchema = z.object({
     .object({
       pageContext: z.unknown().optional(),
       /** A new version of a turn (edit: with a user message; regenerate: without): the run starting it. */
-      version: z.object({ of: z.string().min(1).max(100) }).strict().optional(),
+      version: z
+        .object({ of: z.string().min(1).max(100) })
+        .strict()
+        .optional(),
     })
     .passthrough()
     .optional(),
@@ -269,7 +291,14 @@ export function storedEventSchema<V extends number>(version: V) {
   /** Where the row starts in its run's live stream (v2; see compact.ts). */
   const pos = z.number().int().positive().optional();
   return z.discriminatedUnion('type', [
-    z.object({ v, pos, type: z.literal('RUN_STARTED'), runId: z.string(), threadId: z.string(), parentRunId: z.string().optional() }),
+    z.object({
+      v,
+      pos,
+      type: z.literal('RUN_STARTED'),
+      runId: z.string(),
+      threadId: z.string(),
+      parentRunId: z.string().optional(),
+    }),
     z.object({
       v,
       pos,
@@ -290,7 +319,14 @@ export function storedEventSchema<V extends number>(version: V) {
       args: z.string(),
       complete: z.boolean(),
     }),
-    z.object({ v, pos, type: z.literal('TOOL_CALL_RESULT'), messageId: z.string(), toolCallId: z.string(), content: z.string() }),
+    z.object({
+      v,
+      pos,
+      type: z.literal('TOOL_CALL_RESULT'),
+      messageId: z.string(),
+      toolCallId: z.string(),
+      content: z.string(),
+    }),
     z.object({ v, pos, type: z.literal('CUSTOM'), name: z.string(), value: z.unknown() }),
     z.object({
       v,
@@ -301,7 +337,14 @@ export function storedEventSchema<V extends number>(version: V) {
       outcome: RunOutcomeSchema.optional(),
       usage: z.array(TokenUsageSchema).optional(),
     }),
-    z.object({ v, pos, type: z.literal('RUN_ERROR'), runId: z.string(), code: z.enum(AGENT_ERROR_CODES).optional(), message: z.string() }),
+    z.object({
+      v,
+      pos,
+      type: z.literal('RUN_ERROR'),
+      runId: z.string(),
+      code: z.enum(AGENT_ERROR_CODES).optional(),
+      message: z.string(),
+    }),
   ]);
 }
 
@@ -338,8 +381,10 @@ export function upgradeStoredEvent(
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return { ok: false, reason: 'payload is not an object' };
   let payload = raw as Record<string, unknown>;
   const from = payload.v === undefined ? 1 : payload.v;
-  if (typeof from !== 'number' || !Number.isInteger(from) || from < 1) return { ok: false, reason: `invalid version ${JSON.stringify(payload.v)}` };
-  if (from > target) return { ok: false, reason: `written by a newer version (v${from}, this build reads up to v${target})` };
+  if (typeof from !== 'number' || !Number.isInteger(from) || from < 1)
+    return { ok: false, reason: `invalid version ${JSON.stringify(payload.v)}` };
+  if (from > target)
+    return { ok: false, reason: `written by a newer version (v${from}, this build reads up to v${target})` };
   for (let n = from; n < target; n++) {
     const step = steps[n];
     if (!step) return { ok: false, reason: `no upgrade step from v${n}` };
@@ -349,10 +394,16 @@ export function upgradeStoredEvent(
       return { ok: false, reason: `upgrade from v${n} failed: ${(err as Error).message}` };
     }
   }
-  const parsed = (target === STORED_EVENT_VERSION ? StoredEventSchema : storedEventSchema(target)).safeParse({ ...payload, v: target });
+  const parsed = (target === STORED_EVENT_VERSION ? StoredEventSchema : storedEventSchema(target)).safeParse({
+    ...payload,
+    v: target,
+  });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return { ok: false, reason: `does not match v${target}: ${issue ? `${issue.path.join('.') || '(payload)'} ${issue.message}` : 'invalid'}` };
+    return {
+      ok: false,
+      reason: `does not match v${target}: ${issue ? `${issue.path.join('.') || '(payload)'} ${issue.message}` : 'invalid'}`,
+    };
   }
   return { ok: true, event: parsed.data as StoredEvent, from };
 }
@@ -396,7 +447,11 @@ export const RunStateSchema = z.object({
 export type RunState = z.infer<typeof RunStateSchema>;
 
 /** A turn with several versions (edits, regenerations): which one is shown, of how many. */
-export const TurnVersionsSchema = z.object({ index: z.number().int().positive(), count: z.number().int().positive(), runIds: z.array(z.string()) });
+export const TurnVersionsSchema = z.object({
+  index: z.number().int().positive(),
+  count: z.number().int().positive(),
+  runIds: z.array(z.string()),
+});
 
 export const ConversationViewSchema = z.object({
   threadId: z.string().nullable(),

@@ -211,7 +211,10 @@ export async function listAudit(
   const f = AuditListInput.parse(filters);
   let cursorRow: { id: string; startedAt: Date } | null = null;
   if (f.cursor) {
-    cursorRow = await prisma.toolCallAudit.findFirst({ where: { id: f.cursor, projectId }, select: { id: true, startedAt: true } });
+    cursorRow = await prisma.toolCallAudit.findFirst({
+      where: { id: f.cursor, projectId },
+      select: { id: true, startedAt: true },
+    });
   }
   const apiKey: Prisma.ApiKeyWhereInput = {
     ...(f.keyKind ? { kind: f.keyKind } : {}),
@@ -290,12 +293,21 @@ export async function auditFacets(prisma: PrismaClient, projectId: string): Prom
       take: MAX_FACETS,
       select: { publicKey: true, kind: true, name: true, revokedAt: true },
     }),
-    prisma.toolCallAudit.groupBy({ by: ['userId'], where: { projectId, userId: { not: null } }, orderBy: { userId: 'asc' }, take: MAX_FACETS }),
+    prisma.toolCallAudit.groupBy({
+      by: ['userId'],
+      where: { projectId, userId: { not: null } },
+      orderBy: { userId: 'asc' },
+      take: MAX_FACETS,
+    }),
   ]);
   const known = new Set<string>(TOOL_NAMES);
   const userIds = userGroups.map((g) => g.userId).filter((x): x is string => x !== null);
   const users = userIds.length
-    ? await prisma.user.findMany({ where: { id: { in: userIds } }, select: { id: true, name: true }, orderBy: [{ name: 'asc' }, { id: 'asc' }] })
+    ? await prisma.user.findMany({
+        where: { id: { in: userIds } },
+        select: { id: true, name: true },
+        orderBy: [{ name: 'asc' }, { id: 'asc' }],
+      })
     : [];
   return {
     tools: [...TOOL_NAMES, ...toolGroups.map((g) => g.tool).filter((t) => !known.has(t))],

@@ -42,7 +42,11 @@ export async function authenticate(prisma: PrismaClient, authorization: string |
   }
   const creds = parseAuthorization(authorization);
   if (!creds) {
-    return { ok: false, code: 'INVALID_KEY', message: 'Malformed Authorization header. Use Bearer <secret key> or Basic base64(public:secret).' };
+    return {
+      ok: false,
+      code: 'INVALID_KEY',
+      message: 'Malformed Authorization header. Use Bearer <secret key> or Basic base64(public:secret).',
+    };
   }
   const check = await verifyKey(prisma, creds);
   if (!check.ok) {

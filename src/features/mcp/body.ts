@@ -108,7 +108,9 @@ export function scanToolCalls(text: string, opts: { maxCalls: number; metaKey: s
       if (key === 'name') msg.call.name = str;
       else if (key === 'arguments') {
         msg.call.argumentsText =
-          value && 'container' in value ? text.slice(value.container.start, Math.min(value.end + 1, value.container.start + MAX_SCANNED_STRING)) : null;
+          value && 'container' in value
+            ? text.slice(value.container.start, Math.min(value.end + 1, value.container.start + MAX_SCANNED_STRING))
+            : null;
       }
     } else if (level === m + 2 && stack[m]!.key === 'params' && stack[m + 1]!.key === '_meta' && key === opts.metaKey) {
       msg.call.metaValue = str;
@@ -138,7 +140,13 @@ export function scanToolCalls(text: string, opts: { maxCalls: number; metaKey: s
       }
       const parent = stack.at(-1);
       if (!parent && c === 0x5b) rootIsArray = true;
-      const frame: Frame = { isObject: c === 0x7b, key: parent?.isObject ? parent.pendingKey : null, pendingKey: null, expectKey: c === 0x7b, start: i };
+      const frame: Frame = {
+        isObject: c === 0x7b,
+        key: parent?.isObject ? parent.pendingKey : null,
+        pendingKey: null,
+        expectKey: c === 0x7b,
+        start: i,
+      };
       if (frame.isObject && stack.length + 1 === msgLevel()) {
         frame.msg = { method: null, hasId: false, call: { name: null, argumentsText: null, metaValue: null } };
       }

@@ -17,7 +17,14 @@ export async function consumeOverride(
   input: { payload: OverridePayload; apiKeyId: string; tool: string; now?: Date },
 ): Promise<boolean> {
   const used = await prisma.mcpOverrideUse.createMany({
-    data: [{ nonce: input.payload.nonce, apiKeyId: input.apiKeyId, tool: input.tool, ...(input.now ? { consumedAt: input.now } : {}) }],
+    data: [
+      {
+        nonce: input.payload.nonce,
+        apiKeyId: input.apiKeyId,
+        tool: input.tool,
+        ...(input.now ? { consumedAt: input.now } : {}),
+      },
+    ],
     skipDuplicates: true,
   });
   if (used.count !== 1) return false;
@@ -36,7 +43,9 @@ export async function purgeOldOverrideUses(prisma: PrismaClient, now: Date = new
       select: { nonce: true },
     });
     if (old.length === 0) return 0;
-    const res = await prisma.mcpOverrideUse.deleteMany({ where: { nonce: { in: old.map((o) => o.nonce) }, consumedAt: { lt: cutoff } } });
+    const res = await prisma.mcpOverrideUse.deleteMany({
+      where: { nonce: { in: old.map((o) => o.nonce) }, consumedAt: { lt: cutoff } },
+    });
     return res.count;
   } catch {
     // Housekeeping only: the call that consumed its token goes on.

@@ -39,7 +39,8 @@ export function canonicalJson(value: unknown): string {
 function sortDeep(value: unknown): unknown {
   if (Array.isArray(value)) return value.map((v) => (v === undefined ? null : sortDeep(v)));
   if (value && typeof value === 'object') {
-    if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return sortDeep((value as { toJSON(): unknown }).toJSON());
+    if (typeof (value as { toJSON?: unknown }).toJSON === 'function')
+      return sortDeep((value as { toJSON(): unknown }).toJSON());
     // A null-prototype object: a key named `__proto__` stays an ordinary key instead of setting
     // the prototype (which would drop it from the JSON and let two argument sets collide).
     const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
@@ -146,11 +147,14 @@ export function verifyOverride(
     return fail('OVERRIDE_INVALID', 'The approval token is malformed.');
   }
   const nowSeconds = Math.floor((expected.now ?? Date.now()) / 1000);
-  if (payload.exp <= nowSeconds) return fail('OVERRIDE_EXPIRED', 'The approval token has expired. Ask for approval again.');
+  if (payload.exp <= nowSeconds)
+    return fail('OVERRIDE_EXPIRED', 'The approval token has expired. Ask for approval again.');
   // Signed, but valid for longer than any token is minted for: refuse (its nonce could outlive the
   // record of its use).
-  if (payload.exp > nowSeconds + MAX_OVERRIDE_TTL_SECONDS) return fail('OVERRIDE_INVALID', 'The approval token is valid for too long.');
-  if (payload.kid !== expected.keyId) return fail('OVERRIDE_WRONG_KEY', 'The approval token was issued for another key.');
+  if (payload.exp > nowSeconds + MAX_OVERRIDE_TTL_SECONDS)
+    return fail('OVERRIDE_INVALID', 'The approval token is valid for too long.');
+  if (payload.kid !== expected.keyId)
+    return fail('OVERRIDE_WRONG_KEY', 'The approval token was issued for another key.');
   if (payload.tool !== expected.tool) {
     return fail('OVERRIDE_WRONG_TOOL', `The approval token is for ${payload.tool}, not ${expected.tool}.`);
   }

@@ -53,7 +53,12 @@ const UserRef = toolText({ min: 1, max: 320 }).describe('A project member: their
 const Page = z.number().int().min(1).max(10_000).default(1);
 const PageSize = (dflt: number) => z.number().int().min(1).max(MAX_PAGE_SIZE).default(dflt);
 
-const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+const READ: ToolAnnotations = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
 /** Project data written by the team only. */
 const PRIVATE: ToolDataTags = { readsPrivateData: true, readsUntrustedContent: false, communicatesOutside: false };
 /** Issue rows: titles and labels last written through a project key are untrusted external text. */
@@ -129,7 +134,8 @@ export const MCP_TOOLS = {
   }),
   list_labels: defineTool({
     title: 'List labels',
-    description: 'List the labels defined in this project (name, color, issue count), by name. Paged: `hasMore: true` means there is a next page.',
+    description:
+      'List the labels defined in this project (name, color, issue count), by name. Paged: `hasMore: true` means there is a next page.',
     inputSchema: z.object({ page: Page, pageSize: PageSize(MAX_PAGE_SIZE) }).strict(),
     annotations: READ,
     scope: 'issues:read',

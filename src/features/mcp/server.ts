@@ -33,9 +33,30 @@ import { noteDatabaseState } from '@/server/health';
 import { log } from '@/server/log';
 import { authenticate, principalHasScope, type McpPrincipal } from './auth';
 import { countRefusedCalls, INVALID_TOOL_NAME, writeAudit, type RefusedCalls } from './audit';
-import { jsonTooDeep, MAX_BODY_BYTES, MAX_JSON_DEPTH, OVERSIZE_PREFIX_BYTES, readBodyCapped, scanToolCalls } from './body';
-import { describeError, isInfrastructureError, jsonRpcErrorResponse, McpRefusal, RPC, ToolFailure, type McpErrorCode } from './errors';
-import { fingerprintArgs, OVERRIDE_META_KEY, TOOL_CALL_META_KEY, verifyOverride, type OverridePayload } from './override';
+import {
+  jsonTooDeep,
+  MAX_BODY_BYTES,
+  MAX_JSON_DEPTH,
+  OVERSIZE_PREFIX_BYTES,
+  readBodyCapped,
+  scanToolCalls,
+} from './body';
+import {
+  describeError,
+  isInfrastructureError,
+  jsonRpcErrorResponse,
+  McpRefusal,
+  RPC,
+  ToolFailure,
+  type McpErrorCode,
+} from './errors';
+import {
+  fingerprintArgs,
+  OVERRIDE_META_KEY,
+  TOOL_CALL_META_KEY,
+  verifyOverride,
+  type OverridePayload,
+} from './override';
 import { consumeOverride } from './override-store';
 import { isToolName, MCP_TOOLS, TOOL_NAMES, toolInputJsonSchema, type McpToolName } from './registry';
 import { storable } from './text';
@@ -51,7 +72,9 @@ const INSTRUCTIONS =
 
 /** Answers GET and DELETE: a stateless server keeps no SSE stream and no session. */
 export function methodNotAllowed(): Response {
-  return jsonRpcErrorResponse(405, RPC.TRANSPORT, 'METHOD_NOT_ALLOWED', 'Method not allowed: use POST.', { allow: 'POST' });
+  return jsonRpcErrorResponse(405, RPC.TRANSPORT, 'METHOD_NOT_ALLOWED', 'Method not allowed: use POST.', {
+    allow: 'POST',
+  });
 }
 
 function unauthorized(code: McpErrorCode, message: string): Response {
@@ -68,9 +91,15 @@ export async function handleMcpPost(req: Request, opts: { prisma?: PrismaClient 
   } catch (err) {
     if (isInfrastructureError(err)) {
       noteDatabaseState(false, err);
-      return jsonRpcErrorResponse(503, RPC.TRANSPORT, 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable. Try again shortly.', {
-        'retry-after': '5',
-      });
+      return jsonRpcErrorResponse(
+        503,
+        RPC.TRANSPORT,
+        'SERVICE_UNAVAILABLE',
+        'The service is temporarily unavailable. Try again shortly.',
+        {
+          'retry-after': '5',
+        },
+      );
     }
     const failure = { code: 'INTERNAL_ERROR', error: describeError(err), frames: stackFrames(err) };
     log().error({ event: 'request.failed', ...failure }, 'MCP request failed');
@@ -105,10 +134,20 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
   // 1. Media types (the SDK's own rules, answered with our codes). No I/O yet.
   const accept = req.headers.get('accept') ?? '';
   if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
-    return jsonRpcErrorResponse(406, RPC.TRANSPORT, 'NOT_ACCEPTABLE', 'Not Acceptable: send Accept: application/json, text/event-stream.');
+    return jsonRpcErrorResponse(
+      406,
+      RPC.TRANSPORT,
+      'NOT_ACCEPTABLE',
+      'Not Acceptable: send Accept: application/json, text/event-stream.',
+    );
   }
   if (!isJsonContentType(req.headers.get('content-type'))) {
-    return jsonRpcErrorResponse(415, RPC.TRANSPORT, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported Media Type: send Content-Type: application/json.');
+    return jsonRpcErrorResponse(
+      415,
+      RPC.TRANSPORT,
+      'UNSUPPORTED_MEDIA_TYPE',
+      'Unsupported Media Type: send Content-Type: application/json.',
+    );
   }
 
   // 2. The key, before any body work: an unknown caller gets 401 without the body being read.
@@ -116,7 +155,12 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
   const auth = await authenticate(prisma, req.headers.get('authorization'));
   if (!auth.ok && !auth.key) return unauthorized(auth.code, auth.message);
   const who: AuditIdentity = auth.ok
-    ? { projectId: auth.principal.projectId, apiKeyId: auth.principal.key.id, userId: auth.principal.userId, runId: auth.principal.runId }
+    ? {
+        projectId: auth.principal.projectId,
+        apiKeyId: auth.principal.key.id,
+        userId: auth.principal.userId,
+        runId: auth.principal.runId,
+      }
     : { projectId: auth.key!.projectId, apiKeyId: auth.key!.id, userId: auth.key!.userId, runId: auth.key!.runId };
 
   /** Audits the tools/call requests found in `text` (without parsing it) as refused with `code`. */
@@ -136,7 +180,14 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
         }),
       ),
     );
-  const refuse = async (text: string, http: number, rpc: number, code: McpErrorCode, message: string, status: ToolCallStatus) => {
+  const refuse = async (
+    text: string,
+    http: number,
+    rpc: number,
+    code: McpErrorCode,
+    message: string,
+    status: ToolCallStatus,
+  ) => {
     await auditScanned(text, status, code, message);
     return jsonRpcErrorResponse(http, rpc, code, message, http === 413 ? { connection: 'close' } : {});
   };
@@ -164,11 +215,25 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
   if (!body.ok) {
     return body.reason === 'too_large'
       ? // The rest of the body is left unread: the client is asked not to reuse this connection.
-        refuse(body.prefix, 413, RPC.TRANSPORT, 'PAYLOAD_TOO_LARGE', `Request body over ${MAX_BODY_BYTES} bytes.`, 'DENIED')
+        refuse(
+          body.prefix,
+          413,
+          RPC.TRANSPORT,
+          'PAYLOAD_TOO_LARGE',
+          `Request body over ${MAX_BODY_BYTES} bytes.`,
+          'DENIED',
+        )
       : jsonRpcErrorResponse(400, RPC.PARSE_ERROR, 'PARSE_ERROR', 'Could not read the request body.');
   }
   if (jsonTooDeep(body.text, MAX_JSON_DEPTH)) {
-    return refuse(body.text, 400, RPC.INVALID_REQUEST, 'JSON_TOO_DEEP', `JSON nested deeper than ${MAX_JSON_DEPTH} levels.`, 'DENIED');
+    return refuse(
+      body.text,
+      400,
+      RPC.INVALID_REQUEST,
+      'JSON_TOO_DEEP',
+      `JSON nested deeper than ${MAX_JSON_DEPTH} levels.`,
+      'DENIED',
+    );
   }
   let parsed: unknown;
   try {
@@ -179,15 +244,36 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
   const isBatch = Array.isArray(parsed);
   const messages: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
   if (messages.length === 0 || messages.length > MAX_BATCH) {
-    return refuse(body.text, 400, RPC.INVALID_REQUEST, 'INVALID_REQUEST', `Send between 1 and ${MAX_BATCH} JSON-RPC messages.`, 'ERROR');
+    return refuse(
+      body.text,
+      400,
+      RPC.INVALID_REQUEST,
+      'INVALID_REQUEST',
+      `Send between 1 and ${MAX_BATCH} JSON-RPC messages.`,
+      'ERROR',
+    );
   }
   if (!messages.every((m) => JSONRPCMessageSchema.safeParse(m).success)) {
-    return refuse(body.text, 400, RPC.INVALID_REQUEST, 'INVALID_REQUEST', 'Invalid Request: not a JSON-RPC 2.0 message.', 'ERROR');
+    return refuse(
+      body.text,
+      400,
+      RPC.INVALID_REQUEST,
+      'INVALID_REQUEST',
+      'Invalid Request: not a JSON-RPC 2.0 message.',
+      'ERROR',
+    );
   }
   const valid = messages as JSONRPCMessage[];
   const initializes = valid.filter((m) => isJSONRPCRequest(m) && m.method === 'initialize').length;
   if (initializes > 1) {
-    return refuse(body.text, 400, RPC.INVALID_REQUEST, 'INVALID_REQUEST', 'Invalid Request: only one initialize request per body.', 'ERROR');
+    return refuse(
+      body.text,
+      400,
+      RPC.INVALID_REQUEST,
+      'INVALID_REQUEST',
+      'Invalid Request: only one initialize request per body.',
+      'ERROR',
+    );
   }
   const protocolVersion = req.headers.get('mcp-protocol-version');
   if (initializes === 0 && protocolVersion !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion)) {
@@ -242,7 +328,10 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
   let answers: unknown[] = [];
   if (forSdk.length > 0) {
     const server = createMcpServer(prisma, principal, req.signal);
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
     transport.onerror = () => undefined;
     await server.connect(transport);
     try {
@@ -305,8 +394,7 @@ async function callLimitRefusal(
     });
   if (calls.length > limit) {
     // A batch larger than a whole minute's calls can never fit: say so rather than "wait".
-    const message =
-      `This batch has ${calls.length} tool calls; this key may make at most ${limit} a minute. Send fewer.`;
+    const message = `This batch has ${calls.length} tool calls; this key may make at most ${limit} a minute. Send fewer.`;
     return { calls: described(), wait: CALL_LIMIT_WINDOW_SECONDS, message };
   }
   const hit = await hitLimit(prisma, {
@@ -326,14 +414,19 @@ function withStableCode(answer: unknown): unknown {
   if (!answer || typeof answer !== 'object' || !('error' in answer)) return answer;
   const a = answer as { id?: RpcId; error: { code?: unknown; data?: { code?: unknown } } };
   if (typeof a.error.data?.code === 'string') return answer;
-  if (a.error.code === RPC.METHOD_NOT_FOUND) return rpcError(a.id ?? null, RPC.METHOD_NOT_FOUND, 'METHOD_NOT_FOUND', 'Method not found');
-  if (a.error.code === RPC.INVALID_PARAMS) return rpcError(a.id ?? null, RPC.INVALID_PARAMS, 'INVALID_REQUEST', 'Invalid parameters');
+  if (a.error.code === RPC.METHOD_NOT_FOUND)
+    return rpcError(a.id ?? null, RPC.METHOD_NOT_FOUND, 'METHOD_NOT_FOUND', 'Method not found');
+  if (a.error.code === RPC.INVALID_PARAMS)
+    return rpcError(a.id ?? null, RPC.INVALID_PARAMS, 'INVALID_REQUEST', 'Invalid parameters');
   const where = { rpcId: String(a.id).slice(0, 40), rpcCode: String(a.error.code).slice(0, 12) };
   log().error({ event: 'mcp.protocol_error', ...where }, 'MCP request failed in the protocol layer');
   return rpcError(a.id ?? null, RPC.INTERNAL_ERROR, 'INTERNAL_ERROR', 'The server could not handle this request.');
 }
 
-const REQUEST_SCHEMAS: Record<string, { safeParse(v: unknown): { success: boolean; error?: { issues: readonly Issue[] } } }> = {
+const REQUEST_SCHEMAS: Record<
+  string,
+  { safeParse(v: unknown): { success: boolean; error?: { issues: readonly Issue[] } } }
+> = {
   initialize: InitializeRequestSchema,
   ping: PingRequestSchema,
   'tools/list': ListToolsRequestSchema,
@@ -349,8 +442,14 @@ function describeIssues(issues: readonly Issue[]): string {
   return issues
     .slice(0, 3)
     .map((i) => {
-      const where = i.path.filter((p) => p !== 'params').map(String).join('.') || 'params';
-      const message = /received undefined$/.test(i.message) ? 'required' : i.message.replace(/expected record/g, 'expected an object');
+      const where =
+        i.path
+          .filter((p) => p !== 'params')
+          .map(String)
+          .join('.') || 'params';
+      const message = /received undefined$/.test(i.message)
+        ? 'required'
+        : i.message.replace(/expected record/g, 'expected an object');
       return `${where}: ${message}`;
     })
     .join('; ');
@@ -430,7 +529,9 @@ function summarizeIssues(issues: readonly z.core.$ZodIssue[]): string {
       .slice(0, 5)
       .map((i) => {
         const where = i.path.length ? i.path.map(String).join('.') : '(arguments)';
-        return i.code === 'unrecognized_keys' ? `${where}: unknown field(s) ${i.keys.join(', ')}` : `${where}: ${i.message}`;
+        return i.code === 'unrecognized_keys'
+          ? `${where}: unknown field(s) ${i.keys.join(', ')}`
+          : `${where}: ${i.message}`;
       })
       .join('; '),
     600,
@@ -438,7 +539,10 @@ function summarizeIssues(issues: readonly z.core.$ZodIssue[]): string {
 }
 
 function createMcpServer(prisma: PrismaClient, principal: McpPrincipal, signal: AbortSignal): Server {
-  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false } },
+    instructions: INSTRUCTIONS,
+  });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: visibleTools(principal).map(describeTool) }));
 
@@ -459,12 +563,18 @@ function createMcpServer(prisma: PrismaClient, principal: McpPrincipal, signal: 
         startedAt,
         durationMs: performance.now() - t0,
       });
-    const refuse = async (rpc: number, code: McpErrorCode, message: string, status: ToolCallStatus = 'DENIED'): Promise<never> => {
+    const refuse = async (
+      rpc: number,
+      code: McpErrorCode,
+      message: string,
+      status: ToolCallStatus = 'DENIED',
+    ): Promise<never> => {
       await audit(status, code, { error: { code, message } });
       throw new McpRefusal(rpc, code, message);
     };
 
-    if (!isToolName(name)) return refuse(RPC.INVALID_PARAMS, 'UNKNOWN_TOOL', `Unknown tool: ${storable(name, 100)}.`, 'ERROR');
+    if (!isToolName(name))
+      return refuse(RPC.INVALID_PARAMS, 'UNKNOWN_TOOL', `Unknown tool: ${storable(name, 100)}.`, 'ERROR');
     const def = MCP_TOOLS[name];
     if (!principalHasScope(principal, def.scope)) {
       const holder = principal.key.kind === 'PROJECT' ? "This key's scopes do" : "This key's user role does";
@@ -475,9 +585,17 @@ function createMcpServer(prisma: PrismaClient, principal: McpPrincipal, signal: 
     if (principal.requiresOverride && !def.annotations.readOnlyHint) {
       const token = meta[OVERRIDE_META_KEY];
       if (token === undefined) {
-        return refuse(RPC.FORBIDDEN, 'OVERRIDE_REQUIRED', `${name} changes data: an assistant key needs the user's approval to run it.`);
+        return refuse(
+          RPC.FORBIDDEN,
+          'OVERRIDE_REQUIRED',
+          `${name} changes data: an assistant key needs the user's approval to run it.`,
+        );
       }
-      const check = verifyOverride(token, { tool: name, argsFingerprint: fingerprintArgs(args), keyId: principal.key.id });
+      const check = verifyOverride(token, {
+        tool: name,
+        argsFingerprint: fingerprintArgs(args),
+        keyId: principal.key.id,
+      });
       if (!check.ok) return refuse(RPC.FORBIDDEN, check.code, check.message);
       override = check.payload;
     }
@@ -496,9 +614,18 @@ function createMcpServer(prisma: PrismaClient, principal: McpPrincipal, signal: 
     try {
       // Consume once: the nonce is the primary key, so a second use fails on every instance.
       if (override && !(await consumeOverride(prisma, { payload: override, apiKeyId: principal.key.id, tool: name }))) {
-        return await refuse(RPC.FORBIDDEN, 'OVERRIDE_REUSED', 'This approval was already used. Ask for approval again.');
+        return await refuse(
+          RPC.FORBIDDEN,
+          'OVERRIDE_REUSED',
+          'This approval was already used. Ask for approval again.',
+        );
       }
-      const out = await runTool(name, input.data as never, { prisma, projectId: principal.projectId, principal, signal });
+      const out = await runTool(name, input.data as never, {
+        prisma,
+        projectId: principal.projectId,
+        principal,
+        signal,
+      });
       await audit('OK', null, out);
       return okResult(out);
     } catch (err) {
@@ -512,7 +639,10 @@ function createMcpServer(prisma: PrismaClient, principal: McpPrincipal, signal: 
       log().error(failure, 'MCP tool failed');
       if (isInfrastructureError(err)) {
         await audit('ERROR', 'SERVICE_UNAVAILABLE', { error: { code: 'SERVICE_UNAVAILABLE' } });
-        return errorResult('SERVICE_UNAVAILABLE', `${name} could not run: the service is temporarily unavailable. Try again shortly.`);
+        return errorResult(
+          'SERVICE_UNAVAILABLE',
+          `${name} could not run: the service is temporarily unavailable. Try again shortly.`,
+        );
       }
       await audit('ERROR', 'INTERNAL_ERROR', { error: { code: 'INTERNAL_ERROR' } });
       return errorResult('INTERNAL_ERROR', `${name} failed unexpectedly. Try again later.`);

@@ -12,7 +12,8 @@ const ANY_CONTROL = /[\u0000-\u001F\u007F-\u009F]/g;
 /** Half of a surrogate pair without the other half: not valid Unicode, not encodable as UTF-8. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
-export const CONTROL_CHARS_MESSAGE = 'must not contain control characters (such as NUL); only tab and line breaks are allowed';
+export const CONTROL_CHARS_MESSAGE =
+  'must not contain control characters (such as NUL); only tab and line breaks are allowed';
 
 /** True when `text` holds a control character other than tab, line feed or carriage return. */
 export function hasForbiddenControlChars(text: string): boolean {
@@ -60,4 +61,3 @@ export function storable(text: string, max: number): string {
   // Lone surrogates cannot be encoded as UTF-8: replace them so the database never refuses the row.
   return capText(escapeControlChars(text.replace(LONE_SURROGATE, '\uFFFD')), max);
 }
-

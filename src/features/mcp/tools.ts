@@ -258,7 +258,10 @@ const HANDLERS: Handlers = {
   async update_issue(ctx, input) {
     const { number, ...fields } = input;
     if (Object.values(fields).every((v) => v === undefined)) {
-      throw new ToolFailure('INVALID_ARGUMENTS', 'Give at least one field to change: title, body, status, priority or labels.');
+      throw new ToolFailure(
+        'INVALID_ARGUMENTS',
+        'Give at least one field to change: title, body, status, priority or labels.',
+      );
     }
     const issue = await updateIssue(ctx.prisma, ctx.projectId, { number, ...fields }, actorOf(ctx.principal));
     const updated = Object.keys(fields).filter((k) => fields[k as keyof typeof fields] !== undefined);
@@ -266,7 +269,12 @@ const HANDLERS: Handlers = {
   },
 
   async add_comment(ctx, input) {
-    const c = await addComment(ctx.prisma, ctx.projectId, { number: input.number, body: input.body }, actorOf(ctx.principal));
+    const c = await addComment(
+      ctx.prisma,
+      ctx.projectId,
+      { number: input.number, body: input.body },
+      actorOf(ctx.principal),
+    );
     return { issueNumber: input.number, comment: commentRow(c) };
   },
 
@@ -307,7 +315,11 @@ function fromServiceError(err: unknown): ToolFailure | null {
 }
 
 /** Runs one tool with already validated input. Throws ToolFailure for expected failures. */
-export async function runTool<N extends McpToolName>(name: N, input: McpToolInput<N>, ctx: ToolContext): Promise<ToolOutput> {
+export async function runTool<N extends McpToolName>(
+  name: N,
+  input: McpToolInput<N>,
+  ctx: ToolContext,
+): Promise<ToolOutput> {
   const handler = HANDLERS[name] as (c: ToolContext, i: McpToolInput<N>) => Promise<ToolOutput>;
   try {
     return await handler(ctx, input);

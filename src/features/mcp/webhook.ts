@@ -27,12 +27,11 @@ const WEBHOOK_MAX_RESPONSE_BYTES = 4 * 1024;
  * NODE_ENV is production. Any other value stops the app at start-up (like src/server/env.ts).
  */
 export function parseAllowPrivateNetworks(raw: string | undefined, nodeEnv: string | undefined): boolean {
-  const parsed = z
-    .enum(['1', '0', 'true', 'false', ''])
-    .optional()
-    .safeParse(raw?.trim().toLowerCase());
+  const parsed = z.enum(['1', '0', 'true', 'false', '']).optional().safeParse(raw?.trim().toLowerCase());
   if (!parsed.success) {
-    throw new Error(`Invalid environment: WEBHOOK_ALLOW_PRIVATE_NETWORKS must be 1, 0, true or false (got "${String(raw).slice(0, 20)}").`);
+    throw new Error(
+      `Invalid environment: WEBHOOK_ALLOW_PRIVATE_NETWORKS must be 1, 0, true or false (got "${String(raw).slice(0, 20)}").`,
+    );
   }
   const v = parsed.data;
   if (v === undefined || v === '') return nodeEnv !== 'production';
@@ -40,7 +39,10 @@ export function parseAllowPrivateNetworks(raw: string | undefined, nodeEnv: stri
 }
 
 /** Read once, when the module loads. */
-export const WEBHOOK_ALLOW_PRIVATE_NETWORKS = parseAllowPrivateNetworks(process.env.WEBHOOK_ALLOW_PRIVATE_NETWORKS, process.env.NODE_ENV);
+export const WEBHOOK_ALLOW_PRIVATE_NETWORKS = parseAllowPrivateNetworks(
+  process.env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+  process.env.NODE_ENV,
+);
 
 /** Host names of cloud metadata services: refused whatever they resolve to. */
 const METADATA_HOSTS: ReadonlySet<string> = new Set([
@@ -187,8 +189,16 @@ export interface WebhookOptions {
   allowPrivateNetworks?: boolean;
 }
 
-export async function deliverWebhook(url: string | null, payload: WebhookPayload, opts: WebhookOptions = {}): Promise<WebhookDelivery> {
-  if (!url) throw new ToolFailure('WEBHOOK_NOT_CONFIGURED', 'This project has no webhook URL configured. An admin can set one in the project settings.');
+export async function deliverWebhook(
+  url: string | null,
+  payload: WebhookPayload,
+  opts: WebhookOptions = {},
+): Promise<WebhookDelivery> {
+  if (!url)
+    throw new ToolFailure(
+      'WEBHOOK_NOT_CONFIGURED',
+      'This project has no webhook URL configured. An admin can set one in the project settings.',
+    );
   let target: URL;
   try {
     target = new URL(url);
@@ -199,10 +209,14 @@ export async function deliverWebhook(url: string | null, payload: WebhookPayload
     throw new ToolFailure('WEBHOOK_FAILED', 'The project webhook URL must use http or https.');
   }
   const allowPrivate = opts.allowPrivateNetworks ?? WEBHOOK_ALLOW_PRIVATE_NETWORKS;
-  const host = target.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  const host = target.hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
   if (METADATA_HOSTS.has(host)) throw new ToolFailure('WEBHOOK_URL_REFUSED', REFUSED_MESSAGE);
   // An IP literal is connected to without a lookup: check it here. Names are checked in `lookup`.
-  if (net.isIP(host) && !addressAllowed(host, allowPrivate)) throw new ToolFailure('WEBHOOK_URL_REFUSED', REFUSED_MESSAGE);
+  if (net.isIP(host) && !addressAllowed(host, allowPrivate))
+    throw new ToolFailure('WEBHOOK_URL_REFUSED', REFUSED_MESSAGE);
 
   const body = JSON.stringify(payload);
   if (Buffer.byteLength(body) > WEBHOOK_MAX_REQUEST_BYTES) {
@@ -231,12 +245,15 @@ export async function deliverWebhook(url: string | null, payload: WebhookPayload
     if (err instanceof RefusedDestination || (err as { cause?: unknown }).cause instanceof RefusedDestination) {
       throw new ToolFailure('WEBHOOK_URL_REFUSED', REFUSED_MESSAGE);
     }
-    if (timeout.aborted) throw new ToolFailure('WEBHOOK_FAILED', `The webhook did not answer within ${timeoutMs / 1000} s.`);
+    if (timeout.aborted)
+      throw new ToolFailure('WEBHOOK_FAILED', `The webhook did not answer within ${timeoutMs / 1000} s.`);
     if (signal.aborted) throw new ToolFailure('WEBHOOK_FAILED', 'The webhook call was cancelled.');
     throw new ToolFailure('WEBHOOK_FAILED', `Could not reach the webhook (${connectionReason(err)}).`);
   }
   if (status < 200 || status > 299) {
-    throw new ToolFailure('WEBHOOK_FAILED', `The webhook answered HTTP ${status}; the message was not delivered.`, { httpStatus: status });
+    throw new ToolFailure('WEBHOOK_FAILED', `The webhook answered HTTP ${status}; the message was not delivered.`, {
+      httpStatus: status,
+    });
   }
   return { delivered: true, status };
 }
@@ -246,7 +263,11 @@ function post(target: URL, body: string, opts: { signal: AbortSignal; lookup: ne
   return new Promise<number>((resolve, reject) => {
     const request = (target.protocol === 'https:' ? https : http).request(target, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'tracker-webhook/1.0' },
+      headers: {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        'user-agent': 'tracker-webhook/1.0',
+      },
       // A fresh connection per delivery: every connection goes through the checked lookup.
       agent: false,
       lookup: opts.lookup,

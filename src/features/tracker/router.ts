@@ -38,9 +38,18 @@ const projectsRouter = router({
   list: authedProcedure.query(({ ctx }) => svc.listProjectsForUser(ctx.prisma, ctx.user.id)),
   /** One project with the caller's role and scopes, and the issue counts. */
   get: projectProcedure('project:read').query(async ({ ctx, input }) => {
-    const [project, summary] = await Promise.all([svc.getProject(ctx.prisma, input.projectId), svc.projectSummary(ctx.prisma, input.projectId)]);
+    const [project, summary] = await Promise.all([
+      svc.getProject(ctx.prisma, input.projectId),
+      svc.projectSummary(ctx.prisma, input.projectId),
+    ]);
     return {
-      project: { id: project.id, slug: project.slug, name: project.name, description: project.description, createdAt: project.createdAt },
+      project: {
+        id: project.id,
+        slug: project.slug,
+        name: project.name,
+        description: project.description,
+        createdAt: project.createdAt,
+      },
       role: ctx.access.role,
       scopes: scopesFor(ctx.access),
       summary,

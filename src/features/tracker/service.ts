@@ -158,21 +158,29 @@ async function requireIssue(db: Db, projectId: string, number: number): Promise<
  * Resolves a member of the project by user id or email. USER_NOT_FOUND when no such user exists,
  * NOT_A_MEMBER when the user is not in this project.
  */
-export async function resolveMember(db: Db, projectId: string, ref: string): Promise<{ id: string; name: string; email: string }> {
+export async function resolveMember(
+  db: Db,
+  projectId: string,
+  ref: string,
+): Promise<{ id: string; name: string; email: string }> {
   const value = ref.trim();
   const user = await db.user.findFirst({
     where: value.includes('@') ? { email: value.toLowerCase() } : { id: value },
     select: { id: true, name: true, email: true, memberships: { where: { projectId }, select: { id: true } } },
   });
   if (!user) throw appError('NOT_FOUND', 'USER_NOT_FOUND', `No user ${value}.`);
-  if (user.memberships.length === 0) throw appError('BAD_REQUEST', 'NOT_A_MEMBER', `${user.email} is not a member of this project.`);
+  if (user.memberships.length === 0)
+    throw appError('BAD_REQUEST', 'NOT_A_MEMBER', `${user.email} is not a member of this project.`);
   return { id: user.id, name: user.name, email: user.email };
 }
 
 async function resolveLabelIds(db: Db, projectId: string, names: string[]): Promise<string[]> {
   const unique = [...new Set(names.map((n) => n.trim()))];
   if (unique.length === 0) return [];
-  const labels = await db.label.findMany({ where: { projectId, name: { in: unique } }, select: { id: true, name: true } });
+  const labels = await db.label.findMany({
+    where: { projectId, name: { in: unique } },
+    select: { id: true, name: true },
+  });
   const missing = unique.filter((n) => !labels.some((l) => l.name === n));
   if (missing.length) throw appError('BAD_REQUEST', 'LABEL_NOT_FOUND', `Unknown label: ${missing.join(', ')}.`);
   return labels.map((l) => l.id);
@@ -257,7 +265,11 @@ export async function projectSummary(
 ): Promise<ProjectSummary> {
   const input = parseInput(ProjectSummaryInput, raw);
   const project = await getProject(prisma, projectId);
-  const groups = await prisma.issue.groupBy({ by: ['status', 'priority'], where: { projectId }, _count: { _all: true } });
+  const groups = await prisma.issue.groupBy({
+    by: ['status', 'priority'],
+    where: { projectId },
+    _count: { _all: true },
+  });
   const byStatus = Object.fromEntries(ISSUE_STATUSES.map((s) => [s, 0])) as Record<IssueStatus, number>;
   const byPriority = Object.fromEntries(ISSUE_PRIORITIES.map((p) => [p, 0])) as Record<IssuePriority, number>;
   const openByPriority = { ...byPriority };
@@ -318,7 +330,11 @@ export interface IssuePage {
 }
 
 /** Issues of a project, newest first, filtered; offset pagination with the total count. */
-export async function listIssues(prisma: PrismaClient, projectId: string, raw: ListIssuesInput = {}): Promise<IssuePage> {
+export async function listIssues(
+  prisma: PrismaClient,
+  projectId: string,
+  raw: ListIssuesInput = {},
+): Promise<IssuePage> {
   const input = parseInput(ListIssuesInput, raw);
   const and: Prisma.IssueWhereInput[] = [{ projectId }];
   if (input.status) and.push({ status: input.status });
@@ -342,7 +358,13 @@ export async function listIssues(prisma: PrismaClient, projectId: string, raw: L
     }),
   ]);
   const next = input.offset + rows.length;
-  return { issues: rows.map(toSummary), total, offset: input.offset, limit: input.limit, nextOffset: next < total ? next : null };
+  return {
+    issues: rows.map(toSummary),
+    total,
+    offset: input.offset,
+    limit: input.limit,
+    nextOffset: next < total ? next : null,
+  };
 }
 
 export const SearchIssuesInput = z
@@ -358,7 +380,11 @@ export type SearchIssuesInput = z.input<typeof SearchIssuesInput>;
  * Issues whose title or body contain every word of the query; matches in the title rank first,
  * then newest first.
  */
-export async function searchIssues(prisma: PrismaClient, projectId: string, raw: SearchIssuesInput): Promise<IssueSummary[]> {
+export async function searchIssues(
+  prisma: PrismaClient,
+  projectId: string,
+  raw: SearchIssuesInput,
+): Promise<IssueSummary[]> {
   const input = parseInput(SearchIssuesInput, raw);
   const words = searchWords(input.query);
   const rows = await prisma.issue.findMany({
@@ -469,7 +495,10 @@ export async function getIssue(prisma: PrismaClient, projectId: string, raw: Get
   };
 }
 
-export async function listLabels(prisma: PrismaClient, projectId: string): Promise<Array<{ id: string; name: string; color: string; issueCount: number }>> {
+export async function listLabels(
+  prisma: PrismaClient,
+  projectId: string,
+): Promise<Array<{ id: string; name: string; color: string; issueCount: number }>> {
   const rows = await prisma.label.findMany({
     where: { projectId },
     orderBy: { name: 'asc' },
@@ -643,7 +672,11 @@ export async function reopenIssue(
 }
 
 /** Permanently deletes an issue and its comments. Numbers are never reused. */
-export async function deleteIssue(prisma: PrismaClient, projectId: string, raw: IssueNumberInput): Promise<{ number: number; deleted: true }> {
+export async function deleteIssue(
+  prisma: PrismaClient,
+  projectId: string,
+  raw: IssueNumberInput,
+): Promise<{ number: number; deleted: true }> {
   const input = parseInput(IssueNumberInput, raw);
   const res = await prisma.issue.deleteMany({ where: { projectId, number: input.number } });
   if (res.count === 0) throw appError('NOT_FOUND', 'ISSUE_NOT_FOUND', `Issue #${input.number} not found.`);
@@ -657,7 +690,12 @@ export type AddCommentInput = z.input<typeof AddCommentInput>;
  * Adds a comment by `actor`. Without a user (an API key) the comment is recorded as external,
  * under `actor.displayName`.
  */
-export async function addComment(prisma: PrismaClient, projectId: string, raw: AddCommentInput, actor: Actor): Promise<IssueComment> {
+export async function addComment(
+  prisma: PrismaClient,
+  projectId: string,
+  raw: AddCommentInput,
+  actor: Actor,
+): Promise<IssueComment> {
   const input = parseInput(AddCommentInput, raw);
   const issue = await requireIssue(prisma, projectId, input.number);
   const c = await prisma.comment.create({
@@ -701,7 +739,10 @@ export async function listMembers(prisma: PrismaClient, projectId: string): Prom
 }
 
 export async function getMemberRole(prisma: Db, projectId: string, userId: string): Promise<Role | null> {
-  const m = await prisma.projectMembership.findUnique({ where: { projectId_userId: { projectId, userId } }, select: { role: true } });
+  const m = await prisma.projectMembership.findUnique({
+    where: { projectId_userId: { projectId, userId } },
+    select: { role: true },
+  });
   return m?.role ?? null;
 }
 
@@ -711,8 +752,12 @@ export type AddMemberInput = z.input<typeof AddMemberInput>;
 /** Adds an EXISTING user (by email) to the project. */
 export async function addMember(prisma: PrismaClient, projectId: string, raw: AddMemberInput): Promise<Member> {
   const input = parseInput(AddMemberInput, raw);
-  const user = await prisma.user.findUnique({ where: { email: input.email }, select: { id: true, name: true, email: true } });
-  if (!user) throw appError('NOT_FOUND', 'USER_NOT_FOUND', `No user with the email ${input.email}. They need an account first.`);
+  const user = await prisma.user.findUnique({
+    where: { email: input.email },
+    select: { id: true, name: true, email: true },
+  });
+  if (!user)
+    throw appError('NOT_FOUND', 'USER_NOT_FOUND', `No user with the email ${input.email}. They need an account first.`);
   const existing = await getMemberRole(prisma, projectId, user.id);
   if (existing) throw appError('CONFLICT', 'ALREADY_MEMBER', `${user.email} is already a member.`);
   try {
@@ -722,7 +767,8 @@ export async function addMember(prisma: PrismaClient, projectId: string, raw: Ad
     });
     return { userId: user.id, name: user.name, email: user.email, role: m.role, joinedAt: m.createdAt };
   } catch (err) {
-    if ((err as { code?: string }).code === 'P2002') throw appError('CONFLICT', 'ALREADY_MEMBER', `${user.email} is already a member.`);
+    if ((err as { code?: string }).code === 'P2002')
+      throw appError('CONFLICT', 'ALREADY_MEMBER', `${user.email} is already a member.`);
     throw err;
   }
 }
@@ -731,7 +777,11 @@ export async function addMember(prisma: PrismaClient, projectId: string, raw: Ad
  * Runs `fn` in a transaction holding the project row lock, so concurrent membership changes of one
  * project are serialized (the "at least one owner" invariant cannot be raced).
  */
-async function withProjectLock<T>(prisma: PrismaClient, projectId: string, fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+async function withProjectLock<T>(
+  prisma: PrismaClient,
+  projectId: string,
+  fn: (tx: Prisma.TransactionClient) => Promise<T>,
+): Promise<T> {
   return prisma.$transaction(async (tx) => {
     const locked = await tx.project.updateMany({ where: { id: projectId }, data: { updatedAt: new Date() } });
     if (locked.count === 0) throw appError('NOT_FOUND', 'PROJECT_NOT_FOUND', 'Project not found.');
@@ -740,7 +790,10 @@ async function withProjectLock<T>(prisma: PrismaClient, projectId: string, fn: (
 }
 
 async function requireMembership(tx: Db, projectId: string, userId: string): Promise<{ id: string; role: Role }> {
-  const m = await tx.projectMembership.findUnique({ where: { projectId_userId: { projectId, userId } }, select: { id: true, role: true } });
+  const m = await tx.projectMembership.findUnique({
+    where: { projectId_userId: { projectId, userId } },
+    select: { id: true, role: true },
+  });
   if (!m) throw appError('NOT_FOUND', 'USER_NOT_FOUND', 'That user is not a member of this project.');
   return m;
 }
@@ -756,7 +809,12 @@ export async function changeRole(prisma: PrismaClient, projectId: string, raw: C
     if (m.role === input.role) return;
     if (m.role === 'OWNER') {
       const owners = await tx.projectMembership.count({ where: { projectId, role: 'OWNER' } });
-      if (owners <= 1) throw appError('BAD_REQUEST', 'LAST_OWNER', 'A project needs at least one owner: make someone else owner first.');
+      if (owners <= 1)
+        throw appError(
+          'BAD_REQUEST',
+          'LAST_OWNER',
+          'A project needs at least one owner: make someone else owner first.',
+        );
     }
     await tx.projectMembership.update({ where: { id: m.id }, data: { role: input.role } });
   });
@@ -768,7 +826,11 @@ export const RemoveMemberInput = z.object({ userId: Identifier }).strict();
 export type RemoveMemberInput = z.input<typeof RemoveMemberInput>;
 
 /** Removes a member. The last OWNER can never be removed (LAST_OWNER). Their issues stay. */
-export async function removeMember(prisma: PrismaClient, projectId: string, raw: RemoveMemberInput): Promise<{ userId: string; removed: true }> {
+export async function removeMember(
+  prisma: PrismaClient,
+  projectId: string,
+  raw: RemoveMemberInput,
+): Promise<{ userId: string; removed: true }> {
   const input = parseInput(RemoveMemberInput, raw);
   await withProjectLock(prisma, projectId, async (tx) => {
     const m = await requireMembership(tx, projectId, input.userId);
@@ -802,8 +864,13 @@ export const SetWebhookInput = z.object({ url: WebhookUrlSchema.nullable() }).st
 export type SetWebhookInput = z.input<typeof SetWebhookInput>;
 
 /** Sets or clears (null / empty) the project's webhook URL. */
-export async function setWebhookUrl(prisma: PrismaClient, projectId: string, raw: SetWebhookInput): Promise<{ webhookUrl: string | null }> {
-  const r = raw && typeof raw === 'object' && typeof raw.url === 'string' && raw.url.trim() === '' ? { url: null } : raw;
+export async function setWebhookUrl(
+  prisma: PrismaClient,
+  projectId: string,
+  raw: SetWebhookInput,
+): Promise<{ webhookUrl: string | null }> {
+  const r =
+    raw && typeof raw === 'object' && typeof raw.url === 'string' && raw.url.trim() === '' ? { url: null } : raw;
   const input = parseInput(SetWebhookInput, r);
   const res = await prisma.project.updateMany({ where: { id: projectId }, data: { webhookUrl: input.url } });
   if (res.count === 0) throw appError('NOT_FOUND', 'PROJECT_NOT_FOUND', 'Project not found.');
@@ -867,7 +934,11 @@ export type CreateKeyInput = z.input<typeof CreateKeyInput>;
 export const KeyIdInput = z.object({ keyId: Identifier }).strict();
 
 /** Finds a PROJECT key of this project; KEY_NOT_FOUND otherwise (also for other projects' keys). */
-export async function requireProjectKey(prisma: PrismaClient, projectId: string, keyId: string): Promise<{ id: string }> {
+export async function requireProjectKey(
+  prisma: PrismaClient,
+  projectId: string,
+  keyId: string,
+): Promise<{ id: string }> {
   const k = await prisma.apiKey.findFirst({ where: { id: keyId, projectId, kind: 'PROJECT' }, select: { id: true } });
   if (!k) throw appError('NOT_FOUND', 'KEY_NOT_FOUND', 'API key not found.');
   return k;

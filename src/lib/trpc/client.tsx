@@ -24,7 +24,9 @@ export function makeTrpcClient() {
 /** A user-facing message for a failed call (server messages are already safe to show). */
 export function errorMessage(err: unknown): string {
   if (err instanceof TRPCClientError) {
-    const data = err.data as { code?: string; issues?: Array<{ path: Array<string | number>; message: string }> | null } | undefined;
+    const data = err.data as
+      | { code?: string; issues?: Array<{ path: Array<string | number>; message: string }> | null }
+      | undefined;
     if (data?.issues?.length) {
       const first = data.issues[0]!;
       return `${first.path.length ? `${first.path.join('.')}: ` : ''}${first.message}`;
@@ -36,6 +38,7 @@ export function errorMessage(err: unknown): string {
 
 /** The stable appCode of a failed call (e.g. LAST_OWNER), or null. */
 export function errorAppCode(err: unknown): string | null {
-  if (err instanceof TRPCClientError) return ((err.data as { appCode?: string | null } | undefined)?.appCode ?? null) || null;
+  if (err instanceof TRPCClientError)
+    return ((err.data as { appCode?: string | null } | undefined)?.appCode ?? null) || null;
   return null;
 }

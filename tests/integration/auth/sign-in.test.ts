@@ -26,7 +26,9 @@ describe('credentials', () => {
       name: 'Signer',
     });
     // The email is matched case-insensitively.
-    expect((await authorizeCredentials(prisma, { email: user.email.toUpperCase(), password: 'right password' }))?.id).toBe(user.id);
+    expect(
+      (await authorizeCredentials(prisma, { email: user.email.toUpperCase(), password: 'right password' }))?.id,
+    ).toBe(user.id);
 
     const refused = [
       { email: user.email, password: 'wrong password' },
@@ -61,7 +63,8 @@ describe('credentials', () => {
 });
 
 describe('OAuth sign-in callback', () => {
-  const signIn = (user: User, account: Account, profile?: Profile) => authOptions().callbacks!.signIn!({ user, account, profile });
+  const signIn = (user: User, account: Account, profile?: Profile) =>
+    authOptions().callbacks!.signIn!({ user, account, profile });
 
   function google(providerAccountId: string): Account {
     return { provider: 'google', type: 'oauth', providerAccountId, access_token: 'ya29.test' };
@@ -88,12 +91,16 @@ describe('OAuth sign-in callback', () => {
     const user: User = { id, email: owner.email.toUpperCase(), name: 'Owner' };
     expect(await signIn(user, google(id), { email: owner.email, email_verified: true } as Profile)).toBe(true);
     expect(user.id).toBe(owner.id);
-    const link = await prisma.account.findUniqueOrThrow({ where: { provider_providerAccountId: { provider: 'google', providerAccountId: id } } });
+    const link = await prisma.account.findUniqueOrThrow({
+      where: { provider_providerAccountId: { provider: 'google', providerAccountId: id } },
+    });
     expect(link.userId).toBe(owner.id);
 
     // Later: the same identity signs in as the same user, even if the provider's email changed.
     const again: User = { id, email: 'changed@example.com' };
-    expect(await signIn(again, google(id), { email: 'changed@example.com', email_verified: false } as Profile)).toBe(true);
+    expect(await signIn(again, google(id), { email: 'changed@example.com', email_verified: false } as Profile)).toBe(
+      true,
+    );
     expect(again.id).toBe(owner.id);
     expect(await prisma.user.count({ where: { email: 'changed@example.com' } })).toBe(0);
   });
@@ -111,6 +118,8 @@ describe('OAuth sign-in callback', () => {
   });
 
   it('credentials sign-ins pass through untouched', async () => {
-    expect(await signIn({ id: 'u_x' }, { provider: 'credentials', type: 'credentials', providerAccountId: 'u_x' })).toBe(true);
+    expect(
+      await signIn({ id: 'u_x' }, { provider: 'credentials', type: 'credentials', providerAccountId: 'u_x' }),
+    ).toBe(true);
   });
 });

@@ -16,7 +16,11 @@ describe.runIf(adminUrl)('losing idle PostgreSQL connections', () => {
       // Several sessions at once, so the pool holds several idle connections afterwards.
       const names = await Promise.all(
         Array.from({ length: 3 }, () =>
-          db.withSession(async (s) => (await s.query<{ db: string }>('SELECT current_database() AS db, pg_sleep(0.05)::text AS slept')).rows[0]!.db),
+          db.withSession(
+            async (s) =>
+              (await s.query<{ db: string }>('SELECT current_database() AS db, pg_sleep(0.05)::text AS slept')).rows[0]!
+                .db,
+          ),
         ),
       );
       const admin = new pg.Client({ connectionString: adminUrl });

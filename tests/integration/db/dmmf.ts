@@ -68,7 +68,11 @@ let instance: SchemaWasm | undefined;
 function load(): SchemaWasm {
   if (instance) return instance;
   const require = createRequire(import.meta.url);
-  const wasmPath = path.join(path.dirname(require.resolve('prisma/package.json')), 'build', 'prisma_schema_build_bg.wasm');
+  const wasmPath = path.join(
+    path.dirname(require.resolve('prisma/package.json')),
+    'build',
+    'prisma_schema_build_bg.wasm',
+  );
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let exports: SchemaWasm;
   const str = (ptr: number, len: number) => decoder.decode(new Uint8Array(exports.memory.buffer, ptr >>> 0, len));

@@ -28,7 +28,8 @@ async function driftReport(session: SqlSession, dmmf: Dmmf): Promise<string[]> {
   const report = diffShapes(shapeFromDmmf(dmmf), actual);
   for (const [name, { table, definition }] of Object.entries(actual.partialIndexes)) {
     const allowed = ALLOWED_EXTRA_INDEXES[name];
-    if (!allowed) report.push(`index ${name} on ${table}: partial or expression index not in the allow-list (${definition})`);
+    if (!allowed)
+      report.push(`index ${name} on ${table}: partial or expression index not in the allow-list (${definition})`);
     else if (!allowed.test(definition)) report.push(`index ${name} on ${table}: definition changed to ${definition}`);
   }
   for (const name of Object.keys(ALLOWED_EXTRA_INDEXES)) {
@@ -89,16 +90,41 @@ describe('Prisma schema vs. SQL migrations', () => {
       expect(count(actual, k), k).toBe(count(expected, k));
       expect(count(actual, k), k).toBeGreaterThan(10);
     }
-    expect(expected.tables.Issue!.columns.status).toEqual({ type: '"IssueStatus"', nullable: false, default: `'OPEN'::"IssueStatus"` });
-    expect(expected.tables.IssueLabel!.primaryKey).toEqual({ name: 'IssueLabel_pkey', columns: ['issueId', 'labelId'] });
+    expect(expected.tables.Issue!.columns.status).toEqual({
+      type: '"IssueStatus"',
+      nullable: false,
+      default: `'OPEN'::"IssueStatus"`,
+    });
+    expect(expected.tables.IssueLabel!.primaryKey).toEqual({
+      name: 'IssueLabel_pkey',
+      columns: ['issueId', 'labelId'],
+    });
   });
 });
 
 describe('the drift test reports differences', () => {
   const schemaCases: Array<[string, string, string | RegExp, string, string[]]> = [
-    ['a field made optional', 'Issue', /title(\s+)String/, 'title$1String?', ['column Issue.title: optional in the Prisma schema, NOT NULL in the database']],
-    ['a new field', 'Issue', /\n {2}closedAt/, '\n  severity Int @default(0)\n  closedAt', ['column Issue.severity: in the Prisma schema, missing in the database']],
-    ['a changed default', 'Project', `@default("")`, `@default("none")`, [`column Project.description: default 'none'::text in the Prisma schema, ''::text in the database`]],
+    [
+      'a field made optional',
+      'Issue',
+      /title(\s+)String/,
+      'title$1String?',
+      ['column Issue.title: optional in the Prisma schema, NOT NULL in the database'],
+    ],
+    [
+      'a new field',
+      'Issue',
+      /\n {2}closedAt/,
+      '\n  severity Int @default(0)\n  closedAt',
+      ['column Issue.severity: in the Prisma schema, missing in the database'],
+    ],
+    [
+      'a changed default',
+      'Project',
+      `@default("")`,
+      `@default("none")`,
+      [`column Project.description: default 'none'::text in the Prisma schema, ''::text in the database`],
+    ],
     [
       'a changed list default',
       'ApiKey',
@@ -109,10 +135,36 @@ describe('the drift test reports differences', () => {
           'ARRAY[]::text[] in the database',
       ],
     ],
-    ['a changed type', 'AgentEvent', /seq(\s+)Int/, 'seq$1BigInt', ['column AgentEvent.seq: type bigint in the Prisma schema, integer in the database']],
-    ['a new unique field', 'Project', /name(\s+)String/, 'name$1String @unique', ['index Project_name_key on Project: unique (name) in the Prisma schema, missing in the database']],
-    ['a removed index', 'IssueLabel', /\n\s+@@index\(\[labelId\]\)/, '', ['index IssueLabel_labelId_idx on IssueLabel: index (labelId) in the database, not in the Prisma schema']],
-    ['a new enum value', 'IssueStatus', 'CLOSED', 'CLOSED\n  ARCHIVED', ['enum IssueStatus: values (OPEN, IN_PROGRESS, CLOSED, ARCHIVED) in the Prisma schema, (OPEN, IN_PROGRESS, CLOSED) in the database']],
+    [
+      'a changed type',
+      'AgentEvent',
+      /seq(\s+)Int/,
+      'seq$1BigInt',
+      ['column AgentEvent.seq: type bigint in the Prisma schema, integer in the database'],
+    ],
+    [
+      'a new unique field',
+      'Project',
+      /name(\s+)String/,
+      'name$1String @unique',
+      ['index Project_name_key on Project: unique (name) in the Prisma schema, missing in the database'],
+    ],
+    [
+      'a removed index',
+      'IssueLabel',
+      /\n\s+@@index\(\[labelId\]\)/,
+      '',
+      ['index IssueLabel_labelId_idx on IssueLabel: index (labelId) in the database, not in the Prisma schema'],
+    ],
+    [
+      'a new enum value',
+      'IssueStatus',
+      'CLOSED',
+      'CLOSED\n  ARCHIVED',
+      [
+        'enum IssueStatus: values (OPEN, IN_PROGRESS, CLOSED, ARCHIVED) in the Prisma schema, (OPEN, IN_PROGRESS, CLOSED) in the database',
+      ],
+    ],
     [
       'a changed referential action',
       'Comment',
@@ -131,19 +183,43 @@ describe('the drift test reports differences', () => {
 
   it('in the Prisma schema: a new model', async () => {
     const altered = getDmmf(`${schemaText}\nmodel Extra {\n  id String @id\n}\n`);
-    expect(await driftReport(db.session, altered)).toEqual(['table Extra: in the Prisma schema, missing in the database']);
+    expect(await driftReport(db.session, altered)).toEqual([
+      'table Extra: in the Prisma schema, missing in the database',
+    ]);
   });
 
   const sqlCases: Array<[string, string, string[]]> = [
-    ['NOT NULL dropped', 'ALTER TABLE "Comment" ALTER COLUMN "body" DROP NOT NULL', ['column Comment.body: required in the Prisma schema, NULL allowed in the database']],
-    ['a unique index dropped', 'DROP INDEX "User_email_key"', ['index User_email_key on User: unique (email) in the Prisma schema, missing in the database']],
-    ['a default changed', `ALTER TABLE "Issue" ALTER COLUMN "body" SET DEFAULT 'x'`, [`column Issue.body: default ''::text in the Prisma schema, 'x'::text in the database`]],
-    ['a default dropped', `ALTER TABLE "AgentRun" ALTER COLUMN "startedAt" DROP DEFAULT`, ['column AgentRun.startedAt: default CURRENT_TIMESTAMP in the Prisma schema, none in the database']],
-    ['an extra column', 'ALTER TABLE "AgentRun" ADD COLUMN "extra" TEXT', ['column AgentRun.extra: in the database, not in the Prisma schema']],
+    [
+      'NOT NULL dropped',
+      'ALTER TABLE "Comment" ALTER COLUMN "body" DROP NOT NULL',
+      ['column Comment.body: required in the Prisma schema, NULL allowed in the database'],
+    ],
+    [
+      'a unique index dropped',
+      'DROP INDEX "User_email_key"',
+      ['index User_email_key on User: unique (email) in the Prisma schema, missing in the database'],
+    ],
+    [
+      'a default changed',
+      `ALTER TABLE "Issue" ALTER COLUMN "body" SET DEFAULT 'x'`,
+      [`column Issue.body: default ''::text in the Prisma schema, 'x'::text in the database`],
+    ],
+    [
+      'a default dropped',
+      `ALTER TABLE "AgentRun" ALTER COLUMN "startedAt" DROP DEFAULT`,
+      ['column AgentRun.startedAt: default CURRENT_TIMESTAMP in the Prisma schema, none in the database'],
+    ],
+    [
+      'an extra column',
+      'ALTER TABLE "AgentRun" ADD COLUMN "extra" TEXT',
+      ['column AgentRun.extra: in the database, not in the Prisma schema'],
+    ],
     [
       'a type changed',
       'ALTER TABLE "ApiKey" ALTER COLUMN "expiresAt" TYPE TIMESTAMPTZ(3)',
-      ['column ApiKey.expiresAt: type timestamp(3) without time zone in the Prisma schema, timestamp(3) with time zone in the database'],
+      [
+        'column ApiKey.expiresAt: type timestamp(3) without time zone in the Prisma schema, timestamp(3) with time zone in the database',
+      ],
     ],
     [
       'a foreign key action changed',
@@ -152,18 +228,34 @@ describe('the drift test reports differences', () => {
         'foreign key Issue_assigneeId_fkey: (assigneeId) -> User(id) ON DELETE SET NULL ON UPDATE CASCADE in the Prisma schema, (assigneeId) -> User(id) ON DELETE CASCADE ON UPDATE CASCADE in the database',
       ],
     ],
-    ['an extra unique index', 'CREATE UNIQUE INDEX "Issue_title_key" ON "Issue"("title")', ['index Issue_title_key on Issue: unique (title) in the database, not in the Prisma schema']],
+    [
+      'an extra unique index',
+      'CREATE UNIQUE INDEX "Issue_title_key" ON "Issue"("title")',
+      ['index Issue_title_key on Issue: unique (title) in the database, not in the Prisma schema'],
+    ],
     [
       'a partial index outside the allow-list',
       `CREATE INDEX "Issue_open_idx" ON "Issue"("projectId") WHERE "status" = 'OPEN'`,
-      [`index Issue_open_idx on Issue: partial or expression index not in the allow-list (CREATE INDEX "Issue_open_idx" ON public."Issue" USING btree ("projectId") WHERE (status = 'OPEN'::"IssueStatus"))`],
+      [
+        `index Issue_open_idx on Issue: partial or expression index not in the allow-list (CREATE INDEX "Issue_open_idx" ON public."Issue" USING btree ("projectId") WHERE (status = 'OPEN'::"IssueStatus"))`,
+      ],
     ],
-    ['the allowed partial index dropped', 'DROP INDEX "AgentRun_one_running_per_conversation"', ['index AgentRun_one_running_per_conversation: allowed extra index is missing from the database']],
-    ['a table dropped', 'DROP TABLE "AgentFeedback"', ['table AgentFeedback: in the Prisma schema, missing in the database']],
+    [
+      'the allowed partial index dropped',
+      'DROP INDEX "AgentRun_one_running_per_conversation"',
+      ['index AgentRun_one_running_per_conversation: allowed extra index is missing from the database'],
+    ],
+    [
+      'a table dropped',
+      'DROP TABLE "AgentFeedback"',
+      ['table AgentFeedback: in the Prisma schema, missing in the database'],
+    ],
     [
       'an enum value renamed',
       `ALTER TYPE "ApprovalStatus" RENAME VALUE 'CONSUMED' TO 'USED'`,
-      ['enum ApprovalStatus: values (PENDING, APPROVED, REJECTED, EXPIRED, CONSUMED) in the Prisma schema, (PENDING, APPROVED, REJECTED, EXPIRED, USED) in the database'],
+      [
+        'enum ApprovalStatus: values (PENDING, APPROVED, REJECTED, EXPIRED, CONSUMED) in the Prisma schema, (PENDING, APPROVED, REJECTED, EXPIRED, USED) in the database',
+      ],
     ],
   ];
 

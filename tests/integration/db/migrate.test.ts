@@ -6,7 +6,13 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { applyMigrations, defaultMigrationsDir, MigrationError, readMigrations, type SqlSession } from '@/server/migrate';
+import {
+  applyMigrations,
+  defaultMigrationsDir,
+  MigrationError,
+  readMigrations,
+  type SqlSession,
+} from '@/server/migrate';
 import { adminUrl, openEmptyDatabase, type EmptyDatabase } from './empty-database';
 
 interface MigrationRow {
@@ -102,10 +108,11 @@ describe('applying the project migrations to an empty database', () => {
       expect(r.logs).toBeNull();
       expect(Number(r.applied_steps_count)).toBe(1);
     }
-    for (const t of ['User', 'Project', 'Issue', 'AgentRun', 'AgentEvent']) expect(await tableExists(db.session, t)).toBe(true);
+    for (const t of ['User', 'Project', 'Issue', 'AgentRun', 'AgentEvent'])
+      expect(await tableExists(db.session, t)).toBe(true);
   });
 
-  it('keeps Prisma\'s folder layout: migration_lock.toml beside the migration folders, read as no migration', async () => {
+  it("keeps Prisma's folder layout: migration_lock.toml beside the migration folders, read as no migration", async () => {
     const dir = defaultMigrationsDir();
     const lock = readFileSync(path.join(dir, 'migration_lock.toml'), 'utf8');
     expect(lock).toMatch(/^provider = "postgresql"$/m);
@@ -136,14 +143,16 @@ describe('applying the project migrations to an empty database', () => {
     await s.query(`INSERT INTO "User" (id, email, name, "updatedAt") VALUES ('u1', 'u1@test.local', 'U', now())`);
     await s.query(`INSERT INTO "Project" (id, slug, name, "updatedAt") VALUES ('p1', 'p1', 'P', now())`);
     for (const c of ['c1', 'c2']) {
-      await s.query(`INSERT INTO "AgentConversation" (id, "projectId", "userId", "updatedAt") VALUES ($1, 'p1', 'u1', now())`, [c]);
+      await s.query(
+        `INSERT INTO "AgentConversation" (id, "projectId", "userId", "updatedAt") VALUES ($1, 'p1', 'u1', now())`,
+        [c],
+      );
     }
     const run = (id: string, conversation: string, status: string) =>
-      s.query(`INSERT INTO "AgentRun" (id, "conversationId", "userId", status) VALUES ($1, $2, 'u1', $3::"AgentRunStatus")`, [
-        id,
-        conversation,
-        status,
-      ]);
+      s.query(
+        `INSERT INTO "AgentRun" (id, "conversationId", "userId", status) VALUES ($1, $2, 'u1', $3::"AgentRunStatus")`,
+        [id, conversation, status],
+      );
 
     await run('r1', 'c1', 'RUNNING');
     const err = (await run('r2', 'c1', 'RUNNING').then(
@@ -161,9 +170,7 @@ describe('applying the project migrations to an empty database', () => {
     // Once the running one finishes, a new run may start.
     await s.query(`UPDATE "AgentRun" SET status = 'COMPLETED' WHERE id = 'r1'`);
     await run('r6', 'c1', 'RUNNING');
-    const { rows } = await s.query<{ id: string }>(
-      `SELECT id FROM "AgentRun" WHERE status = 'RUNNING' ORDER BY id`,
-    );
+    const { rows } = await s.query<{ id: string }>(`SELECT id FROM "AgentRun" WHERE status = 'RUNNING' ORDER BY id`);
     expect(rows.map((r) => r.id)).toEqual(['r5', 'r6']);
   });
 });
@@ -214,7 +221,10 @@ describe('refusing unsafe history', () => {
 
   it('refuses to continue after a migration that started but never finished', async () => {
     await emptyDb();
-    const m = tempMigrations({ '001_first': 'CREATE TABLE "first" (id int);', '002_second': 'CREATE TABLE "second" (id int);' });
+    const m = tempMigrations({
+      '001_first': 'CREATE TABLE "first" (id int);',
+      '002_second': 'CREATE TABLE "second" (id int);',
+    });
     await applyMigrations(db.session, (await readMigrations(m.dir)).slice(0, 1));
     // What a crash half-way through a non-transactional `prisma migrate deploy` leaves behind.
     await db.session.query(
@@ -254,7 +264,10 @@ describe('concurrent appliers', () => {
     m.write('999_tail', 'INSERT INTO "counter" VALUES (1);');
     const migrations = await readMigrations(m.dir);
 
-    const [ra, rb] = await Promise.all([applyMigrations(a.session, migrations), applyMigrations(b.session, migrations)]);
+    const [ra, rb] = await Promise.all([
+      applyMigrations(a.session, migrations),
+      applyMigrations(b.session, migrations),
+    ]);
     const all = migrations.map((x) => x.name);
     // One applier did everything, the other found it done.
     expect([...ra.applied, ...rb.applied].sort()).toEqual(all);

@@ -86,7 +86,8 @@ const quoteLiteral = (v: string) => `'${v.replace(/'/g, "''")}'`;
 
 function columnType(f: DmmfField, enumDbNames: Map<string, string>): string {
   let t: string;
-  if (f.kind === 'enum') t = quoteIdent(enumDbNames.get(f.type) ?? f.type); // format_type() quotes mixed case
+  if (f.kind === 'enum')
+    t = quoteIdent(enumDbNames.get(f.type) ?? f.type); // format_type() quotes mixed case
   else if (f.nativeType) {
     const [name, args] = f.nativeType;
     t = NATIVE_TYPES[name]?.(args) ?? `${name}(${args.join(',')})`;
@@ -220,7 +221,8 @@ export function shapeFromDmmf(dmmf: Dmmf): SchemaShape {
         table: tableOf(target),
         refColumns: (f.relationToFields ?? []).map((x) => colOf(target, x)),
         // Prisma's defaults: Restrict for required relations, SetNull for optional ones; Cascade on update.
-        onDelete: REFERENTIAL_ACTIONS[f.relationOnDelete ?? (optional ? 'SetNull' : 'Restrict')] ?? String(f.relationOnDelete),
+        onDelete:
+          REFERENTIAL_ACTIONS[f.relationOnDelete ?? (optional ? 'SetNull' : 'Restrict')] ?? String(f.relationOnDelete),
         onUpdate: REFERENTIAL_ACTIONS[f.relationOnUpdate ?? 'Cascade'] ?? String(f.relationOnUpdate),
       };
     }
@@ -233,7 +235,13 @@ export function shapeFromDmmf(dmmf: Dmmf): SchemaShape {
 // From the database catalog.
 // ---------------------------------------------------------------------------------------------
 
-const FK_ACTIONS: Record<string, string> = { a: 'NO ACTION', r: 'RESTRICT', c: 'CASCADE', n: 'SET NULL', d: 'SET DEFAULT' };
+const FK_ACTIONS: Record<string, string> = {
+  a: 'NO ACTION',
+  r: 'RESTRICT',
+  c: 'CASCADE',
+  n: 'SET NULL',
+  d: 'SET DEFAULT',
+};
 
 /** Tables the applier owns, not part of the data model. */
 export const BOOKKEEPING_TABLES = new Set(['_prisma_migrations']);
@@ -242,7 +250,9 @@ export const BOOKKEEPING_TABLES = new Set(['_prisma_migrations']);
  * Reads the current schema (first schema on the search path). Partial and expression indexes are
  * returned under `partialIndexes` so the caller decides which are allowed.
  */
-export async function shapeFromDatabase(s: SqlSession): Promise<SchemaShape & { partialIndexes: Record<string, { table: string; definition: string }> }> {
+export async function shapeFromDatabase(
+  s: SqlSession,
+): Promise<SchemaShape & { partialIndexes: Record<string, { table: string; definition: string }> }> {
   const shape: SchemaShape & { partialIndexes: Record<string, { table: string; definition: string }> } = {
     enums: {},
     tables: {},
@@ -268,7 +278,13 @@ export async function shapeFromDatabase(s: SqlSession): Promise<SchemaShape & { 
     shape.tables[r.name] = { columns: {}, primaryKey: null, indexes: {}, foreignKeys: {} };
   }
 
-  const { rows: columnRows } = await s.query<{ table: string; column: string; type: string; nullable: boolean; default: string | null }>(
+  const { rows: columnRows } = await s.query<{
+    table: string;
+    column: string;
+    type: string;
+    nullable: boolean;
+    default: string | null;
+  }>(
     `SELECT c.relname AS "table", a.attname AS "column",
             format_type(a.atttypid, a.atttypmod) AS type,
             NOT a.attnotnull AS nullable,
@@ -377,7 +393,8 @@ export function diffShapes(expected: SchemaShape, actual: SchemaShape): string[]
     const a = actual.enums[name];
     if (!a) out.push(`enum ${name}: in the Prisma schema, missing in the database`);
     else if (!e) out.push(`enum ${name}: in the database, not in the Prisma schema`);
-    else if (e.join() !== a.join()) out.push(`enum ${name}: values ${list(e)} in the Prisma schema, ${list(a)} in the database`);
+    else if (e.join() !== a.join())
+      out.push(`enum ${name}: values ${list(e)} in the Prisma schema, ${list(a)} in the database`);
   }
 
   for (const tableName of keys(expected.tables, actual.tables)) {
@@ -400,15 +417,22 @@ export function diffShapes(expected: SchemaShape, actual: SchemaShape): string[]
       else {
         if (ec.type !== ac.type) out.push(`${where}: type ${ec.type} in the Prisma schema, ${ac.type} in the database`);
         if (ec.nullable !== ac.nullable) {
-          out.push(`${where}: ${ec.nullable ? 'optional' : 'required'} in the Prisma schema, ${ac.nullable ? 'NULL allowed' : 'NOT NULL'} in the database`);
+          out.push(
+            `${where}: ${ec.nullable ? 'optional' : 'required'} in the Prisma schema, ${ac.nullable ? 'NULL allowed' : 'NOT NULL'} in the database`,
+          );
         }
-        if (ec.default !== ac.default) out.push(`${where}: default ${ec.default ?? 'none'} in the Prisma schema, ${ac.default ?? 'none'} in the database`);
+        if (ec.default !== ac.default)
+          out.push(
+            `${where}: default ${ec.default ?? 'none'} in the Prisma schema, ${ac.default ?? 'none'} in the database`,
+          );
       }
     }
 
     const pk = (p: TableShape['primaryKey']) => (p ? `${p.name} ${list(p.columns)}` : 'none');
     if (pk(e.primaryKey) !== pk(a.primaryKey)) {
-      out.push(`primary key of ${tableName}: ${pk(e.primaryKey)} in the Prisma schema, ${pk(a.primaryKey)} in the database`);
+      out.push(
+        `primary key of ${tableName}: ${pk(e.primaryKey)} in the Prisma schema, ${pk(a.primaryKey)} in the database`,
+      );
     }
 
     const idx = (i: IndexShape) => `${i.unique ? 'unique' : 'index'} ${list(i.columns)}`;
@@ -417,7 +441,8 @@ export function diffShapes(expected: SchemaShape, actual: SchemaShape): string[]
       const ai = a.indexes[name];
       if (!ai) out.push(`index ${name} on ${tableName}: ${idx(ei!)} in the Prisma schema, missing in the database`);
       else if (!ei) out.push(`index ${name} on ${tableName}: ${idx(ai)} in the database, not in the Prisma schema`);
-      else if (idx(ei) !== idx(ai)) out.push(`index ${name} on ${tableName}: ${idx(ei)} in the Prisma schema, ${idx(ai)} in the database`);
+      else if (idx(ei) !== idx(ai))
+        out.push(`index ${name} on ${tableName}: ${idx(ei)} in the Prisma schema, ${idx(ai)} in the database`);
     }
 
     const fk = (f: ForeignKeyShape) =>
@@ -427,7 +452,8 @@ export function diffShapes(expected: SchemaShape, actual: SchemaShape): string[]
       const af = a.foreignKeys[name];
       if (!af) out.push(`foreign key ${name}: ${fk(ef!)} in the Prisma schema, missing in the database`);
       else if (!ef) out.push(`foreign key ${name}: ${fk(af)} in the database, not in the Prisma schema`);
-      else if (fk(ef) !== fk(af)) out.push(`foreign key ${name}: ${fk(ef)} in the Prisma schema, ${fk(af)} in the database`);
+      else if (fk(ef) !== fk(af))
+        out.push(`foreign key ${name}: ${fk(ef)} in the Prisma schema, ${fk(af)} in the database`);
     }
   }
   return out;

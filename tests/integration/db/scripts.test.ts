@@ -47,7 +47,11 @@ const PROD = { NODE_ENV: 'production', NEXTAUTH_SECRET: 's'.repeat(40), MCP_OVER
 
 function run(script: string, vars: Record<string, string>, args: string[] = []) {
   const env: Record<string, string | undefined> = { PATH: process.env.PATH, HOME: process.env.HOME, ...vars };
-  const res = spawnSync(process.execPath, [require.resolve('tsx/cli'), script, ...args], { env: env as NodeJS.ProcessEnv, encoding: 'utf8', timeout: 120_000 });
+  const res = spawnSync(process.execPath, [require.resolve('tsx/cli'), script, ...args], {
+    env: env as NodeJS.ProcessEnv,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   if (res.status !== 0) throw new Error(`${script} exited with ${res.status}:\n${res.stdout}\n${res.stderr}`);
   return JSON.parse(res.stdout.trim().split('\n').pop() ?? '') as Record<string, unknown>;
 }
@@ -98,7 +102,11 @@ describe('start-up preparation (scripts/prepare-db.ts)', () => {
     if (t.kind === 'pglite') {
       expect(first).toMatchObject({ seeded: true, demoPresent: true, demo: { password: 'demo-password' } });
       // Later starts keep the data and still show how to sign in.
-      expect(run('scripts/prepare-db.ts', t.env, ['--json'])).toMatchObject({ seeded: false, demoPresent: true, demo: { password: 'demo-password' } });
+      expect(run('scripts/prepare-db.ts', t.env, ['--json'])).toMatchObject({
+        seeded: false,
+        demoPresent: true,
+        demo: { password: 'demo-password' },
+      });
     } else {
       // A PostgreSQL server is seeded only on request.
       expect(first).toMatchObject({ seeded: false, demoPresent: false, demo: null });

@@ -25,7 +25,9 @@ async function wipe(): Promise<void> {
   const prisma = await getPrisma();
   await prisma.$executeRawUnsafe('DROP TRIGGER IF EXISTS seed_breaker ON "Issue"');
   await prisma.$executeRawUnsafe('DROP FUNCTION IF EXISTS seed_breaker()');
-  await prisma.$executeRawUnsafe('TRUNCATE "Comment", "IssueLabel", "Issue", "Label", "ProjectMembership", "ApiKey", "Project", "Account", "User" CASCADE');
+  await prisma.$executeRawUnsafe(
+    'TRUNCATE "Comment", "IssueLabel", "Issue", "Label", "ProjectMembership", "ApiKey", "Project", "Account", "User" CASCADE',
+  );
 }
 
 /** Makes the database fail the seed at its 8th issue, as a crash or a kill half-way would. */
@@ -36,7 +38,9 @@ async function breakAtEighthIssue(): Promise<void> {
       IF NEW.number = 8 THEN RAISE EXCEPTION 'simulated crash during the seed'; END IF;
       RETURN NEW;
     END $$`);
-  await prisma.$executeRawUnsafe('CREATE TRIGGER seed_breaker BEFORE INSERT ON "Issue" FOR EACH ROW EXECUTE FUNCTION seed_breaker()');
+  await prisma.$executeRawUnsafe(
+    'CREATE TRIGGER seed_breaker BEFORE INSERT ON "Issue" FOR EACH ROW EXECUTE FUNCTION seed_breaker()',
+  );
 }
 
 afterEach(wipe);
@@ -51,7 +55,9 @@ describe('seed', () => {
       where: { slug: DEMO_PROJECT_SLUG },
       include: { memberships: { include: { user: true } }, issues: { include: { comments: true } } },
     });
-    expect(project.memberships.map((m) => [m.user.email, m.role]).sort()).toEqual(DEMO_USERS.map((u) => [u.email, u.role]).sort());
+    expect(project.memberships.map((m) => [m.user.email, m.role]).sort()).toEqual(
+      DEMO_USERS.map((u) => [u.email, u.role]).sort(),
+    );
     expect(project.issues.length).toBe(10);
     expect(project.issueCounter).toBe(10);
     expect(project.issues.flatMap((i) => i.comments).some((c) => c.authorId === null && c.externalAuthor)).toBe(true);
@@ -80,9 +86,12 @@ describe('seed', () => {
 
   it('completes a partial seed left by an older version (demo users without their project)', async () => {
     const prisma = await getPrisma();
-    for (const u of DEMO_USERS.slice(0, 2)) await prisma.user.create({ data: { id: newId('u_'), email: u.email, name: u.name } });
+    for (const u of DEMO_USERS.slice(0, 2))
+      await prisma.user.create({ data: { id: newId('u_'), email: u.email, name: u.name } });
     expect(await seedIfEmpty(prisma)).toBe(true);
-    expect(await prisma.projectMembership.count({ where: { project: { slug: DEMO_PROJECT_SLUG } } })).toBe(DEMO_USERS.length);
+    expect(await prisma.projectMembership.count({ where: { project: { slug: DEMO_PROJECT_SLUG } } })).toBe(
+      DEMO_USERS.length,
+    );
   });
 
   it('never seeds a database with real users or projects', async () => {

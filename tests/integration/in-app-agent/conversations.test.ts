@@ -42,19 +42,32 @@ describe('conversations', () => {
     const ids: string[] = [];
     for (const [i, title] of titles.entries()) {
       const c = await prisma.agentConversation.create({
-        data: { id: newId('cv_'), projectId: project.id, userId: owner.id, title, createdAt: new Date(stamps[i]!), updatedAt: new Date(stamps[i]!) },
+        data: {
+          id: newId('cv_'),
+          projectId: project.id,
+          userId: owner.id,
+          title,
+          createdAt: new Date(stamps[i]!),
+          updatedAt: new Date(stamps[i]!),
+        },
       });
       ids.push(c.id);
     }
     // Someone else's conversation in the same project never shows up.
-    await prisma.agentConversation.create({ data: { id: newId('cv_'), projectId: project.id, userId: project.users.ADMIN.id, title: 'Alpha of someone else' } });
+    await prisma.agentConversation.create({
+      data: { id: newId('cv_'), projectId: project.id, userId: project.users.ADMIN.id, title: 'Alpha of someone else' },
+    });
 
     const trpc = trpcClient(server.url, owner.cookie);
     const seen: string[] = [];
     let cursor: string | undefined;
     const sizes: number[] = [];
     for (let i = 0; i < 10; i++) {
-      const page = await trpc.agent.conversations.list.query({ projectId: project.id, limit: 2, ...(cursor ? { cursor } : {}) });
+      const page = await trpc.agent.conversations.list.query({
+        projectId: project.id,
+        limit: 2,
+        ...(cursor ? { cursor } : {}),
+      });
       sizes.push(page.items.length);
       seen.push(...page.items.map((c) => c.id));
       if (!page.nextCursor) break;
@@ -69,11 +82,15 @@ describe('conversations', () => {
     const found = await trpc.agent.conversations.list.query({ projectId: project.id, search: '  ALPHA ' });
     expect(found.items.map((c) => c.title)).toEqual(['Alpha report', 'alpha notes']);
     expect(found.nextCursor).toBeNull();
-    expect((await trpc.agent.conversations.list.query({ projectId: project.id, search: 'nothing like this' })).items).toEqual([]);
-    expect(await errorCode(trpc.agent.conversations.list.query({ projectId: project.id, cursor: 'not-a-cursor' }))).toBe('BAD_REQUEST');
+    expect(
+      (await trpc.agent.conversations.list.query({ projectId: project.id, search: 'nothing like this' })).items,
+    ).toEqual([]);
+    expect(
+      await errorCode(trpc.agent.conversations.list.query({ projectId: project.id, cursor: 'not-a-cursor' })),
+    ).toBe('BAD_REQUEST');
   });
 
-  it('renames, deletes and restores only the owner\'s conversation', async () => {
+  it("renames, deletes and restores only the owner's conversation", async () => {
     const member = project.users.MEMBER;
     script({ text: ['Hello!'] });
     const res = await postAgent(server.url, project.id, member.cookie, userMessageBody('  hello   there  '));
@@ -83,17 +100,32 @@ describe('conversations', () => {
     const ref = { projectId: project.id, conversationId };
 
     expect((await trpc.agent.conversations.get.query(ref)).conversation.title).toBe('hello there');
-    expect(await trpc.agent.conversations.rename.mutate({ ...ref, title: '  Greeting  ' })).toEqual({ id: conversationId, title: 'Greeting' });
-    expect((await trpc.agent.conversations.list.query({ projectId: project.id })).items.find((c) => c.id === conversationId)?.title).toBe('Greeting');
+    expect(await trpc.agent.conversations.rename.mutate({ ...ref, title: '  Greeting  ' })).toEqual({
+      id: conversationId,
+      title: 'Greeting',
+    });
+    expect(
+      (await trpc.agent.conversations.list.query({ projectId: project.id })).items.find((c) => c.id === conversationId)
+        ?.title,
+    ).toBe('Greeting');
     expect(await errorCode(trpc.agent.conversations.rename.mutate({ ...ref, title: '   ' }))).toBe('BAD_REQUEST');
-    expect(await errorCode(trpc.agent.conversations.rename.mutate({ ...ref, title: 'x'.repeat(121) }))).toBe('BAD_REQUEST');
+    expect(await errorCode(trpc.agent.conversations.rename.mutate({ ...ref, title: 'x'.repeat(121) }))).toBe(
+      'BAD_REQUEST',
+    );
     expect(await errorCode(other.agent.conversations.rename.mutate({ ...ref, title: 'Mine now' }))).toBe('NOT_FOUND');
 
     expect(await trpc.agent.conversations.delete.mutate(ref)).toEqual({ id: conversationId, deleted: true });
     expect(await errorCode(trpc.agent.conversations.get.query(ref))).toBe('NOT_FOUND');
-    expect((await trpc.agent.conversations.list.query({ projectId: project.id })).items.map((c) => c.id)).not.toContain(conversationId);
+    expect((await trpc.agent.conversations.list.query({ projectId: project.id })).items.map((c) => c.id)).not.toContain(
+      conversationId,
+    );
     // A deleted conversation cannot be continued through the route either.
-    const blocked = await postAgent(server.url, project.id, member.cookie, userMessageBody('still there?', conversationId));
+    const blocked = await postAgent(
+      server.url,
+      project.id,
+      member.cookie,
+      userMessageBody('still there?', conversationId),
+    );
     expect([blocked.status, blocked.error?.code]).toEqual([404, 'CONVERSATION_NOT_FOUND']);
 
     expect(await errorCode(other.agent.conversations.restore.mutate(ref))).toBe('NOT_FOUND');
@@ -101,18 +133,24 @@ describe('conversations', () => {
     const restored = await trpc.agent.conversations.get.query(ref);
     expect(restored.conversation.title).toBe('Greeting');
     expect(restored.view.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
-    expect((await trpc.agent.conversations.list.query({ projectId: project.id })).items.map((c) => c.id)).toContain(conversationId);
+    expect((await trpc.agent.conversations.list.query({ projectId: project.id })).items.map((c) => c.id)).toContain(
+      conversationId,
+    );
   });
 });
 
 describe('feedback', () => {
-  it('is idempotent per user and message, keeps comments, and is the owner\'s only', async () => {
+  it("is idempotent per user and message, keeps comments, and is the owner's only", async () => {
     const member = project.users.MEMBER;
     script({ text: ['An answer to rate.'] });
     const res = await postAgent(server.url, project.id, member.cookie, userMessageBody('rate me'));
     const conversationId = (res.events[0] as { threadId: string }).threadId;
-    const messageId = (res.events.find((e) => e.type === 'TEXT_MESSAGE_START' && e.role === 'assistant') as { messageId: string }).messageId;
-    const userMessageId = (res.events.find((e) => e.type === 'TEXT_MESSAGE_START' && e.role === 'user') as { messageId: string }).messageId;
+    const messageId = (
+      res.events.find((e) => e.type === 'TEXT_MESSAGE_START' && e.role === 'assistant') as { messageId: string }
+    ).messageId;
+    const userMessageId = (
+      res.events.find((e) => e.type === 'TEXT_MESSAGE_START' && e.role === 'user') as { messageId: string }
+    ).messageId;
     const trpc = trpcClient(server.url, member.cookie);
     const ref = { projectId: project.id, conversationId, messageId };
 
@@ -129,10 +167,16 @@ describe('feedback', () => {
     expect(saved).toEqual({ [messageId]: { value: 1, comment: null, reasons: [] } });
 
     // Only assistant messages of one's own conversations can be rated.
-    expect(await errorCode(trpc.agent.feedback.submit.mutate({ ...ref, messageId: userMessageId, value: 1 }))).toBe('NOT_FOUND');
-    expect(await errorCode(trpc.agent.feedback.submit.mutate({ ...ref, messageId: 'msg_unknown', value: 1 }))).toBe('NOT_FOUND');
+    expect(await errorCode(trpc.agent.feedback.submit.mutate({ ...ref, messageId: userMessageId, value: 1 }))).toBe(
+      'NOT_FOUND',
+    );
+    expect(await errorCode(trpc.agent.feedback.submit.mutate({ ...ref, messageId: 'msg_unknown', value: 1 }))).toBe(
+      'NOT_FOUND',
+    );
     const admin = trpcClient(server.url, project.users.ADMIN.cookie);
-    expect(await errorCode(admin.agent.feedback.submit.mutate({ ...ref, value: -1, comment: 'not mine' }))).toBe('NOT_FOUND');
+    expect(await errorCode(admin.agent.feedback.submit.mutate({ ...ref, value: -1, comment: 'not mine' }))).toBe(
+      'NOT_FOUND',
+    );
     expect(await prisma.agentFeedback.count({ where: { messageId } })).toBe(1);
     expect(await errorCode(trpc.agent.feedback.submit.mutate({ ...ref, value: 2 as never }))).toBe('BAD_REQUEST');
   });
@@ -143,7 +187,12 @@ describe('review list', () => {
     const member = project.users.MEMBER;
     // One MCP read (executed), one local tool, and a mutating call the user rejects.
     script(
-      { toolCalls: [{ name: 'list_issues', args: {} }, { name: 'search_docs', args: { query: 'roles' } }] },
+      {
+        toolCalls: [
+          { name: 'list_issues', args: {} },
+          { name: 'search_docs', args: { query: 'roles' } },
+        ],
+      },
       { toolCalls: [{ name: 'create_issue', args: { title: 'Rejected one' } }] },
       { text: ['Fine, I will not.'] },
     );
@@ -170,8 +219,12 @@ describe('review list', () => {
     const runIds = (await prisma.agentRun.findMany({ where: { conversationId } })).map((r) => r.id);
     expect(await prisma.toolCallAudit.count({ where: { runId: { in: runIds } } })).toBe(1);
     expect(all.items.filter((r) => r.id !== conversationId).every((r) => r.deleted === false)).toBe(true);
-    expect((await admin.agent.review.list.query({ projectId: project.id, filter: 'approvals' })).items.map((r) => r.id)).toContain(conversationId);
-    expect((await admin.agent.review.get.query({ projectId: project.id, conversationId })).conversation.deletedAt).not.toBeNull();
+    expect(
+      (await admin.agent.review.list.query({ projectId: project.id, filter: 'approvals' })).items.map((r) => r.id),
+    ).toContain(conversationId);
+    expect(
+      (await admin.agent.review.get.query({ projectId: project.id, conversationId })).conversation.deletedAt,
+    ).not.toBeNull();
     // Reviewing is for admins and owners.
     expect(await errorCode(trpc.agent.review.list.query({ projectId: project.id }))).toBe('FORBIDDEN');
   });

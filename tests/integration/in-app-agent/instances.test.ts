@@ -3,7 +3,14 @@
 // the watcher on the second learns it (RUN_STALE) within the stale window and the conversation
 // goes on there. PostgreSQL only (the embedded database belongs to one process).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cancelRun, followRun, postAgent, startRunStream, userMessageBody, type PositionedSse } from '../../helpers/agent';
+import {
+  cancelRun,
+  followRun,
+  postAgent,
+  startRunStream,
+  userMessageBody,
+  type PositionedSse,
+} from '../../helpers/agent';
 import { startFakeOpenAI, type FakeServer, type ScriptedTurn } from '../../helpers/fake-models';
 import { createProject, type TestProject } from '../../helpers/fixtures';
 import { startInstance, type AppInstance } from '../../helpers/instances';
@@ -43,13 +50,20 @@ afterAll(async () => {
 
 const member = () => project.users.MEMBER;
 const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i} `);
-const text = (events: PositionedSse[]) => events.flatMap((e) => (e.event.type === 'TEXT_MESSAGE_CONTENT' ? [e.event.delta] : [])).join('');
+const text = (events: PositionedSse[]) =>
+  events.flatMap((e) => (e.event.type === 'TEXT_MESSAGE_CONTENT' ? [e.event.delta] : [])).join('');
 
 describe.skipIf(!onPostgres)('two instances on one PostgreSQL database', () => {
   it('follows a run of the first instance from the second, exactly, and stops it from there', async () => {
     turns = [{ text: words(400), delayMs: 10 }];
     model.requests.length = 0;
-    const started = await startRunStream(a.url, project.id, member().cookie, userMessageBody('long answer'), (ev) => ev.length >= 20);
+    const started = await startRunStream(
+      a.url,
+      project.id,
+      member().cookie,
+      userMessageBody('long answer'),
+      (ev) => ev.length >= 20,
+    );
     const runId = (started.events[0]!.event as { runId: string }).runId;
     const position = started.events.at(-1)!.id!;
     let stopped = false;
@@ -76,7 +90,11 @@ describe.skipIf(!onPostgres)('two instances on one PostgreSQL database', () => {
     const run = await prisma.agentRun.findUniqueOrThrow({ where: { id: runId } });
     expect(run.status).toBe('ABORTED');
     const stored = await prisma.agentEvent.findMany({ where: { runId }, orderBy: { seq: 'asc' } });
-    const storedText = stored.flatMap((r) => ((r.payload as { type: string }).type === 'TEXT_MESSAGE' ? [(r.payload as { content: string }).content] : [])).join('');
+    const storedText = stored
+      .flatMap((r) =>
+        (r.payload as { type: string }).type === 'TEXT_MESSAGE' ? [(r.payload as { content: string }).content] : [],
+      )
+      .join('');
     expect(received).toBe(storedText);
     expect(storedText.length).toBeLessThan(`long answer${words(400).join('')}`.length);
   });
@@ -84,7 +102,13 @@ describe.skipIf(!onPostgres)('two instances on one PostgreSQL database', () => {
   it('tells the watcher on the second instance when the first dies mid-answer, and the conversation goes on', async () => {
     turns = [{ text: words(2000), delayMs: 10 }, { text: ['Still ', 'here.'] }];
     model.requests.length = 0;
-    const started = await startRunStream(a.url, project.id, member().cookie, userMessageBody('very long answer'), (ev) => ev.length >= 10);
+    const started = await startRunStream(
+      a.url,
+      project.id,
+      member().cookie,
+      userMessageBody('very long answer'),
+      (ev) => ev.length >= 10,
+    );
     const { runId, threadId } = started.events[0]!.event as { runId: string; threadId: string };
     let killedAt = 0;
     const followed = await followRun(b.url, project.id, runId, member().cookie, {

@@ -19,14 +19,16 @@ let reply: () => ScriptedTurn = () => ({ text: ['ok'] });
 
 beforeAll(async () => {
   model = await startFakeOpenAI((body) =>
-    ((body.messages as Array<{ role: string }>).at(-1)!.role === 'tool' ? { text: ['Done.'] } : reply()),
+    (body.messages as Array<{ role: string }>).at(-1)!.role === 'tool' ? { text: ['Done.'] } : reply(),
   );
   for (const k of ['AGENT_MCP_URL', 'NEXTAUTH_URL']) delete process.env[k];
   useScriptedModelEnv(model.url, { AGENT_RUN_STALE_SECONDS: '5' });
   server = await startTestServer();
   // A heartbeat far slower than the stale window, and a fast sweep: the sweep closes live runs.
   const port = process.env.PORT;
-  late = await startTestServer({ agentRoutes: createAgentRoutes({ heartbeatMs: 60_000, staleSweepMs: 200, flushIntervalMs: 300 }) as never });
+  late = await startTestServer({
+    agentRoutes: createAgentRoutes({ heartbeatMs: 60_000, staleSweepMs: 200, flushIntervalMs: 300 }) as never,
+  });
   process.env.PORT = port;
   project = await createProject('Integrity');
   await createIssue(project.id, { title: 'One' });
@@ -43,20 +45,36 @@ const member = () => project.users.MEMBER;
 
 describe('tool call ids from the provider', () => {
   it('may repeat across answers and conversations without mixing up approvals', async () => {
-    reply = () => ({ toolCalls: [{ name: 'close_issue', args: { number: 1 } }, { name: 'close_issue', args: { number: 2 } }], toolCallIds: ['call_0', 'call_1'] });
+    reply = () => ({
+      toolCalls: [
+        { name: 'close_issue', args: { number: 1 } },
+        { name: 'close_issue', args: { number: 2 } },
+      ],
+      toolCallIds: ['call_0', 'call_1'],
+    });
     const a = await postAgent(server.url, project.id, member().cookie, userMessageBody('close both'));
     const b = await postAgent(server.url, project.id, member().cookie, userMessageBody('close both, again'));
     const threadA = (a.events[0] as { threadId: string }).threadId;
     // The same conversation asks again: the provider's ids repeat within it too.
     const a2 = await postAgent(server.url, project.id, member().cookie, userMessageBody('and again', threadA));
-    for (const res of [a, b, a2]) expect(res.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'interrupt' } });
-    const ids = [a, b, a2].flatMap((r) => (r.events.at(-1) as { outcome: { interrupts: Array<{ toolCallId: string }> } }).outcome.interrupts.map((i) => i.toolCallId));
+    for (const res of [a, b, a2])
+      expect(res.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'interrupt' } });
+    const ids = [a, b, a2].flatMap((r) =>
+      (r.events.at(-1) as { outcome: { interrupts: Array<{ toolCallId: string }> } }).outcome.interrupts.map(
+        (i) => i.toolCallId,
+      ),
+    );
     expect(new Set(ids).size).toBe(6); // ours, never the provider's
     expect(ids.filter((id) => id === 'call_0' || id === 'call_1')).toEqual([]);
 
     // Answering the latest batch of conversation A works, and shows exactly that batch decided.
     reply = () => ({ text: ['Closed.'] });
-    const view = (await trpcClient(server.url, member().cookie).agent.conversations.get.query({ projectId: project.id, conversationId: threadA })).view;
+    const view = (
+      await trpcClient(server.url, member().cookie).agent.conversations.get.query({
+        projectId: project.id,
+        conversationId: threadA,
+      })
+    ).view;
     const open = openInterrupts(view);
     expect(open).toHaveLength(2);
     const resumed = await postAgent(server.url, project.id, member().cookie, {
@@ -65,29 +83,56 @@ describe('tool call ids from the provider', () => {
       resume: open.map((i) => ({ interruptId: i.id, status: 'resolved', payload: { approved: true } })),
     });
     expect(resumed.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
-    const after = (await trpcClient(server.url, member().cookie).agent.conversations.get.query({ projectId: project.id, conversationId: threadA })).view;
+    const after = (
+      await trpcClient(server.url, member().cookie).agent.conversations.get.query({
+        projectId: project.id,
+        conversationId: threadA,
+      })
+    ).view;
     const calls = after.messages.flatMap((m) => (m.role === 'assistant' ? m.toolCalls : []));
-    expect(calls.map((c) => after.decisions[c.id]?.decision ?? 'none')).toEqual(['expired', 'expired', 'approved', 'approved']);
+    expect(calls.map((c) => after.decisions[c.id]?.decision ?? 'none')).toEqual([
+      'expired',
+      'expired',
+      'approved',
+      'approved',
+    ]);
     const prisma = await getPrisma();
-    expect((await prisma.issue.findMany({ where: { projectId: project.id }, orderBy: { number: 'asc' } })).map((i) => i.status)).toEqual(['CLOSED', 'CLOSED']);
+    expect(
+      (await prisma.issue.findMany({ where: { projectId: project.id }, orderBy: { number: 'asc' } })).map(
+        (i) => i.status,
+      ),
+    ).toEqual(['CLOSED', 'CLOSED']);
   });
 });
 
 describe('a run the stale sweep closes while it is still writing', () => {
-  it('stops writing at once, keeps every row it wrote, and its watchers learn RUN_STALE', { timeout: 60_000 }, async () => {
+  it('stops writing at once, keeps every row it wrote, and its watchers learn RUN_STALE', {
+    timeout: 60_000,
+  }, async () => {
     reply = () => ({ text: Array.from({ length: 100 }, (_, i) => `w${i} `), delayMs: 100 });
     const run = await startRunStream(late.url, project.id, member().cookie, userMessageBody('long'));
     const { runId, threadId } = run.events[0]!.event as { runId: string; threadId: string };
     expect(run.events.at(-1)!.event).toMatchObject({ type: 'RUN_ERROR', code: 'RUN_STALE' });
     const prisma = await getPrisma();
-    expect(await prisma.agentRun.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ status: 'FAILED', errorCode: 'RUN_STALE' });
+    expect(await prisma.agentRun.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({
+      status: 'FAILED',
+      errorCode: 'RUN_STALE',
+    });
     await new Promise((r) => setTimeout(r, 1_000)); // a write that would still come, would have come
     const rows = await prisma.agentEvent.findMany({ where: { runId }, orderBy: { seq: 'asc' } });
     // The sweep's RUN_ERROR is the run's last row: nothing was written after it, no row was lost.
-    expect((rows.at(-1)!.payload as { type: string; code?: string })).toMatchObject({ type: 'RUN_ERROR', code: 'RUN_STALE' });
+    expect(rows.at(-1)!.payload as { type: string; code?: string }).toMatchObject({
+      type: 'RUN_ERROR',
+      code: 'RUN_STALE',
+    });
     expect(rows.filter((r) => (r.payload as { type: string }).type === 'RUN_ERROR')).toHaveLength(1);
-    const stored = (rows.find((r) => (r.payload as { type: string; role?: string }).type === 'TEXT_MESSAGE' && (r.payload as { role?: string }).role === 'assistant')!
-      .payload as { content: string }).content;
+    const stored = (
+      rows.find(
+        (r) =>
+          (r.payload as { type: string; role?: string }).type === 'TEXT_MESSAGE' &&
+          (r.payload as { role?: string }).role === 'assistant',
+      )!.payload as { content: string }
+    ).content;
     expect(stored.startsWith('w0 w1 w2 ')).toBe(true);
     // The conversation goes on.
     reply = () => ({ text: ['back'] });

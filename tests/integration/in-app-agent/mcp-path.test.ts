@@ -21,13 +21,17 @@ let project: TestProject;
 let turns: ((body: Record<string, unknown>) => ScriptedTurn) | ScriptedTurn[] = [];
 
 beforeAll(async () => {
-  model = await startFakeOpenAI((body, i) => (typeof turns === 'function' ? turns(body) : (turns[i] ?? { text: ['(no more turns)'] })));
+  model = await startFakeOpenAI((body, i) =>
+    typeof turns === 'function' ? turns(body) : (turns[i] ?? { text: ['(no more turns)'] }),
+  );
   for (const k of ['AGENT_MCP_URL', 'NEXTAUTH_URL']) delete process.env[k];
   useScriptedModelEnv(model.url);
   server = await startTestServer();
   // The same routes with the product's MCP server out of reach (a closed port).
   const port = process.env.PORT;
-  noTools = await startTestServer({ agentRoutes: createAgentRoutes({ mcpUrl: 'http://127.0.0.1:9/api/public/mcp' }) as never });
+  noTools = await startTestServer({
+    agentRoutes: createAgentRoutes({ mcpUrl: 'http://127.0.0.1:9/api/public/mcp' }) as never,
+  });
   process.env.PORT = port;
   project = await createProject('Audited');
   await createIssue(project.id, { title: 'Audited issue' });
@@ -44,7 +48,9 @@ const member = () => project.users.MEMBER;
 const modelStarted = (ev: Array<{ event: { type: string; delta?: string } }>) =>
   ev.some((e) => e.event.type === 'TEXT_MESSAGE_CONTENT' && e.event.delta === 'Thinking');
 const toolNamesOf = (body: Record<string, unknown>) =>
-  ((body.tools ?? []) as Array<{ function?: { name?: string } }>).map((t) => t.function?.name).filter(Boolean) as string[];
+  ((body.tools ?? []) as Array<{ function?: { name?: string } }>)
+    .map((t) => t.function?.name)
+    .filter(Boolean) as string[];
 
 describe('the assistant reaches the product only through its MCP server', () => {
   it('audits a read with the run key, the run and the tool call id', async () => {
@@ -57,13 +63,24 @@ describe('the assistant reaches the product only through its MCP server', () => 
     const key = await prisma.apiKey.findFirstOrThrow({ where: { runId } });
     expect(key.kind).toBe('IN_APP_AGENT');
     const audit = await prisma.toolCallAudit.findMany({ where: { runId } });
-    expect(audit).toEqual([expect.objectContaining({ tool: 'list_issues', status: 'OK', apiKeyId: key.id, toolCallId: call.toolCallId, userId: member().id })]);
+    expect(audit).toEqual([
+      expect.objectContaining({
+        tool: 'list_issues',
+        status: 'OK',
+        apiKeyId: key.id,
+        toolCallId: call.toolCallId,
+        userId: member().id,
+      }),
+    ]);
   });
 
   it('refuses a call with a key revoked during the run, and a user removed from the project loses the tools', async () => {
     const prisma = await getPrisma();
     // The model is slow to ask for the tool; meanwhile the run's key is revoked.
-    turns = [{ text: ['Thinking'], stallMs: 600, toolCalls: [{ name: 'list_issues', args: {} }] }, { text: ['After.'] }];
+    turns = [
+      { text: ['Thinking'], stallMs: 600, toolCalls: [{ name: 'list_issues', args: {} }] },
+      { text: ['After.'] },
+    ];
     model.requests.length = 0;
     let revoking = false;
     const revoked = await startRunStream(server.url, project.id, member().cookie, userMessageBody('slowly'), (ev) => {
@@ -79,21 +96,34 @@ describe('the assistant reaches the product only through its MCP server', () => 
     expect(JSON.parse(result.content)).toMatchObject({ isError: true, error: expect.stringMatching(/revoked/i) });
 
     const leaver = await createUser('Leaver');
-    await prisma.projectMembership.create({ data: { id: newId('m_'), projectId: project.id, userId: leaver.id, role: 'MEMBER' } });
-    turns = [{ text: ['Thinking'], stallMs: 600, toolCalls: [{ name: 'list_issues', args: {} }] }, { text: ['After.'] }];
+    await prisma.projectMembership.create({
+      data: { id: newId('m_'), projectId: project.id, userId: leaver.id, role: 'MEMBER' },
+    });
+    turns = [
+      { text: ['Thinking'], stallMs: 600, toolCalls: [{ name: 'list_issues', args: {} }] },
+      { text: ['After.'] },
+    ];
     model.requests.length = 0;
     let removing = false;
     const removed = await startRunStream(server.url, project.id, leaver.cookie, userMessageBody('slowly'), (ev) => {
       if (!removing && modelStarted(ev)) {
         removing = true;
-        prisma.projectMembership.deleteMany({ where: { projectId: project.id, userId: leaver.id } }).then(() => undefined);
+        prisma.projectMembership
+          .deleteMany({ where: { projectId: project.id, userId: leaver.id } })
+          .then(() => undefined);
       }
       return false;
     });
     const refused = removed.events.find((e) => e.event.type === 'TOOL_CALL_RESULT')!.event as { content: string };
-    expect(JSON.parse(refused.content)).toMatchObject({ isError: true, error: expect.stringMatching(/does not allow list_issues/) });
+    expect(JSON.parse(refused.content)).toMatchObject({
+      isError: true,
+      error: expect.stringMatching(/does not allow list_issues/),
+    });
     const runId = (removed.events[0]!.event as { runId: string }).runId;
-    expect(await prisma.toolCallAudit.findFirst({ where: { runId } })).toMatchObject({ status: 'DENIED', errorCode: 'MISSING_SCOPE' });
+    expect(await prisma.toolCallAudit.findFirst({ where: { runId } })).toMatchObject({
+      status: 'DENIED',
+      errorCode: 'MISSING_SCOPE',
+    });
   });
 
   it('runs an approved call once, with an override bound to the run key, and audits it', async () => {
@@ -117,7 +147,9 @@ describe('the assistant reaches the product only through its MCP server', () => 
     expect(await prisma.toolCallAudit.findMany({ where: { runId: resumeRunId } })).toEqual([
       expect.objectContaining({ tool: 'close_issue', status: 'OK', apiKeyId: key.id }),
     ]);
-    expect((await prisma.issue.findFirstOrThrow({ where: { projectId: project.id, number: 1 } })).status).toBe('CLOSED');
+    expect((await prisma.issue.findFirstOrThrow({ where: { projectId: project.id, number: 1 } })).status).toBe(
+      'CLOSED',
+    );
   });
 });
 
@@ -128,7 +160,9 @@ describe('50 runs started at once', () => {
     const users = await Promise.all(
       Array.from({ length: 50 }, async () => {
         const u = await createUser('Burst');
-        await (await getPrisma()).projectMembership.create({ data: { id: newId('m_'), projectId: project.id, userId: u.id, role: 'MEMBER' } });
+        await (await getPrisma()).projectMembership.create({
+          data: { id: newId('m_'), projectId: project.id, userId: u.id, role: 'MEMBER' },
+        });
         return u;
       }),
     );
@@ -138,17 +172,24 @@ describe('50 runs started at once', () => {
     process.on('warning', onWarning);
     let results: Awaited<ReturnType<typeof postAgent>>[];
     try {
-      results = await Promise.all(users.map((u) => postAgent(server.url, project.id, u.cookie, userMessageBody('hello'))));
+      results = await Promise.all(
+        users.map((u) => postAgent(server.url, project.id, u.cookie, userMessageBody('hello'))),
+      );
     } finally {
       process.off('warning', onWarning);
     }
     expect(warnings.filter((w) => w.startsWith('MaxListenersExceededWarning'))).toEqual([]);
     expect(results.every((r) => r.status === 200 && r.events.at(-1)?.type === 'RUN_FINISHED')).toBe(true);
     expect(model.requests).toHaveLength(50);
-    for (const body of model.requests) expect(toolNamesOf(body)).toEqual(expect.arrayContaining(['list_issues', 'get_issue', 'create_issue', 'navigate']));
+    for (const body of model.requests)
+      expect(toolNamesOf(body)).toEqual(
+        expect.arrayContaining(['list_issues', 'get_issue', 'create_issue', 'navigate']),
+      );
   });
 
-  it('ends every run with TOOLS_UNAVAILABLE when the tools cannot be listed, never asking the model without them', { timeout: 120_000 }, async () => {
+  it('ends every run with TOOLS_UNAVAILABLE when the tools cannot be listed, never asking the model without them', {
+    timeout: 120_000,
+  }, async () => {
     turns = () => ({ text: ['an answer without tools'] });
     model.requests.length = 0;
     const results = await Promise.all(

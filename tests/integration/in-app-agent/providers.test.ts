@@ -31,7 +31,17 @@ afterAll(async () => {
 });
 
 function useEnv(vars: Record<string, string | undefined>) {
-  for (const k of ['AGENT_MODEL_PROVIDER', 'AWS_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'BEDROCK_BASE_URL', 'BEDROCK_MODEL_ID', 'OPENAI_COMPATIBLE_BASE_URL', 'OPENAI_COMPATIBLE_MODEL', 'OPENAI_COMPATIBLE_API_KEY']) {
+  for (const k of [
+    'AGENT_MODEL_PROVIDER',
+    'AWS_REGION',
+    'AWS_ACCESS_KEY_ID',
+    'AWS_SECRET_ACCESS_KEY',
+    'BEDROCK_BASE_URL',
+    'BEDROCK_MODEL_ID',
+    'OPENAI_COMPATIBLE_BASE_URL',
+    'OPENAI_COMPATIBLE_MODEL',
+    'OPENAI_COMPATIBLE_API_KEY',
+  ]) {
     delete process.env[k];
   }
   for (const [k, v] of Object.entries(vars)) if (v !== undefined) process.env[k] = v;
@@ -43,19 +53,30 @@ describe('Amazon Bedrock (ConverseStream)', () => {
   beforeAll(async () => {
     bedrock = await startFakeBedrock(nextTurn);
     // Bedrock is the default provider when AWS credentials are present.
-    useEnv({ AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'secret-example', BEDROCK_BASE_URL: bedrock.url, BEDROCK_MODEL_ID: 'anthropic.claude-test' });
+    useEnv({
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+      AWS_SECRET_ACCESS_KEY: 'secret-example',
+      BEDROCK_BASE_URL: bedrock.url,
+      BEDROCK_MODEL_ID: 'anthropic.claude-test',
+    });
   });
   afterAll(() => bedrock.close());
 
   it('streams text and a tool call, signs requests, and names the model', async () => {
     bedrock.requests.length = 0;
-    script({ text: ['Checking.'], toolCalls: [{ name: 'list_issues', args: { status: 'OPEN' } }] }, { text: ['One ', 'issue is open.'] });
+    script(
+      { text: ['Checking.'], toolCalls: [{ name: 'list_issues', args: { status: 'OPEN' } }] },
+      { text: ['One ', 'issue is open.'] },
+    );
     const res = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('open issues?'));
     expect(types(res.events).at(-1)).toBe('RUN_FINISHED');
     expect(textOf(res.events)).toBe('Checking.One issue is open.');
     const result = res.events.find((e) => e.type === 'TOOL_CALL_RESULT') as { content: string };
     expect(result.content).toContain('Payment page crashes');
-    expect(res.events.find((e) => e.type === 'CUSTOM')).toMatchObject({ value: { provider: 'bedrock', modelId: 'anthropic.claude-test', demo: false } });
+    expect(res.events.find((e) => e.type === 'CUSTOM')).toMatchObject({
+      value: { provider: 'bedrock', modelId: 'anthropic.claude-test', demo: false },
+    });
     expect(bedrock.authorization[0]).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\//);
     expect(JSON.stringify(bedrock.requests[1])).toContain('Payment page crashes');
     const prisma = await getPrisma();
@@ -90,7 +111,12 @@ describe('OpenAI-compatible (chat completions SSE)', () => {
   let openai: Awaited<ReturnType<typeof startFakeOpenAI>>;
   beforeAll(async () => {
     openai = await startFakeOpenAI(nextTurn);
-    useEnv({ AGENT_MODEL_PROVIDER: 'openai-compatible', OPENAI_COMPATIBLE_BASE_URL: openai.url, OPENAI_COMPATIBLE_MODEL: 'llama3.1', OPENAI_COMPATIBLE_API_KEY: 'sk-local' });
+    useEnv({
+      AGENT_MODEL_PROVIDER: 'openai-compatible',
+      OPENAI_COMPATIBLE_BASE_URL: openai.url,
+      OPENAI_COMPATIBLE_MODEL: 'llama3.1',
+      OPENAI_COMPATIBLE_API_KEY: 'sk-local',
+    });
   });
   afterAll(() => openai.close());
 
@@ -100,7 +126,9 @@ describe('OpenAI-compatible (chat completions SSE)', () => {
     const res = await postAgent(server.url, project.id, project.users.VIEWER.cookie, userMessageBody('issue 1?'));
     expect(types(res.events).at(-1)).toBe('RUN_FINISHED');
     expect(textOf(res.events)).toBe('It crashes.');
-    const tools = (openai.requests[0]!.tools as Array<{ function: { name: string } }>).map((t) => t.function.name).sort();
+    const tools = (openai.requests[0]!.tools as Array<{ function: { name: string } }>)
+      .map((t) => t.function.name)
+      .sort();
     // A viewer gets read tools only: no tool the role could not use by hand.
     expect(tools).toContain('get_issue');
     expect(tools).toContain('navigate');
@@ -122,7 +150,11 @@ describe('OpenAI-compatible (chat completions SSE)', () => {
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     const port = (probe.address() as AddressInfo).port;
     await new Promise<void>((r) => probe.close(() => r()));
-    useEnv({ AGENT_MODEL_PROVIDER: 'openai-compatible', OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_COMPATIBLE_MODEL: 'x' });
+    useEnv({
+      AGENT_MODEL_PROVIDER: 'openai-compatible',
+      OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${port}/v1`,
+      OPENAI_COMPATIBLE_MODEL: 'x',
+    });
     const res = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('hi'));
     expect(res.events.at(-1)).toMatchObject({ type: 'RUN_ERROR', code: 'MODEL_UNAVAILABLE' });
   });
@@ -131,11 +163,21 @@ describe('OpenAI-compatible (chat completions SSE)', () => {
 describe('demo model (default without credentials)', () => {
   it('answers offline, calls real tools, and says how to configure a real model', async () => {
     useEnv({});
-    const list = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('list open issues'));
+    const list = await postAgent(
+      server.url,
+      project.id,
+      project.users.MEMBER.cookie,
+      userMessageBody('list open issues'),
+    );
     expect(list.events.find((e) => e.type === 'CUSTOM')).toMatchObject({ value: { provider: 'demo', demo: true } });
     expect(list.events.some((e) => e.type === 'TOOL_CALL_START' && e.toolCallName === 'list_issues')).toBe(true);
     expect(textOf(list.events)).toContain('Payment page crashes');
-    const other = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('what is the meaning of life?'));
+    const other = await postAgent(
+      server.url,
+      project.id,
+      project.users.MEMBER.cookie,
+      userMessageBody('what is the meaning of life?'),
+    );
     expect(textOf(other.events)).toContain('demo model');
     expect(textOf(other.events)).toContain('OPENAI_COMPATIBLE_BASE_URL=http://127.0.0.1:11434/v1');
     expect(textOf(other.events)).toContain('AGENT_MODEL_PROVIDER');

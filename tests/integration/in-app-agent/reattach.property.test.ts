@@ -11,7 +11,13 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emptyView, foldEvent, openInterrupts } from '@/features/in-app-agent/fold';
 import type { AgentEvent, ConversationView } from '@/features/in-app-agent/schema';
-import { followRun, startRunStream, userMessageBody, useScriptedModelEnv, type PositionedSse } from '../../helpers/agent';
+import {
+  followRun,
+  startRunStream,
+  userMessageBody,
+  useScriptedModelEnv,
+  type PositionedSse,
+} from '../../helpers/agent';
 import { startFakeOpenAI, type FakeServer, type ScriptedTurn } from '../../helpers/fake-models';
 import { createIssue, createProject, type TestProject } from '../../helpers/fixtures';
 import { startTestServer, type TestServer } from '../../helpers/http';
@@ -38,7 +44,10 @@ afterAll(async () => {
 });
 
 const word = fc.stringMatching(/^[a-z]{1,6} $/);
-const textTurn = fc.record({ text: fc.array(word, { minLength: 1, maxLength: 12 }), delayMs: fc.constantFrom(0, 2, 5) });
+const textTurn = fc.record({
+  text: fc.array(word, { minLength: 1, maxLength: 12 }),
+  delayMs: fc.constantFrom(0, 2, 5),
+});
 /** One model turn of a run: text, a read tool, a batch needing approval, or a failure. */
 const turn: fc.Arbitrary<ScriptedTurn & { kind: string }> = fc.oneof(
   textTurn.map((t) => ({ ...t, kind: 'text' })),
@@ -51,7 +60,10 @@ const turn: fc.Arbitrary<ScriptedTurn & { kind: string }> = fc.oneof(
     kind: 'approval',
     text: ['Let me do that. '],
     delayMs: 2,
-    toolCalls: Array.from({ length: n }, (_, i) => ({ name: 'add_comment', args: { number: 1 + (i % 2), body: `note ${i}` } })),
+    toolCalls: Array.from({ length: n }, (_, i) => ({
+      name: 'add_comment',
+      args: { number: 1 + (i % 2), body: `note ${i}` },
+    })),
   })),
   fc.constant(0).map(() => ({ kind: 'error', text: ['Partial '], delayMs: 2, streamError: 'internal' as const })),
 );
@@ -155,12 +167,19 @@ describe('reattaching to a run', () => {
             ? {
                 threadId,
                 messages: [],
-                resume: open.map((i) => ({ interruptId: i.id, status: 'resolved', payload: { approved: decisions[decisionIndex++ % decisions.length] } })),
+                resume: open.map((i) => ({
+                  interruptId: i.id,
+                  status: 'resolved',
+                  payload: { approved: decisions[decisionIndex++ % decisions.length] },
+                })),
               }
             : userMessageBody(`Request ${runIndex}`, threadId);
           const run = await runWithCuts(client, body, cuts[runIndex % cuts.length] ?? []);
           threadId = run.threadId;
-          const stored = await trpcClient(server.url, project.users.MEMBER.cookie).agent.conversations.get.query({ projectId: project.id, conversationId: threadId });
+          const stored = await trpcClient(server.url, project.users.MEMBER.cookie).agent.conversations.get.query({
+            projectId: project.id,
+            conversationId: threadId,
+          });
           // Every delta of the run exactly once, in order: what arrived is the run's stored text.
           const runText = stored.view.messages
             .filter((m) => m.role !== 'tool' && m.runId === run.runId)

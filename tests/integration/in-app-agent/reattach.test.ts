@@ -4,7 +4,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emptyView, foldEvent } from '@/features/in-app-agent/fold';
 import type { AgentEvent } from '@/features/in-app-agent/schema';
-import { cancelRun, followRun, runUrl, startRunStream, userMessageBody, useScriptedModelEnv, type PositionedSse } from '../../helpers/agent';
+import {
+  cancelRun,
+  followRun,
+  runUrl,
+  startRunStream,
+  userMessageBody,
+  useScriptedModelEnv,
+  type PositionedSse,
+} from '../../helpers/agent';
 import { startFakeOpenAI, type FakeServer, type ScriptedTurn } from '../../helpers/fake-models';
 import { createProject, type TestProject } from '../../helpers/fixtures';
 import { startTestServer, type TestServer } from '../../helpers/http';
@@ -82,7 +90,13 @@ describe('GET /api/projects/:projectId/in-app-agent/runs/:runId/events', () => {
 
   it('resumes exactly after a position (header or parameter), live and after the run ended', async () => {
     script({ text: words(40), delayMs: 5 }, { text: ['unused'] });
-    const started = await startRunStream(server.url, project.id, member().cookie, userMessageBody('count for me'), (ev) => ev.length >= 12);
+    const started = await startRunStream(
+      server.url,
+      project.id,
+      member().cookie,
+      userMessageBody('count for me'),
+      (ev) => ev.length >= 12,
+    );
     const runId = (started.events[0]!.event as { runId: string }).runId;
     const last = started.events.at(-1)!.id!;
     // Live, with Last-Event-ID: the rest, then the end.
@@ -102,7 +116,9 @@ describe('GET /api/projects/:projectId/in-app-agent/runs/:runId/events', () => {
       expect(fromStorage.events.every((e) => e.id === null || e.id > at)).toBe(true);
     }
     // Inside a message: the client that saw three characters of a delta gets the rest of it.
-    const delta = all.find((e) => e.event.type === 'TEXT_MESSAGE_CONTENT' && (e.event as { delta: string }).delta.length > 2)!;
+    const delta = all.find(
+      (e) => e.event.type === 'TEXT_MESSAGE_CONTENT' && (e.event as { delta: string }).delta.length > 2,
+    )!;
     const inside = await followRun(server.url, project.id, runId, member().cookie, { after: delta.id! - 1 });
     const first = inside.events[0]!.event as Extract<AgentEvent, { type: 'TEXT_MESSAGE_CONTENT' }>;
     expect(first.type).toBe('TEXT_MESSAGE_CONTENT');
@@ -125,9 +141,13 @@ describe('GET /api/projects/:projectId/in-app-agent/runs/:runId/events', () => {
     const runId = (started.events[0]!.event as { runId: string }).runId;
     // Another member (no review scope) and another project's member: the same 404.
     expect((await followRun(server.url, project.id, runId, project.users.VIEWER.cookie, {})).status).toBe(404);
-    expect((await followRun(server.url, project.id, runId, project.users.VIEWER.cookie, {})).error?.code).toBe('RUN_NOT_FOUND');
+    expect((await followRun(server.url, project.id, runId, project.users.VIEWER.cookie, {})).error?.code).toBe(
+      'RUN_NOT_FOUND',
+    );
     expect((await followRun(server.url, other.id, runId, other.users.OWNER.cookie, {})).status).toBe(404);
-    expect((await followRun(server.url, project.id, 'run_00000000000000000000000000', member().cookie, {})).status).toBe(404);
+    expect(
+      (await followRun(server.url, project.id, 'run_00000000000000000000000000', member().cookie, {})).status,
+    ).toBe(404);
     // A project admin may watch (review); nobody but the owner may stop.
     const admin = await followRun(server.url, project.id, runId, project.users.ADMIN.cookie, {});
     expect(admin.status).toBe(200);
@@ -135,7 +155,9 @@ describe('GET /api/projects/:projectId/in-app-agent/runs/:runId/events', () => {
     expect((await cancelRun(server.url, project.id, runId, project.users.ADMIN.cookie)).status).toBe(404);
     // Not signed in; a position that is not a number.
     expect((await fetch(runUrl(server.url, project.id, runId, 'events'))).status).toBe(401);
-    const bad = await followRun(server.url, project.id, runId, member().cookie, { lastEventId: 'x' as unknown as number });
+    const bad = await followRun(server.url, project.id, runId, member().cookie, {
+      lastEventId: 'x' as unknown as number,
+    });
     expect(bad).toMatchObject({ status: 400, error: { code: 'INVALID_REQUEST' } });
   });
 });

@@ -20,9 +20,17 @@ afterAll(() => server?.close());
 it('closes runs left RUNNING by a previous process before the first run of this one', async () => {
   const db = await getDb();
   const member = project.users.MEMBER;
-  const conversation = await db.prisma.agentConversation.create({ data: { id: newId('cv_'), projectId: project.id, userId: member.id, title: 'before restart' } });
+  const conversation = await db.prisma.agentConversation.create({
+    data: { id: newId('cv_'), projectId: project.id, userId: member.id, title: 'before restart' },
+  });
   const orphan = await db.prisma.agentRun.create({
-    data: { id: newId('run_'), conversationId: conversation.id, userId: member.id, status: 'RUNNING', lastHeartbeatAt: new Date() },
+    data: {
+      id: newId('run_'),
+      conversationId: conversation.id,
+      userId: member.id,
+      status: 'RUNNING',
+      lastHeartbeatAt: new Date(),
+    },
   });
   const res = await postAgent(server.url, project.id, member.cookie, userMessageBody('hello again', conversation.id));
   const after = await db.prisma.agentRun.findUniqueOrThrow({ where: { id: orphan.id } });

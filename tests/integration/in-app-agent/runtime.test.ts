@@ -10,7 +10,15 @@ import { createAgentHandler, resolveMcpTarget } from '@/features/in-app-agent/se
 import { mintAgentKey } from '@/server/api-keys';
 import { getPrisma } from '@/server/db';
 import { newId } from '@/server/ids';
-import { agentUrl, parseSse, postAgent, textOf, types, userMessageBody, useScriptedModelEnv } from '../../helpers/agent';
+import {
+  agentUrl,
+  parseSse,
+  postAgent,
+  textOf,
+  types,
+  userMessageBody,
+  useScriptedModelEnv,
+} from '../../helpers/agent';
 import { startFakeOpenAI, type FakeServer, type ScriptedTurn } from '../../helpers/fake-models';
 import { createIssue, createProject, type TestProject, type TestUser } from '../../helpers/fixtures';
 import { startMcpProxy, type McpProxy } from '../../helpers/mcp-proxy';
@@ -35,7 +43,10 @@ const runIdOf = (events: AgentEvent[]) => (events[0] as { runId: string }).runId
 const threadOf = (events: AgentEvent[]) => (events[0] as { threadId: string }).threadId;
 
 async function expectReplayEqualsStream(user: TestUser, baseUrl: string, threadId: string, streamed: AgentEvent[]) {
-  const replay = await trpcClient(baseUrl, user.cookie).agent.conversations.get.query({ projectId: project.id, conversationId: threadId });
+  const replay = await trpcClient(baseUrl, user.cookie).agent.conversations.get.query({
+    projectId: project.id,
+    conversationId: threadId,
+  });
   expect(replay.view).toEqual(foldEvents(streamed, emptyView(threadId)));
 }
 
@@ -77,7 +88,14 @@ describe('long runs', () => {
   it('keeps the heartbeat fresh and extends the run key while the run lasts', async () => {
     const member = project.users.MEMBER;
     // About 2.4 s of streaming (more than twice the key's 1 s lifetime), then a tool call.
-    script({ text: Array.from({ length: 16 }, (_, i) => `part${i} `), delayMs: 150, toolCalls: [{ name: 'list_issues', args: {} }] }, { text: ['Done.'] });
+    script(
+      {
+        text: Array.from({ length: 16 }, (_, i) => `part${i} `),
+        delayMs: 150,
+        toolCalls: [{ name: 'list_issues', args: {} }],
+      },
+      { text: ['Done.'] },
+    );
     const res = await fetch(agentUrl(tuned.url, project.id), {
       method: 'POST',
       headers: { 'content-type': 'application/json', origin: tuned.url, cookie: member.cookie },
@@ -121,7 +139,10 @@ describe('long runs', () => {
     for (let i = 0; i < 20 && !model.abandoned.length; i++) await sleep(50);
     expect(model.abandoned.map((a) => a.index)).toEqual([0]);
     const prisma = await getPrisma();
-    expect(await prisma.agentRun.findUniqueOrThrow({ where: { id: runIdOf(res.events) } })).toMatchObject({ status: 'FAILED', errorCode: 'MODEL_TIMEOUT' });
+    expect(await prisma.agentRun.findUniqueOrThrow({ where: { id: runIdOf(res.events) } })).toMatchObject({
+      status: 'FAILED',
+      errorCode: 'MODEL_TIMEOUT',
+    });
     await expectReplayEqualsStream(member, tuned.url, threadOf(res.events), res.events);
   });
 
@@ -131,7 +152,9 @@ describe('long runs', () => {
     try {
       const res = await postAgent(tuned.url, project.id, project.users.MEMBER.cookie, userMessageBody('list'));
       expect(res.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
-      expect((res.events.find((e) => e.type === 'TOOL_CALL_RESULT') as { content: string }).content).toContain('Dark mode');
+      expect((res.events.find((e) => e.type === 'TOOL_CALL_RESULT') as { content: string }).content).toContain(
+        'Dark mode',
+      );
       expect(proxy.forwarded).toContain('list_issues');
     } finally {
       proxy.toolDelayMs = 0;
@@ -141,11 +164,24 @@ describe('long runs', () => {
   it('closes stale runs of conversations nobody posts to again, periodically', async () => {
     const prisma = await getPrisma();
     const member = project.users.MEMBER;
-    const conversation = await prisma.agentConversation.create({ data: { id: newId('cv_'), projectId: project.id, userId: member.id, title: 'abandoned' } });
-    const run = await prisma.agentRun.create({
-      data: { id: newId('run_'), conversationId: conversation.id, userId: member.id, status: 'RUNNING', lastHeartbeatAt: new Date(Date.now() - 10 * 60_000) },
+    const conversation = await prisma.agentConversation.create({
+      data: { id: newId('cv_'), projectId: project.id, userId: member.id, title: 'abandoned' },
     });
-    const key = await mintAgentKey(prisma, { projectId: project.id, userId: member.id, runId: run.id, ttlSeconds: 600 });
+    const run = await prisma.agentRun.create({
+      data: {
+        id: newId('run_'),
+        conversationId: conversation.id,
+        userId: member.id,
+        status: 'RUNNING',
+        lastHeartbeatAt: new Date(Date.now() - 10 * 60_000),
+      },
+    });
+    const key = await mintAgentKey(prisma, {
+      projectId: project.id,
+      userId: member.id,
+      runId: run.id,
+      ttlSeconds: 600,
+    });
     const api = trpcClient(server.url, member.cookie).agent.conversations;
     // What the user sees: the conversation's replay ends the run (the sweep writes its error row last).
     let replay = await api.get.query({ projectId: project.id, conversationId: conversation.id });
@@ -156,7 +192,9 @@ describe('long runs', () => {
     const row = await prisma.agentRun.findUniqueOrThrow({ where: { id: run.id } });
     expect(row).toMatchObject({ status: 'FAILED', errorCode: 'RUN_STALE' });
     expect((await prisma.apiKey.findUniqueOrThrow({ where: { id: key.key.id } })).revokedAt).not.toBeNull();
-    expect(replay.view.runs).toEqual([{ runId: run.id, status: 'failed', error: { code: 'RUN_STALE', message: expect.any(String) }, interrupts: [] }]);
+    expect(replay.view.runs).toEqual([
+      { runId: run.id, status: 'failed', error: { code: 'RUN_STALE', message: expect.any(String) }, interrupts: [] },
+    ]);
   });
 });
 
@@ -177,29 +215,51 @@ describe('local tools', () => {
     );
     const res = await postAgent(server.url, project.id, member.cookie, userMessageBody('open issue 999, then 1'));
     expect(types(res.events).at(-1)).toBe('RUN_FINISHED');
-    const starts = res.events.filter((e): e is Extract<AgentEvent, { type: 'TOOL_CALL_START' }> => e.type === 'TOOL_CALL_START');
-    const resultOf = (i: number) => (res.events.find((e) => e.type === 'TOOL_CALL_RESULT' && e.toolCallId === starts[i]!.toolCallId) as { content: string }).content;
-    expect(JSON.parse(resultOf(0))).toMatchObject({ isError: true, error: 'Issue #999 does not exist in this project.' });
+    const starts = res.events.filter(
+      (e): e is Extract<AgentEvent, { type: 'TOOL_CALL_START' }> => e.type === 'TOOL_CALL_START',
+    );
+    const resultOf = (i: number) =>
+      (
+        res.events.find((e) => e.type === 'TOOL_CALL_RESULT' && e.toolCallId === starts[i]!.toolCallId) as {
+          content: string;
+        }
+      ).content;
+    expect(JSON.parse(resultOf(0))).toMatchObject({
+      isError: true,
+      error: 'Issue #999 does not exist in this project.',
+    });
     expect(JSON.parse(resultOf(1))).toEqual({ href: `/projects/${project.id}/issues/1` });
     // Unknown pages and extra fields (an outside URL) never pass the tool's schema.
-    expect(JSON.parse(resultOf(2))).toEqual({ isError: true, error: expect.stringMatching(/validation failed for navigate[\s\S]*page/) });
-    expect(JSON.parse(resultOf(3))).toEqual({ isError: true, error: expect.stringMatching(/validation failed for navigate[\s\S]*Unrecognized key: "href"/) });
+    expect(JSON.parse(resultOf(2))).toEqual({
+      isError: true,
+      error: expect.stringMatching(/validation failed for navigate[\s\S]*page/),
+    });
+    expect(JSON.parse(resultOf(3))).toEqual({
+      isError: true,
+      error: expect.stringMatching(/validation failed for navigate[\s\S]*Unrecognized key: "href"/),
+    });
     const docs = JSON.parse(resultOf(4)) as { results: Array<{ title: string; page: string; excerpt: string }> };
     expect(docs.results[0]).toMatchObject({ title: 'Create a project API key', page: 'api-keys' });
     expect(docs.results[0]!.excerpt).toContain('Settings');
     // Exactly one navigation reached the browser: the issue that exists.
     const navigations = res.events.filter((e) => e.type === 'CUSTOM' && e.name === 'in-app-agent.navigate');
-    expect(navigations).toEqual([{ type: 'CUSTOM', name: 'in-app-agent.navigate', value: { href: `/projects/${project.id}/issues/1` } }]);
+    expect(navigations).toEqual([
+      { type: 'CUSTOM', name: 'in-app-agent.navigate', value: { href: `/projects/${project.id}/issues/1` } },
+    ]);
     await expectReplayEqualsStream(member, server.url, threadOf(res.events), res.events);
   });
 });
 
 describe('where the run key goes', () => {
   it('picks the MCP endpoint from configuration, never from the request', () => {
-    expect(resolveMcpTarget({ AGENT_MCP_URL: 'https://mcp.internal/api/public/mcp' })).toEqual({ url: 'https://mcp.internal/api/public/mcp' });
+    expect(resolveMcpTarget({ AGENT_MCP_URL: 'https://mcp.internal/api/public/mcp' })).toEqual({
+      url: 'https://mcp.internal/api/public/mcp',
+    });
     // Unset: the product's MCP handler in this process; the key never leaves it.
     expect(resolveMcpTarget({ AGENT_MCP_URL: undefined })).toEqual({ dispatch: expect.any(Function) });
-    expect(resolveMcpTarget({ AGENT_MCP_URL: undefined }, 'http://127.0.0.1:1/mcp')).toEqual({ url: 'http://127.0.0.1:1/mcp' });
+    expect(resolveMcpTarget({ AGENT_MCP_URL: undefined }, 'http://127.0.0.1:1/mcp')).toEqual({
+      url: 'http://127.0.0.1:1/mcp',
+    });
   });
 
   it('does not send the run key to a host named by a crafted Host header', async () => {
@@ -222,7 +282,13 @@ describe('where the run key goes', () => {
             port: target.port,
             path: target.pathname,
             method: 'POST',
-            headers: { host: evil, origin: `http://${evil}`, cookie: project.users.MEMBER.cookie, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+            headers: {
+              host: evil,
+              origin: `http://${evil}`,
+              cookie: project.users.MEMBER.cookie,
+              'content-type': 'application/json',
+              'content-length': Buffer.byteLength(payload),
+            },
           },
           (res) => {
             let buf = '';
@@ -236,7 +302,9 @@ describe('where the run key goes', () => {
       });
       const events = parseSse(text);
       expect(types(events).at(-1)).toBe('RUN_FINISHED');
-      expect((events.find((e) => e.type === 'TOOL_CALL_RESULT') as { content: string }).content).toContain('Login button broken');
+      expect((events.find((e) => e.type === 'TOOL_CALL_RESULT') as { content: string }).content).toContain(
+        'Login button broken',
+      );
       expect(seen).toEqual([]);
     } finally {
       await new Promise<void>((r) => {

@@ -19,7 +19,9 @@ beforeAll(async () => {
     const messages = body.messages as Array<{ role: string; content?: unknown }>;
     const last = messages.at(-1)!;
     if (last.role === 'tool') return { text: ['Listed ', 'them.'] };
-    return String(last.content).includes('list') ? { toolCalls: [{ name: 'list_issues', args: {} }] } : { text: [`You said: ${String(last.content)}`] };
+    return String(last.content).includes('list')
+      ? { toolCalls: [{ name: 'list_issues', args: {} }] }
+      : { text: [`You said: ${String(last.content)}`] };
   });
   for (const k of ['AGENT_MCP_URL', 'NEXTAUTH_URL']) delete process.env[k];
   useScriptedModelEnv(model.url);
@@ -54,12 +56,20 @@ describe('a stock AG-UI HttpAgent', () => {
       conversationId: agent.threadId,
     });
     expect(replay.conversation.id).toBe(agent.threadId);
-    expect(replay.view.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['hello there', 'now list the issues']);
+    expect(replay.view.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual([
+      'hello there',
+      'now list the issues',
+    ]);
     expect(replay.view.runs).toHaveLength(2);
 
     // Another user with that thread id: 404, exactly as for an id nobody uses… but it must not
     // start a conversation there either.
-    const other = await postAgent(server.url, project.id, project.users.ADMIN.cookie, userMessageBody('mine now?', agent.threadId));
+    const other = await postAgent(
+      server.url,
+      project.id,
+      project.users.ADMIN.cookie,
+      userMessageBody('mine now?', agent.threadId),
+    );
     expect(other).toMatchObject({ status: 404, error: { code: 'CONVERSATION_NOT_FOUND' } });
     const unknownResume = await postAgent(server.url, project.id, project.users.ADMIN.cookie, {
       threadId: crypto.randomUUID(),
@@ -68,15 +78,33 @@ describe('a stock AG-UI HttpAgent', () => {
     });
     expect(unknownResume.status).toBe(404);
     // Malformed ids are refused with a clear error; "new" and no id still start a conversation.
-    const bad = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('hi', 'not a valid id!'));
+    const bad = await postAgent(
+      server.url,
+      project.id,
+      project.users.MEMBER.cookie,
+      userMessageBody('hi', 'not a valid id!'),
+    );
     expect(bad).toMatchObject({ status: 400, error: { code: 'INVALID_REQUEST' } });
-    expect((await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('hi', 'new'))).status).toBe(200);
-    expect((await postAgent(server.url, project.id, project.users.MEMBER.cookie, { messages: [{ role: 'user', content: 'hi' }] })).status).toBe(200);
+    expect(
+      (await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('hi', 'new'))).status,
+    ).toBe(200);
+    expect(
+      (
+        await postAgent(server.url, project.id, project.users.MEMBER.cookie, {
+          messages: [{ role: 'user', content: 'hi' }],
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it('keeps a conversation with the longest accepted id usable through tRPC', async () => {
     const longId = `t-${'x'.repeat(98)}`; // 100 characters, the longest thread id accepted
-    const started = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('long id', longId));
+    const started = await postAgent(
+      server.url,
+      project.id,
+      project.users.MEMBER.cookie,
+      userMessageBody('long id', longId),
+    );
     expect(started.status).toBe(200);
     const api = trpcClient(server.url, project.users.MEMBER.cookie).agent.conversations;
     const replay = await api.get.query({ projectId: project.id, conversationId: longId });

@@ -97,9 +97,14 @@ it('exports one trace per run: model calls and tool calls are children of the ru
   expect(attr(root, 'gen_ai.usage.output_tokens')).toBe(total);
 });
 
-it('puts an approved execution in the resume run\'s trace', async () => {
+it("puts an approved execution in the resume run's trace", async () => {
   const member = project.users.MEMBER;
-  const first = await postAgent(server.url, project.id, member.cookie, userMessageBody('create an issue titled Traced approval'));
+  const first = await postAgent(
+    server.url,
+    project.id,
+    member.cookie,
+    userMessageBody('create an issue titled Traced approval'),
+  );
   const fin = first.events.at(-1);
   if (fin?.type !== 'RUN_FINISHED' || fin.outcome?.type !== 'interrupt') throw new Error('expected an interrupt');
   const threadId = (first.events[0] as { threadId: string }).threadId;

@@ -71,21 +71,46 @@ describe('edit and regenerate', () => {
     expect(sentToModel()).toEqual(['user: one', 'assistant: answer to one', 'user: two, edited']);
 
     let shown = await trpc().agent.conversations.get.query({ projectId: project.id, conversationId: threadId });
-    expect(texts(shown.view)).toEqual(['user: one', 'assistant: answer to one', 'user: two, edited', 'assistant: answer to two, edited']);
+    expect(texts(shown.view)).toEqual([
+      'user: one',
+      'assistant: answer to one',
+      'user: two, edited',
+      'assistant: answer to two, edited',
+    ]);
     const ids = [runIdOf(second), runIdOf(regenerated), runIdOf(edited)];
     expect(shown.view.versions).toEqual({ [runIdOf(edited)]: { index: 3, count: 3, runIds: ids } });
 
     // Back to the first version of the turn: shown, and the next message follows it.
-    await trpc().agent.conversations.selectVersion.mutate({ projectId: project.id, conversationId: threadId, runId: runIdOf(second) });
+    await trpc().agent.conversations.selectVersion.mutate({
+      projectId: project.id,
+      conversationId: threadId,
+      runId: runIdOf(second),
+    });
     shown = await trpc().agent.conversations.get.query({ projectId: project.id, conversationId: threadId });
-    expect(texts(shown.view)).toEqual(['user: one', 'assistant: answer to one', 'user: two', 'assistant: answer to two']);
+    expect(texts(shown.view)).toEqual([
+      'user: one',
+      'assistant: answer to one',
+      'user: two',
+      'assistant: answer to two',
+    ]);
     expect(shown.view.versions?.[runIdOf(second)]).toMatchObject({ index: 1, count: 3 });
     await postAgent(server.url, project.id, member().cookie, userMessageBody('three', threadId));
-    expect(sentToModel()).toEqual(['user: one', 'assistant: answer to one', 'user: two', 'assistant: answer to two', 'user: three']);
+    expect(sentToModel()).toEqual([
+      'user: one',
+      'assistant: answer to one',
+      'user: two',
+      'assistant: answer to two',
+      'user: three',
+    ]);
 
     // The review export holds every version; review shows the selected one.
-    const exported = await trpcClient(server.url, project.users.ADMIN.cookie).agent.review.export.query({ projectId: project.id, conversationId: threadId });
-    const stored = exported.events.filter((e) => e.type === 'TEXT_MESSAGE').map((e) => (e as { content: string }).content);
+    const exported = await trpcClient(server.url, project.users.ADMIN.cookie).agent.review.export.query({
+      projectId: project.id,
+      conversationId: threadId,
+    });
+    const stored = exported.events
+      .filter((e) => e.type === 'TEXT_MESSAGE')
+      .map((e) => (e as { content: string }).content);
     expect(stored).toEqual(expect.arrayContaining(['two', 'two, edited', 'answer to two', 'answer to two, edited']));
     expect(texts(exported.view).at(-1)).toBe('assistant: answer to three');
   });
@@ -96,10 +121,16 @@ describe('edit and regenerate', () => {
     const threadId = (held.events[0] as { threadId: string }).threadId;
     const interrupt = (held.events.at(-1) as { outcome: { interrupts: Array<{ id: string }> } }).outcome.interrupts[0]!;
     reply = echo;
-    const again = await postAgent(server.url, project.id, member().cookie, { threadId, messages: [], forwardedProps: { version: { of: runIdOf(held) } } });
+    const again = await postAgent(server.url, project.id, member().cookie, {
+      threadId,
+      messages: [],
+      forwardedProps: { version: { of: runIdOf(held) } },
+    });
     expect(again.status).toBe(200);
     const prisma = await getPrisma();
-    expect((await prisma.agentPendingApproval.findUniqueOrThrow({ where: { id: interrupt.id } })).status).toBe('EXPIRED');
+    expect((await prisma.agentPendingApproval.findUniqueOrThrow({ where: { id: interrupt.id } })).status).toBe(
+      'EXPIRED',
+    );
     const late = await postAgent(server.url, project.id, member().cookie, {
       threadId,
       messages: [],
@@ -107,15 +138,31 @@ describe('edit and regenerate', () => {
     });
     expect(late.error?.code).toBe('INTERRUPT_ALREADY_DECIDED');
 
-    const unknown = await postAgent(server.url, project.id, member().cookie, { threadId, messages: [], forwardedProps: { version: { of: 'run_nope' } } });
+    const unknown = await postAgent(server.url, project.id, member().cookie, {
+      threadId,
+      messages: [],
+      forwardedProps: { version: { of: 'run_nope' } },
+    });
     expect(unknown).toMatchObject({ status: 404, error: { code: 'VERSION_NOT_FOUND' } });
 
     reply = () => ({ text: ['slow ', 'answer'], delayMs: 300 });
     const running = postAgent(server.url, project.id, member().cookie, userMessageBody('slow', threadId));
     await new Promise((r) => setTimeout(r, 150));
-    const duringRun = await postAgent(server.url, project.id, member().cookie, { threadId, messages: [], forwardedProps: { version: { of: runIdOf(again) } } });
+    const duringRun = await postAgent(server.url, project.id, member().cookie, {
+      threadId,
+      messages: [],
+      forwardedProps: { version: { of: runIdOf(again) } },
+    });
     expect(duringRun.error?.code).toBe('RUN_IN_PROGRESS');
-    expect(await errorCode(trpc().agent.conversations.selectVersion.mutate({ projectId: project.id, conversationId: threadId, runId: runIdOf(held) }))).toBe('CONFLICT');
+    expect(
+      await errorCode(
+        trpc().agent.conversations.selectVersion.mutate({
+          projectId: project.id,
+          conversationId: threadId,
+          runId: runIdOf(held),
+        }),
+      ),
+    ).toBe('CONFLICT');
     await running;
   });
 });
@@ -133,13 +180,21 @@ describe('bounded by the budget, not by the conversation', () => {
     const newest = await trpc().agent.conversations.get.query({ projectId: project.id, conversationId: threadId });
     expect(newest.view.runs.map((r) => r.runId)).toEqual(runs.slice(5));
     expect(newest.olderBefore).toBe(runs[5]);
-    const older = await trpc().agent.conversations.older.query({ projectId: project.id, conversationId: threadId, before: newest.olderBefore! });
+    const older = await trpc().agent.conversations.older.query({
+      projectId: project.id,
+      conversationId: threadId,
+      before: newest.olderBefore!,
+    });
     expect(older.view.runs.map((r) => r.runId)).toEqual(runs.slice(0, 5));
     expect(older.olderBefore).toBeNull();
     expect(texts(older.view)[0]).toBe('user: q0');
 
     // The model's history reads back only as far as the budget reaches.
-    const window = await historyWindow(await getPrisma(), threadId, { excludeRunId: 'none', budgetChars: 2_000, pageRows: 10 });
+    const window = await historyWindow(await getPrisma(), threadId, {
+      excludeRunId: 'none',
+      budgetChars: 2_000,
+      pageRows: 10,
+    });
     expect(window.runs.length).toBeGreaterThan(0);
     expect(window.runs.length).toBeLessThan(15);
     expect(window.runs.at(-1)!.runId).toBe(runs.at(-1));
@@ -151,17 +206,28 @@ describe('bounded by the budget, not by the conversation', () => {
     process.env.AGENT_CONTEXT_TOKENS = '1000';
     useScriptedModelEnv(model.url, { AGENT_CONTEXT_TOKENS: '1000' });
     try {
-      reply = (body) => ((body.messages as unknown[]).at(-1) as { role: string }).role === 'tool' ? { text: ['read'] } : { toolCalls: [{ name: 'list_issues', args: {} }] };
+      reply = (body) =>
+        ((body.messages as unknown[]).at(-1) as { role: string }).role === 'tool'
+          ? { text: ['read'] }
+          : { toolCalls: [{ name: 'list_issues', args: {} }] };
       const first = await postAgent(server.url, project.id, member().cookie, userMessageBody('read the issues'));
       const threadId = (first.events[0] as { threadId: string }).threadId;
       // Long turns push the read out of the window.
       reply = () => ({ text: ['x'.repeat(3_000)] });
-      for (let i = 0; i < 4; i++) await postAgent(server.url, project.id, member().cookie, userMessageBody(`long ${i}`, threadId));
+      for (let i = 0; i < 4; i++)
+        await postAgent(server.url, project.id, member().cookie, userMessageBody(`long ${i}`, threadId));
       reply = () => ({ toolCalls: [{ name: 'notify_webhook', args: { message: 'hi' } }] });
-      const outward = await postAgent(server.url, project.id, member().cookie, userMessageBody('tell the webhook', threadId));
+      const outward = await postAgent(
+        server.url,
+        project.id,
+        member().cookie,
+        userMessageBody('tell the webhook', threadId),
+      );
       const sent = model.requests.at(-1)!.messages as Array<{ role: string; tool_calls?: unknown }>;
       expect(sent.some((m) => m.role === 'tool')).toBe(false); // the read is not in the history
-      const interrupt = (outward.events.at(-1) as unknown as { outcome: { interrupts: Array<{ metadata: { approvalReason: string } }> } }).outcome.interrupts[0]!;
+      const interrupt = (
+        outward.events.at(-1) as unknown as { outcome: { interrupts: Array<{ metadata: { approvalReason: string } }> } }
+      ).outcome.interrupts[0]!;
       // notify_webhook always needs approval; the reason shows the guard still knows the read.
       expect(interrupt.metadata.approvalReason).toBe('data_flow');
     } finally {
@@ -173,7 +239,10 @@ describe('bounded by the budget, not by the conversation', () => {
     reply = echo;
     const res = await postAgent(server.url, project.id, member().cookie, userMessageBody('hello'));
     const threadId = (res.events[0] as { threadId: string }).threadId;
-    await (await getPrisma()).agentConversation.update({ where: { id: threadId }, data: { runCount: LIMITS.maxRunsPerConversation } });
+    await (await getPrisma()).agentConversation.update({
+      where: { id: threadId },
+      data: { runCount: LIMITS.maxRunsPerConversation },
+    });
     const full = await postAgent(server.url, project.id, member().cookie, userMessageBody('more', threadId));
     expect(full).toMatchObject({ status: 409, error: { code: 'CONVERSATION_TOO_LONG' } });
     const fresh = await postAgent(server.url, project.id, member().cookie, userMessageBody('more'));

@@ -55,7 +55,10 @@ afterAll(async () => server?.close());
 
 describe('audit rows', () => {
   it('records allowed, failed and denied calls with who, what, status, code and duration', async () => {
-    const rows = await (await getPrisma()).toolCallAudit.findMany({ where: { projectId: project.id }, orderBy: [{ startedAt: 'asc' }, { id: 'asc' }] });
+    const rows = await (await getPrisma()).toolCallAudit.findMany({
+      where: { projectId: project.id },
+      orderBy: [{ startedAt: 'asc' }, { id: 'asc' }],
+    });
     expect(rows.map((r) => [r.tool, r.status, r.errorCode])).toEqual([
       ['get_issue', 'OK', null],
       ['get_issue', 'ERROR', 'ISSUE_NOT_FOUND'],
@@ -66,7 +69,13 @@ describe('audit rows', () => {
       ['create_issue', 'DENIED', 'OVERRIDE_REQUIRED'],
     ]);
     const [first] = rows;
-    expect(first).toMatchObject({ apiKeyId: projectKeyId, userId: null, runId: null, toolCallId: 'ext-1', argsPreview: '{"number":1}' });
+    expect(first).toMatchObject({
+      apiKeyId: projectKeyId,
+      userId: null,
+      runId: null,
+      toolCallId: 'ext-1',
+      argsPreview: '{"number":1}',
+    });
     // The 3,000-character body is capped in the preview.
     expect(first!.resultPreview.length).toBeLessThanOrEqual(500);
     expect(first!.resultPreview).toContain('"number":1');
@@ -76,7 +85,12 @@ describe('audit rows', () => {
       expect(r.startedAt.getTime()).toBeLessThanOrEqual(setupEnded.getTime());
     }
     const denied = rows.at(-1)!;
-    expect(denied).toMatchObject({ apiKeyId: agentKeyId, userId: project.users.MEMBER.id, runId: agentRunId, toolCallId: 'tc-write' });
+    expect(denied).toMatchObject({
+      apiKeyId: agentKeyId,
+      userId: project.users.MEMBER.id,
+      runId: agentRunId,
+      toolCallId: 'tc-write',
+    });
     expect(denied.argsPreview).toBe('{"title":"Sneaky"}');
   });
 });
@@ -84,7 +98,9 @@ describe('audit rows', () => {
 describe('mcp.audit.list', () => {
   it('lists the trail newest first for admins and owners', async () => {
     for (const role of ['OWNER', 'ADMIN'] as const) {
-      const res = await trpcClient(server.url, project.users[role].cookie).mcp.audit.list.query({ projectId: project.id });
+      const res = await trpcClient(server.url, project.users[role].cookie).mcp.audit.list.query({
+        projectId: project.id,
+      });
       expect(res.items.map((r) => r.tool)).toEqual([
         'create_issue',
         'list_labels',
@@ -94,7 +110,12 @@ describe('mcp.audit.list', () => {
         'get_issue',
         'get_issue',
       ]);
-      expect(res.items[0]).toMatchObject({ status: 'DENIED', keyKind: 'IN_APP_AGENT', userName: project.users.MEMBER.name, runId: agentRunId });
+      expect(res.items[0]).toMatchObject({
+        status: 'DENIED',
+        keyKind: 'IN_APP_AGENT',
+        userName: project.users.MEMBER.name,
+        runId: agentRunId,
+      });
       expect(res.items.at(-1)).toMatchObject({ keyKind: 'PROJECT', keyName: 'test key' });
       expect(res.nextCursor).toBeNull();
     }
@@ -103,8 +124,12 @@ describe('mcp.audit.list', () => {
   it('filters by tool, status and run id, and pages with a cursor', async () => {
     const api = trpcClient(server.url, project.users.ADMIN.cookie);
     expect((await api.mcp.audit.list.query({ projectId: project.id, tool: 'get_issue' })).items).toHaveLength(3);
-    expect((await api.mcp.audit.list.query({ projectId: project.id, status: 'DENIED' })).items.map((r) => r.tool)).toEqual(['create_issue']);
-    expect((await api.mcp.audit.list.query({ projectId: project.id, runId: agentRunId })).items.map((r) => r.toolCallId)).toEqual(['tc-write', 'tc-read']);
+    expect(
+      (await api.mcp.audit.list.query({ projectId: project.id, status: 'DENIED' })).items.map((r) => r.tool),
+    ).toEqual(['create_issue']);
+    expect(
+      (await api.mcp.audit.list.query({ projectId: project.id, runId: agentRunId })).items.map((r) => r.toolCallId),
+    ).toEqual(['tc-write', 'tc-read']);
 
     const page1 = await api.mcp.audit.list.query({ projectId: project.id, limit: 4 });
     expect(page1.items).toHaveLength(4);
@@ -117,17 +142,29 @@ describe('mcp.audit.list', () => {
 
   it('is forbidden to members and viewers, and not found for non-members and other projects', async () => {
     for (const role of ['MEMBER', 'VIEWER'] as const) {
-      expect(await errorCode(trpcClient(server.url, project.users[role].cookie).mcp.audit.list.query({ projectId: project.id }))).toBe('FORBIDDEN');
+      expect(
+        await errorCode(
+          trpcClient(server.url, project.users[role].cookie).mcp.audit.list.query({ projectId: project.id }),
+        ),
+      ).toBe('FORBIDDEN');
     }
     const stranger = await createUser('Stranger');
-    expect(await errorCode(trpcClient(server.url, stranger.cookie).mcp.audit.list.query({ projectId: project.id }))).toBe('NOT_FOUND');
-    expect(await errorCode(trpcClient(server.url, other.users.OWNER.cookie).mcp.audit.list.query({ projectId: project.id }))).toBe('NOT_FOUND');
-    expect(await errorCode(trpcClient(server.url).mcp.audit.list.query({ projectId: project.id }))).toBe('UNAUTHORIZED');
+    expect(
+      await errorCode(trpcClient(server.url, stranger.cookie).mcp.audit.list.query({ projectId: project.id })),
+    ).toBe('NOT_FOUND');
+    expect(
+      await errorCode(trpcClient(server.url, other.users.OWNER.cookie).mcp.audit.list.query({ projectId: project.id })),
+    ).toBe('NOT_FOUND');
+    expect(await errorCode(trpcClient(server.url).mcp.audit.list.query({ projectId: project.id }))).toBe(
+      'UNAUTHORIZED',
+    );
   });
 
   it('refuses bad filters with a validation error', async () => {
     const api = trpcClient(server.url, project.users.ADMIN.cookie);
-    expect(await errorCode(api.mcp.audit.list.query({ projectId: project.id, status: 'MAYBE' as never }))).toBe('BAD_REQUEST');
+    expect(await errorCode(api.mcp.audit.list.query({ projectId: project.id, status: 'MAYBE' as never }))).toBe(
+      'BAD_REQUEST',
+    );
     expect(await errorCode(api.mcp.audit.list.query({ projectId: project.id, limit: 1000 }))).toBe('BAD_REQUEST');
   });
 });
@@ -155,7 +192,10 @@ describe('audit details', () => {
     expect(res.isError).toBeFalsy();
     expect((await c.call('list_labels')).isError).toBeFalsy();
     await c.close();
-    const rows = await (await getPrisma()).toolCallAudit.findMany({ where: { projectId: p.id }, orderBy: [{ startedAt: 'asc' }, { id: 'asc' }] });
+    const rows = await (await getPrisma()).toolCallAudit.findMany({
+      where: { projectId: p.id },
+      orderBy: [{ startedAt: 'asc' }, { id: 'asc' }],
+    });
     const slow = rows.find((r) => r.tool === 'notify_webhook')!;
     expect(slow.status).toBe('OK');
     expect(slow.durationMs).toBeGreaterThanOrEqual(300);
@@ -188,21 +228,30 @@ describe('audit details', () => {
     await rpcError(c.call('retired_tool', {}));
     await c.close();
     const api = trpcClient(server.url, p.users.ADMIN.cookie);
-    const tools = async (f: Record<string, string>) => (await api.mcp.audit.list.query({ projectId: p.id, ...f })).items.map((r) => r.tool);
+    const tools = async (f: Record<string, string>) =>
+      (await api.mcp.audit.list.query({ projectId: p.id, ...f })).items.map((r) => r.tool);
 
     expect(await tools({ keyKind: 'IN_APP_AGENT' })).toEqual(['create_issue']);
     expect((await tools({ keyKind: 'PROJECT' })).sort()).toEqual(['list_labels', 'notify_webhook', 'retired_tool']);
     expect(await tools({ publicKey: pkPublic })).toEqual([]); // this key made no call
-    const callers = await (await getPrisma()).apiKey.findMany({ where: { projectId: p.id, kind: 'PROJECT', audits: { some: {} } }, orderBy: { createdAt: 'asc' } });
+    const callers = await (await getPrisma()).apiKey.findMany({
+      where: { projectId: p.id, kind: 'PROJECT', audits: { some: {} } },
+      orderBy: { createdAt: 'asc' },
+    });
     expect(await tools({ publicKey: callers[0]!.publicKey })).toEqual(['list_labels', 'notify_webhook']);
     expect(await tools({ userId: p.users.VIEWER.id })).toEqual(['create_issue']);
     expect(await tools({ userId: p.users.ADMIN.id })).toEqual([]);
     expect(await tools({ tool: 'retired_tool' })).toEqual(['retired_tool']);
     const list = await api.mcp.audit.list.query({ projectId: p.id, keyKind: 'PROJECT' });
-    expect(list.items[0]).toMatchObject({ keyKind: 'PROJECT', keyPublicKey: expect.stringMatching(/^pk_[A-Za-z0-9_-]{16}$/) });
+    expect(list.items[0]).toMatchObject({
+      keyKind: 'PROJECT',
+      keyPublicKey: expect.stringMatching(/^pk_[A-Za-z0-9_-]{16}$/),
+    });
 
     expect(await errorCode(api.mcp.audit.list.query({ projectId: p.id, publicKey: 'pk_\u0000' }))).toBe('BAD_REQUEST');
-    expect(await errorCode(api.mcp.audit.list.query({ projectId: p.id, keyKind: 'ROOT' as never }))).toBe('BAD_REQUEST');
+    expect(await errorCode(api.mcp.audit.list.query({ projectId: p.id, keyKind: 'ROOT' as never }))).toBe(
+      'BAD_REQUEST',
+    );
   });
 
   it('offers the filter choices: registry tools plus recorded unknown names, project keys, assistant users', async () => {

@@ -95,7 +95,10 @@ it('counts tools/call only, then answers 429 with Retry-After and JSON-RPC -3202
 
 it('refuses a batch with more calls than a minute allows, saying so', async () => {
   const { secret } = await projectKey(project);
-  const res = await post(secret, Array.from({ length: LIMIT + 1 }, () => call()));
+  const res = await post(
+    secret,
+    Array.from({ length: LIMIT + 1 }, () => call()),
+  );
   expect(res.status).toBe(429);
   expect(res.headers.get('retry-after')).toBe('60');
   expect(res.json.error).toMatchObject({ code: -32029, data: { code: 'RATE_LIMITED' } });

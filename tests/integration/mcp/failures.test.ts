@@ -39,7 +39,9 @@ describe('an unexpected exception inside a tool', () => {
     const res = (await c.call('create_issue', { title: 'Will fail', body: 'x' })) as CallResult;
     await c.close();
     expect(res.isError).toBe(true);
-    expect(res.structuredContent).toEqual({ error: { code: 'INTERNAL_ERROR', message: 'create_issue failed unexpectedly. Try again later.' } });
+    expect(res.structuredContent).toEqual({
+      error: { code: 'INTERNAL_ERROR', message: 'create_issue failed unexpectedly. Try again later.' },
+    });
     const text = JSON.stringify(res);
     expect(text).not.toMatch(LEAK);
 
@@ -67,17 +69,25 @@ describe('a database that cannot be reached', () => {
 
   it('answers 503 SERVICE_UNAVAILABLE with Retry-After and a JSON-RPC body, without details', async () => {
     const key = await projectKey(project);
-    const res = await rawPost(endpoint.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), { authorization: `Bearer ${key.secret}` });
+    const res = await rawPost(endpoint.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), {
+      authorization: `Bearer ${key.secret}`,
+    });
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('5');
-    expect(res.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, data: { code: 'SERVICE_UNAVAILABLE' } } });
+    expect(res.json).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32000, data: { code: 'SERVICE_UNAVAILABLE' } },
+    });
     expect(res.text).not.toMatch(LEAK);
     expect(res.text).not.toMatch(/127\.0\.0\.1|5432|:1\b|reach/);
   });
 
   it('still refuses malformed credentials with 401 (no query is needed to know they are invalid)', async () => {
     const basic = `Basic ${Buffer.from('pk_\u0000abc:sk_x').toString('base64')}`;
-    const res = await rawPost(endpoint.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), { authorization: basic });
+    const res = await rawPost(endpoint.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), {
+      authorization: basic,
+    });
     expect(res.status).toBe(401);
     expect(res.json.error?.data?.code).toBe('INVALID_KEY');
   });

@@ -46,11 +46,18 @@ export async function projectKey(project: TestProject, scopes: readonly Scope[] 
 let runCounter = 0;
 export async function agentKey(project: TestProject, userId: string, ttlSeconds = 300): Promise<IssuedKey> {
   runCounter += 1;
-  return mintAgentKey(await getPrisma(), { projectId: project.id, userId, runId: `run_test_${runCounter}`, ttlSeconds });
+  return mintAgentKey(await getPrisma(), {
+    projectId: project.id,
+    userId,
+    runId: `run_test_${runCounter}`,
+    ttlSeconds,
+  });
 }
 
 /** Message of the MCP/JSON-RPC error a promise failed with (throws if it succeeded). */
-export async function rpcError(p: Promise<unknown>): Promise<{ code: number; message: string; data?: { code?: string } }> {
+export async function rpcError(
+  p: Promise<unknown>,
+): Promise<{ code: number; message: string; data?: { code?: string } }> {
   try {
     await p;
   } catch (err) {
@@ -73,7 +80,12 @@ export async function rawPost(baseUrl: string, body: string, headers: Record<str
   } catch {
     /* not JSON */
   }
-  return { status: res.status, headers: res.headers, text, json: json as { error?: { code: number; message: string; data?: { code?: string } }; result?: unknown } };
+  return {
+    status: res.status,
+    headers: res.headers,
+    text,
+    json: json as { error?: { code: number; message: string; data?: { code?: string } }; result?: unknown },
+  };
 }
 
 export interface Receiver {
@@ -108,7 +120,9 @@ export async function startReceiver(): Promise<Receiver> {
  * A real HTTP server on 127.0.0.1 that hands each request to `handler` as a web Request (the same
  * adapter shape as the test server), for running a handler with other options or another database.
  */
-export async function startHandlerServer(handler: (req: Request) => Promise<Response>): Promise<{ url: string; close(): Promise<void> }> {
+export async function startHandlerServer(
+  handler: (req: Request) => Promise<Response>,
+): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer(async (nodeReq, nodeRes) => {
     const chunks: Buffer[] = [];
     for await (const c of nodeReq) chunks.push(c as Buffer);

@@ -38,10 +38,17 @@ beforeEach(() => {
 });
 
 async function lastAudit() {
-  return (await getPrisma()).toolCallAudit.findFirstOrThrow({ where: { apiKeyId: keyId }, orderBy: [{ startedAt: 'desc' }, { id: 'desc' }] });
+  return (await getPrisma()).toolCallAudit.findFirstOrThrow({
+    where: { apiKeyId: keyId },
+    orderBy: [{ startedAt: 'desc' }, { id: 'desc' }],
+  });
 }
 
-async function expectRefused(meta: Record<string, unknown> | undefined, code: string, callArgs: Record<string, unknown> = args) {
+async function expectRefused(
+  meta: Record<string, unknown> | undefined,
+  code: string,
+  callArgs: Record<string, unknown> = args,
+) {
   const err = await rpcError(agent.call('notify_webhook', callArgs, meta));
   expect(err.code).toBe(-32011);
   expect(err.data?.code).toBe(code);
@@ -60,7 +67,12 @@ describe('in-app-agent key without override', () => {
 
 describe('override failures', () => {
   it('refuses a forged signature', async () => {
-    const forged = mintOverride({ tool: 'notify_webhook', argsFingerprint: fingerprintArgs(args), keyId, secret: 'x'.repeat(40) });
+    const forged = mintOverride({
+      tool: 'notify_webhook',
+      argsFingerprint: fingerprintArgs(args),
+      keyId,
+      secret: 'x'.repeat(40),
+    });
     await expectRefused({ [OVERRIDE_META_KEY]: forged }, 'OVERRIDE_INVALID');
     const [payload] = token().split('.');
     await expectRefused({ [OVERRIDE_META_KEY]: `${payload}.AAAA` }, 'OVERRIDE_INVALID');
@@ -68,7 +80,10 @@ describe('override failures', () => {
   });
 
   it('refuses an expired override', async () => {
-    await expectRefused({ [OVERRIDE_META_KEY]: token({ ttlSeconds: 30, now: Date.now() - 31_000 }) }, 'OVERRIDE_EXPIRED');
+    await expectRefused(
+      { [OVERRIDE_META_KEY]: token({ ttlSeconds: 30, now: Date.now() - 31_000 }) },
+      'OVERRIDE_EXPIRED',
+    );
   });
 
   it('refuses an override for another tool', async () => {
@@ -76,7 +91,9 @@ describe('override failures', () => {
   });
 
   it('refuses an override for other arguments', async () => {
-    await expectRefused({ [OVERRIDE_META_KEY]: token() }, 'OVERRIDE_WRONG_ARGS', { message: 'Deploy FAILED, rollback now' });
+    await expectRefused({ [OVERRIDE_META_KEY]: token() }, 'OVERRIDE_WRONG_ARGS', {
+      message: 'Deploy FAILED, rollback now',
+    });
   });
 
   it('refuses an override minted for another key', async () => {
@@ -103,7 +120,10 @@ describe('override success', () => {
     expect(res.isError).toBeFalsy();
     expect(res.structuredContent).toMatchObject({ delivered: true });
     expect(receiver.received).toHaveLength(1);
-    expect(JSON.parse(receiver.received[0]!.body)).toMatchObject({ message: 'Deploy finished', project: { id: project.id } });
+    expect(JSON.parse(receiver.received[0]!.body)).toMatchObject({
+      message: 'Deploy finished',
+      project: { id: project.id },
+    });
     const ok = await lastAudit();
     expect(ok).toMatchObject({ status: 'OK', toolCallId: 'call_abc', userId: project.users.MEMBER.id });
     expect(ok.runId).toMatch(/^run_test_/);
@@ -164,7 +184,12 @@ describe('old consumed overrides', () => {
     await prisma.mcpOverrideUse.createMany({
       data: [
         { nonce: 'old_aaaaaaaaaaaaaaaaaaaa', apiKeyId: other.key.id, tool: 'notify_webhook', consumedAt: ageOf(26) },
-        { nonce: 'old_bbbbbbbbbbbbbbbbbbbb', apiKeyId: other.key.id, tool: 'notify_webhook', consumedAt: ageOf(24 * 30) },
+        {
+          nonce: 'old_bbbbbbbbbbbbbbbbbbbb',
+          apiKeyId: other.key.id,
+          tool: 'notify_webhook',
+          consumedAt: ageOf(24 * 30),
+        },
         { nonce: 'recent_cccccccccccccccccc', apiKeyId: other.key.id, tool: 'notify_webhook', consumedAt: ageOf(2) },
         { nonce: 'recent_dddddddddddddddddd', apiKeyId: other.key.id, tool: 'notify_webhook', consumedAt: ageOf(24.5) },
       ],
@@ -183,7 +208,12 @@ describe('old consumed overrides', () => {
     const other = await agentKey(project, project.users.MEMBER.id);
     const old = new Date(Date.now() - 48 * 3600_000);
     await prisma.mcpOverrideUse.createMany({
-      data: Array.from({ length: 130 }, (_, i) => ({ nonce: `bulk_${String(i).padStart(20, '0')}`, apiKeyId: other.key.id, tool: 'notify_webhook', consumedAt: old })),
+      data: Array.from({ length: 130 }, (_, i) => ({
+        nonce: `bulk_${String(i).padStart(20, '0')}`,
+        apiKeyId: other.key.id,
+        tool: 'notify_webhook',
+        consumedAt: old,
+      })),
     });
     expect((await agent.call('notify_webhook', args, { [OVERRIDE_META_KEY]: token() })).isError).toBeFalsy();
     expect(await prisma.mcpOverrideUse.count({ where: { apiKeyId: other.key.id } })).toBe(30);

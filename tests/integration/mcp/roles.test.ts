@@ -14,8 +14,23 @@ let server: TestServer;
 let receiver: Receiver;
 let project: TestProject;
 
-const READS: McpToolName[] = ['list_issues', 'get_issue', 'search_issues', 'list_members', 'list_labels', 'get_project_summary'];
-const WRITES: McpToolName[] = ['create_issue', 'update_issue', 'add_comment', 'assign_issue', 'close_issue', 'delete_issue', 'notify_webhook'];
+const READS: McpToolName[] = [
+  'list_issues',
+  'get_issue',
+  'search_issues',
+  'list_members',
+  'list_labels',
+  'get_project_summary',
+];
+const WRITES: McpToolName[] = [
+  'create_issue',
+  'update_issue',
+  'add_comment',
+  'assign_issue',
+  'close_issue',
+  'delete_issue',
+  'notify_webhook',
+];
 const EXPECTED_TOOLS: Record<Role, McpToolName[]> = {
   VIEWER: READS,
   MEMBER: [...READS, 'create_issue', 'update_issue', 'add_comment', 'assign_issue', 'close_issue', 'notify_webhook'],
@@ -63,7 +78,9 @@ async function argsFor(tool: McpToolName, role: Role, who: string = role): Promi
 
 it('the expected tool sets follow the RBAC matrix', () => {
   for (const role of ROLES) {
-    expect(EXPECTED_TOOLS[role]).toEqual(MCP_TOOL_METADATA.filter((t) => hasProjectAccess({ role }, t.scope)).map((t) => t.name));
+    expect(EXPECTED_TOOLS[role]).toEqual(
+      MCP_TOOL_METADATA.filter((t) => hasProjectAccess({ role }, t.scope)).map((t) => t.name),
+    );
   }
 });
 
@@ -119,11 +136,15 @@ describe.each(ROLES)('IN_APP_AGENT key of a %s', (role) => {
       if (!EXPECTED_TOOLS[role].includes(tool)) {
         // Even a correctly signed override cannot widen the role.
         const token = mintOverride({ tool, argsFingerprint: fingerprintArgs(args), keyId });
-        expect((await rpcError(c.call(tool, args, { [OVERRIDE_META_KEY]: token }))).data?.code, tool).toBe('MISSING_SCOPE');
+        expect((await rpcError(c.call(tool, args, { [OVERRIDE_META_KEY]: token }))).data?.code, tool).toBe(
+          'MISSING_SCOPE',
+        );
       }
     }
     // Only the target issues created by argsFor exist; nothing was changed by the refused calls.
-    const created = WRITES.filter((t) => ['update_issue', 'add_comment', 'assign_issue', 'close_issue', 'delete_issue'].includes(t)).length;
+    const created = WRITES.filter((t) =>
+      ['update_issue', 'add_comment', 'assign_issue', 'close_issue', 'delete_issue'].includes(t),
+    ).length;
     expect(await prisma.issue.count({ where: { projectId: project.id } })).toBe(before + created);
     expect(await prisma.issue.count({ where: { projectId: project.id, status: 'CLOSED' } })).toBe(closedBefore);
     expect(await prisma.comment.count()).toBe(commentsBefore);
@@ -138,12 +159,16 @@ describe.each(ROLES)('IN_APP_AGENT key of a %s', (role) => {
       const res = await c.call(tool, args, { [OVERRIDE_META_KEY]: token });
       expect(res.isError, `${tool}: ${JSON.stringify(res.structuredContent)}`).toBeFalsy();
       if (tool === 'add_comment') {
-        expect(res.structuredContent).toMatchObject({ comment: { untrusted: false, author: project.users[role].name } });
+        expect(res.structuredContent).toMatchObject({
+          comment: { untrusted: false, author: project.users[role].name },
+        });
       }
     }
     const prisma = await getPrisma();
     if (role !== 'VIEWER') {
-      const created = await prisma.issue.findFirstOrThrow({ where: { projectId: project.id, title: `Created by ${role}` } });
+      const created = await prisma.issue.findFirstOrThrow({
+        where: { projectId: project.id, title: `Created by ${role}` },
+      });
       expect(created.reporterId).toBe(project.users[role].id);
       expect(receiver.received.map((r) => JSON.parse(r.body).message)).toEqual([`Hello from ${role}`]);
     } else {
@@ -159,13 +184,20 @@ describe('the bound user role is read on every request', () => {
     const c = await connect(server.url, k.secret);
     expect(await c.names()).toContain('create_issue');
 
-    await prisma.projectMembership.update({ where: { projectId_userId: { projectId: project.id, userId: project.users.MEMBER.id } }, data: { role: 'VIEWER' } });
+    await prisma.projectMembership.update({
+      where: { projectId_userId: { projectId: project.id, userId: project.users.MEMBER.id } },
+      data: { role: 'VIEWER' },
+    });
     expect(await c.names()).toEqual([...READS].sort());
     const args = { title: 'After demotion' };
     const token = mintOverride({ tool: 'create_issue', argsFingerprint: fingerprintArgs(args), keyId: k.key.id });
-    expect((await rpcError(c.call('create_issue', args, { [OVERRIDE_META_KEY]: token }))).data?.code).toBe('MISSING_SCOPE');
+    expect((await rpcError(c.call('create_issue', args, { [OVERRIDE_META_KEY]: token }))).data?.code).toBe(
+      'MISSING_SCOPE',
+    );
 
-    await prisma.projectMembership.delete({ where: { projectId_userId: { projectId: project.id, userId: project.users.MEMBER.id } } });
+    await prisma.projectMembership.delete({
+      where: { projectId_userId: { projectId: project.id, userId: project.users.MEMBER.id } },
+    });
     expect(await c.names()).toEqual([]);
     expect((await rpcError(c.call('list_issues', {}))).data?.code).toBe('MISSING_SCOPE');
     await c.close();

@@ -22,11 +22,18 @@ afterAll(async () => server?.close());
 
 describe('HTTP methods', () => {
   it.each(['GET', 'DELETE'])('%s answers 405 with a JSON-RPC error body', async (method) => {
-    const res = await fetch(`${server.url}/api/public/mcp`, { method, headers: { ...auth(), accept: 'text/event-stream' } });
+    const res = await fetch(`${server.url}/api/public/mcp`, {
+      method,
+      headers: { ...auth(), accept: 'text/event-stream' },
+    });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('POST');
     const body = await res.json();
-    expect(body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, data: { code: 'METHOD_NOT_ALLOWED' } } });
+    expect(body).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32000, data: { code: 'METHOD_NOT_ALLOWED' } },
+    });
   });
 
   it('works with the official client (initialize, tools/list, ping) without a session', async () => {
@@ -54,7 +61,12 @@ describe('request guards', () => {
   });
 
   it('refuses a body over 256 KiB with 413, declared or streamed', async () => {
-    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(300 * 1024) } });
+    const big = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/list',
+      params: { pad: 'x'.repeat(300 * 1024) },
+    });
     const declared = await rawPost(server.url, big, auth());
     expect(declared.status).toBe(413);
     expect(declared.json.error?.data?.code).toBe('PAYLOAD_TOO_LARGE');
@@ -88,17 +100,27 @@ describe('request guards', () => {
     for (const ct of ['text/plain', 'text/plain; a=application/json', '']) {
       const res = await rawPost(server.url, listTools, { ...auth(), 'content-type': ct });
       expect(res.status, ct).toBe(415);
-      expect(res.json, ct).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, data: { code: 'UNSUPPORTED_MEDIA_TYPE' } } });
+      expect(res.json, ct).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, data: { code: 'UNSUPPORTED_MEDIA_TYPE' } },
+      });
       expect(res.json.error?.message).toMatch(/Content-Type: application\/json/);
     }
-    expect((await rawPost(server.url, listTools, { ...auth(), 'content-type': 'application/json; charset=utf-8' })).status).toBe(200);
+    expect(
+      (await rawPost(server.url, listTools, { ...auth(), 'content-type': 'application/json; charset=utf-8' })).status,
+    ).toBe(200);
   });
 
   it('refuses a client that does not accept JSON and SSE (406) with a stable code', async () => {
     for (const accept of ['application/json', 'text/event-stream', '*/*']) {
       const res = await rawPost(server.url, listTools, { ...auth(), accept });
       expect(res.status, accept).toBe(406);
-      expect(res.json, accept).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, data: { code: 'NOT_ACCEPTABLE' } } });
+      expect(res.json, accept).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, data: { code: 'NOT_ACCEPTABLE' } },
+      });
     }
   });
 
@@ -106,7 +128,9 @@ describe('request guards', () => {
     const res = await rawPost(server.url, listTools, { ...auth(), 'mcp-protocol-version': '1999-01-01' });
     expect(res.status).toBe(400);
     expect(res.json.error).toMatchObject({ code: -32000, data: { code: 'UNSUPPORTED_PROTOCOL_VERSION' } });
-    expect((await rawPost(server.url, listTools, { ...auth(), 'mcp-protocol-version': '2025-06-18' })).status).toBe(200);
+    expect((await rawPost(server.url, listTools, { ...auth(), 'mcp-protocol-version': '2025-06-18' })).status).toBe(
+      200,
+    );
   });
 
   it('answers an unknown method with a JSON-RPC method-not-found error and a stable code', async () => {
@@ -122,7 +146,10 @@ describe('request guards', () => {
     ]) {
       const res = await rawPost(server.url, JSON.stringify(body), auth());
       expect(res.status).toBe(200);
-      expect(res.json, body.method).toMatchObject({ id: 1, error: { code: -32602, data: { code: 'INVALID_REQUEST' } } });
+      expect(res.json, body.method).toMatchObject({
+        id: 1,
+        error: { code: -32602, data: { code: 'INVALID_REQUEST' } },
+      });
       expect(res.json.error!.message.length).toBeLessThan(300);
       expect(res.text).not.toMatch(/"expected"|invalid_type|\\n/);
     }
@@ -185,8 +212,15 @@ describe('authentication', () => {
   });
 
   it('answers an unknown key with 401 without reading an oversized body', async () => {
-    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_issues', arguments: { pad: 'x'.repeat(300 * 1024) } } });
-    const res = await rawPost(server.url, big, { authorization: 'Bearer sk_AAAAAAAAAAAAAAAA_notarealsecretnotarealsecretnota' });
+    const big = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'list_issues', arguments: { pad: 'x'.repeat(300 * 1024) } },
+    });
+    const res = await rawPost(server.url, big, {
+      authorization: 'Bearer sk_AAAAAAAAAAAAAAAA_notarealsecretnotarealsecretnota',
+    });
     expect(res.status).toBe(401);
     expect(res.json.error?.data?.code).toBe('INVALID_KEY');
   });
@@ -197,12 +231,22 @@ describe('authentication', () => {
     await revokeKey(prisma, issued.key.id);
     await expect401({ authorization: `Bearer ${issued.secret}` }, 'KEY_REVOKED');
 
-    const call = JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'list_issues', arguments: {} } });
+    const call = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: { name: 'list_issues', arguments: {} },
+    });
     const res = await rawPost(server.url, call, { authorization: `Bearer ${issued.secret}` });
     expect(res.status).toBe(401);
     const rows = await prisma.toolCallAudit.findMany({ where: { apiKeyId: issued.key.id } });
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ tool: 'list_issues', status: 'DENIED', errorCode: 'KEY_REVOKED', projectId: project.id });
+    expect(rows[0]).toMatchObject({
+      tool: 'list_issues',
+      status: 'DENIED',
+      errorCode: 'KEY_REVOKED',
+      projectId: project.id,
+    });
   });
 
   it('refuses an expired key, and an agent key whose run was revoked, through the official client too', async () => {
@@ -229,7 +273,10 @@ describe('tools/call refused before the tool runs (audited like the client saw i
   let caller: { id: string; secret: string };
   const callHeaders = () => ({ authorization: `Bearer ${caller.secret}` });
   const rows = async () =>
-    (await getPrisma()).toolCallAudit.findMany({ where: { apiKeyId: caller.id }, orderBy: [{ startedAt: 'asc' }, { id: 'asc' }] });
+    (await getPrisma()).toolCallAudit.findMany({
+      where: { apiKeyId: caller.id },
+      orderBy: [{ startedAt: 'asc' }, { id: 'asc' }],
+    });
   const call = (params: unknown, id = 5) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params });
 
   beforeAll(async () => {
@@ -249,7 +296,11 @@ describe('tools/call refused before the tool runs (audited like the client saw i
     for (const [params, code, message] of cases) {
       const res = await rawPost(server.url, call(params), callHeaders());
       expect(res.status, JSON.stringify(params)).toBe(200);
-      expect(res.json, JSON.stringify(params)).toMatchObject({ jsonrpc: '2.0', id: 5, error: { code: -32602, data: { code } } });
+      expect(res.json, JSON.stringify(params)).toMatchObject({
+        jsonrpc: '2.0',
+        id: 5,
+        error: { code: -32602, data: { code } },
+      });
       expect(res.json.error!.message).toMatch(message);
       expect(res.json.error!.message.length).toBeLessThan(300);
       expect(res.text).not.toMatch(/"expected"|invalid_type|\\n/);
@@ -282,22 +333,42 @@ describe('tools/call refused before the tool runs (audited like the client saw i
     ]);
     const res = await rawPost(server.url, batch, callHeaders());
     expect(res.status).toBe(200);
-    const answers = res.json as unknown as Array<{ id: number; result?: { structuredContent?: unknown }; error?: { data?: { code?: string } } }>;
+    const answers = res.json as unknown as Array<{
+      id: number;
+      result?: { structuredContent?: unknown };
+      error?: { data?: { code?: string } };
+    }>;
     expect(answers.map((a) => a.id).sort()).toEqual([1, 2]);
-    expect(answers.find((a) => a.id === 1)!.result?.structuredContent).toMatchObject({ labels: [{ name: 'bug' }, { name: 'feature' }] });
+    expect(answers.find((a) => a.id === 1)!.result?.structuredContent).toMatchObject({
+      labels: [{ name: 'bug' }, { name: 'feature' }],
+    });
     expect(answers.find((a) => a.id === 2)!.error?.data?.code).toBe('INVALID_ARGUMENTS');
-    expect((await rows()).slice(before).map((r) => [r.status, r.errorCode]).sort()).toEqual([
+    expect(
+      (await rows())
+        .slice(before)
+        .map((r) => [r.status, r.errorCode])
+        .sort(),
+    ).toEqual([
       ['ERROR', 'INVALID_ARGUMENTS'],
       ['OK', null],
     ]);
   });
 
   it('audits a tool name with a NUL byte (escaped) instead of losing the row', async () => {
-    const res = await rawPost(server.url, call({ name: 'get_\u0000issue', arguments: {}, _meta: { 'in-app-agent/toolCallId': 'tc\u0000x' } }), callHeaders());
+    const res = await rawPost(
+      server.url,
+      call({ name: 'get_\u0000issue', arguments: {}, _meta: { 'in-app-agent/toolCallId': 'tc\u0000x' } }),
+      callHeaders(),
+    );
     expect(res.json.error).toMatchObject({ code: -32602, data: { code: 'UNKNOWN_TOOL' } });
     expect(res.json.error!.message).toContain('get_\\u0000issue');
     const last = (await rows()).at(-1)!;
-    expect(last).toMatchObject({ tool: 'get_\\u0000issue', toolCallId: 'tc\\u0000x', status: 'ERROR', errorCode: 'UNKNOWN_TOOL' });
+    expect(last).toMatchObject({
+      tool: 'get_\\u0000issue',
+      toolCallId: 'tc\\u0000x',
+      status: 'ERROR',
+      errorCode: 'UNKNOWN_TOOL',
+    });
     const long = await rawPost(server.url, call({ name: `x${'\u0001'.repeat(500)}`, arguments: {} }), callHeaders());
     expect(long.json.error?.data?.code).toBe('UNKNOWN_TOOL');
     expect((await rows()).at(-1)!.tool.length).toBeLessThanOrEqual(100);
@@ -307,7 +378,11 @@ describe('tools/call refused before the tool runs (audited like the client saw i
     const before = (await rows()).length;
     const pad = 'x'.repeat(300 * 1024);
     // Only the first 8 KiB of an oversized body are read: what comes before the padding is found.
-    const big = call({ name: 'create_issue', _meta: { 'in-app-agent/toolCallId': 'tc-big' }, arguments: { title: 'big', body: pad } });
+    const big = call({
+      name: 'create_issue',
+      _meta: { 'in-app-agent/toolCallId': 'tc-big' },
+      arguments: { title: 'big', body: pad },
+    });
     expect((await rawPost(server.url, big, callHeaders())).json.error?.data?.code).toBe('PAYLOAD_TOO_LARGE');
 
     const enc = new TextEncoder().encode(big);

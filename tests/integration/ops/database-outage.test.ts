@@ -70,68 +70,66 @@ const textOf = (events: PositionedSse[]) =>
   events.flatMap((e) => (e.event.type === 'TEXT_MESSAGE_CONTENT' ? [e.event.delta] : [])).join('');
 
 describe.runIf(enabled)('a database outage', () => {
-  it(
-    'is a 503 DATABASE_UNAVAILABLE while it lasts, and the answer streaming through it is stored whole',
-    { timeout: 90_000 },
-    async () => {
-      const cookie = project.users.MEMBER.cookie;
-      expect((await getJson(`${server.url}/api/ready`)).status).toBe(200);
+  it('is a 503 DATABASE_UNAVAILABLE while it lasts, and the answer streaming through it is stored whole', {
+    timeout: 90_000,
+  }, async () => {
+    const cookie = project.users.MEMBER.cookie;
+    expect((await getJson(`${server.url}/api/ready`)).status).toBe(200);
 
-      let outage: Promise<void> | undefined;
-      const during: Record<string, { status: number; headers: Headers; body: unknown }> = {};
-      const streaming = startRunStream(server.url, project.id, cookie, userMessageBody('a slow answer'), (events) => {
-        // Late in the answer, stop the server, look around, start it again: the outage covers the
-        // answer's last words and its end, so the final writes are made while the database is away.
-        if (!outage && events.filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT').length >= WORDS.length - 12) {
-          outage = (async () => {
-            cluster.stop('fast');
-            const downAt = Date.now();
-            during.ready = await getJson(`${server.url}/api/ready`);
-            const agent = await postAgent(server.url, project.id, cookie, userMessageBody('while down'));
-            during.agent = { status: agent.status, headers: agent.headers, body: agent.error };
-            const trpc = await fetch(`${server.url}/api/trpc/tracker.projects.list`, { headers: { cookie } });
-            during.trpc = { status: trpc.status, headers: trpc.headers, body: await trpc.json() };
-            // A few seconds down in all (past the answer's end), then back.
-            await new Promise((r) => setTimeout(r, Math.max(0, 3_500 - (Date.now() - downAt))));
-            cluster.start();
-          })();
-        }
-        return false;
-      });
-      const { status, events } = await streaming;
-      await outage;
-      expect(outage).toBeDefined();
-      expect(status).toBe(200);
+    let outage: Promise<void> | undefined;
+    const during: Record<string, { status: number; headers: Headers; body: unknown }> = {};
+    const streaming = startRunStream(server.url, project.id, cookie, userMessageBody('a slow answer'), (events) => {
+      // Late in the answer, stop the server, look around, start it again: the outage covers the
+      // answer's last words and its end, so the final writes are made while the database is away.
+      if (!outage && events.filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT').length >= WORDS.length - 12) {
+        outage = (async () => {
+          cluster.stop('fast');
+          const downAt = Date.now();
+          during.ready = await getJson(`${server.url}/api/ready`);
+          const agent = await postAgent(server.url, project.id, cookie, userMessageBody('while down'));
+          during.agent = { status: agent.status, headers: agent.headers, body: agent.error };
+          const trpc = await fetch(`${server.url}/api/trpc/tracker.projects.list`, { headers: { cookie } });
+          during.trpc = { status: trpc.status, headers: trpc.headers, body: await trpc.json() };
+          // A few seconds down in all (past the answer's end), then back.
+          await new Promise((r) => setTimeout(r, Math.max(0, 3_500 - (Date.now() - downAt))));
+          cluster.start();
+        })();
+      }
+      return false;
+    });
+    const { status, events } = await streaming;
+    await outage;
+    expect(outage).toBeDefined();
+    expect(status).toBe(200);
 
-      // While down: not ready, and every refusal is a 503 with a stable code and Retry-After.
-      expect(during.ready!.status).toBe(503);
-      expect(during.ready!.body).toMatchObject({ status: 'unavailable', checks: { database: { ok: false } } });
-      expect(during.agent!.status).toBe(503);
-      expect(during.agent!.body).toMatchObject({ code: 'DATABASE_UNAVAILABLE' });
-      expect(Number(during.agent!.headers.get('retry-after'))).toBeGreaterThan(0);
-      expect(during.trpc!.status).toBe(503);
-      expect(JSON.stringify(during.trpc!.body)).toContain('DATABASE_UNAVAILABLE');
-      expect(Number(during.trpc!.headers.get('retry-after'))).toBeGreaterThan(0);
+    // While down: not ready, and every refusal is a 503 with a stable code and Retry-After.
+    expect(during.ready!.status).toBe(503);
+    expect(during.ready!.body).toMatchObject({ status: 'unavailable', checks: { database: { ok: false } } });
+    expect(during.agent!.status).toBe(503);
+    expect(during.agent!.body).toMatchObject({ code: 'DATABASE_UNAVAILABLE' });
+    expect(Number(during.agent!.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(during.trpc!.status).toBe(503);
+    expect(JSON.stringify(during.trpc!.body)).toContain('DATABASE_UNAVAILABLE');
+    expect(Number(during.trpc!.headers.get('retry-after'))).toBeGreaterThan(0);
 
-      // Ready again once the server is back.
-      await waitFor('readiness', async () => ((await getJson(`${server.url}/api/ready`)).status === 200 ? true : null));
+    // Ready again once the server is back.
+    await waitFor('readiness', async () => ((await getJson(`${server.url}/api/ready`)).status === 200 ? true : null));
 
-      // The answer completed, and what is stored is exactly what streamed.
-      expect(events.at(-1)!.event).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
-      expect(textOf(events)).toBe(`a slow answer${WORDS.join('')}`);
-      const runId = (events[0]!.event as { runId: string }).runId;
-      const prisma = await getPrisma();
-      const run = await prisma.agentRun.findUniqueOrThrow({ where: { id: runId } });
-      expect(run.status).toBe('COMPLETED');
-      const rows = await prisma.agentEvent.findMany({ where: { runId }, orderBy: { seq: 'asc' } });
-      const stored = rows.flatMap((r) =>
-        (r.payload as { type: string }).type === 'TEXT_MESSAGE' ? [(r.payload as { content: string }).content] : [],
-      );
-      expect(stored.join('')).toBe(`a slow answer${WORDS.join('')}`);
-      expect(rows.at(-1)!.payload).toMatchObject({ type: 'RUN_FINISHED' });
-      // The run's key was revoked once the database was back.
-      const key = await prisma.apiKey.findFirstOrThrow({ where: { runId } });
-      expect(key.revokedAt).not.toBeNull();
-    },
-  );
+    // The answer completed, and what is stored is exactly what streamed.
+    expect(events.at(-1)!.event).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+    expect(textOf(events)).toBe(`a slow answer${WORDS.join('')}`);
+    const runId = (events[0]!.event as { runId: string }).runId;
+    const prisma = await getPrisma();
+    const run = await prisma.agentRun.findUniqueOrThrow({ where: { id: runId } });
+    expect(run.status).toBe('COMPLETED');
+    const rows = await prisma.agentEvent.findMany({ where: { runId }, orderBy: { seq: 'asc' } });
+    const stored = rows.flatMap((r) =>
+      (r.payload as { type: string }).type === 'TEXT_MESSAGE' ? [(r.payload as { content: string }).content] : [],
+    );
+    expect(stored.join('')).toBe(`a slow answer${WORDS.join('')}`);
+    expect(rows.at(-1)!.payload).toMatchObject({ type: 'RUN_FINISHED' });
+    // The run's key was revoked once the database was back.
+    const key = await prisma.apiKey.findFirstOrThrow({ where: { runId } });
+    expect(key.revokedAt).not.toBeNull();
+  });
 });

@@ -98,34 +98,32 @@ function storedText(rows: Array<{ payload: unknown }>): string {
 }
 
 describe.skipIf(!onPostgres)('graceful shutdown', () => {
-  it(
-    'refuses new runs, lets the running answer finish within the window, and exits 0',
-    { timeout: 60_000 },
-    async () => {
-      turn = { text: words(60), delayMs: 50 };
-      const instance = await startInstance(instanceEnv(20));
-      instances.push(instance);
-      const { status, events, exitCode, probes } = await answerThroughShutdown(instance, 5);
-      expect(status).toBe(200);
+  it('refuses new runs, lets the running answer finish within the window, and exits 0', {
+    timeout: 60_000,
+  }, async () => {
+    turn = { text: words(60), delayMs: 50 };
+    const instance = await startInstance(instanceEnv(20));
+    instances.push(instance);
+    const { status, events, exitCode, probes } = await answerThroughShutdown(instance, 5);
+    expect(status).toBe(200);
 
-      expect(probes.agent.status).toBe(503);
-      expect(probes.agent.error).toMatchObject({ code: 'DRAINING' });
-      expect(Number(probes.agent.headers.get('retry-after'))).toBeGreaterThan(0);
-      expect(probes.ready.status).toBe(503);
-      expect(probes.ready.body).toMatchObject({ status: 'draining', checks: { draining: { ok: false } } });
+    expect(probes.agent.status).toBe(503);
+    expect(probes.agent.error).toMatchObject({ code: 'DRAINING' });
+    expect(Number(probes.agent.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(probes.ready.status).toBe(503);
+    expect(probes.ready.body).toMatchObject({ status: 'draining', checks: { draining: { ok: false } } });
 
-      expect(events.at(-1)!.event).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
-      expect(textOf(events)).toBe(`a slow answer${words(60).join('')}`);
-      expect(exitCode).toBe(0);
-      const runId = (events[0]!.event as { runId: string }).runId;
-      const run = await expectNothingRunning(runId);
-      expect(run.status).toBe('COMPLETED');
-      const lines = instance.output();
-      expect(lines).toContain('"event":"drain.started"');
-      expect(lines).toMatch(/"event":"drain.finished","finished":1,"stopped":0/);
-      expect(lines).toContain('"event":"shutdown.complete"');
-    },
-  );
+    expect(events.at(-1)!.event).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+    expect(textOf(events)).toBe(`a slow answer${words(60).join('')}`);
+    expect(exitCode).toBe(0);
+    const runId = (events[0]!.event as { runId: string }).runId;
+    const run = await expectNothingRunning(runId);
+    expect(run.status).toBe('COMPLETED');
+    const lines = instance.output();
+    expect(lines).toContain('"event":"drain.started"');
+    expect(lines).toMatch(/"event":"drain.finished","finished":1,"stopped":0/);
+    expect(lines).toContain('"event":"shutdown.complete"');
+  });
 
   it('stops an answer longer than the window: ABORTED, with the partial text stored', { timeout: 60_000 }, async () => {
     turn = { text: words(400), delayMs: 30 };

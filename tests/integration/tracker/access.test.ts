@@ -35,7 +35,10 @@ interface Fx {
 }
 
 /** A finished assistant conversation of `userId`, written through the module's own recorder. */
-async function conversationOf(projectId: string, userId: string): Promise<{ conversationId: string; messageId: string; runId: string }> {
+async function conversationOf(
+  projectId: string,
+  userId: string,
+): Promise<{ conversationId: string; messageId: string; runId: string }> {
   const prisma = await getPrisma();
   const opened = await openRunRow(prisma, {
     runId: newId('run_'),
@@ -63,7 +66,8 @@ async function conversationOf(projectId: string, userId: string): Promise<{ conv
   let current = '';
   for (const e of events) {
     if (e.type === 'TEXT_MESSAGE_START') current = e.messageId;
-    else if (e.type === 'TEXT_MESSAGE_CONTENT' || e.type === 'TEXT_MESSAGE_END') (e as { messageId: string }).messageId = current;
+    else if (e.type === 'TEXT_MESSAGE_CONTENT' || e.type === 'TEXT_MESSAGE_END')
+      (e as { messageId: string }).messageId = current;
     recorder.record(e);
   }
   await recorder.finish({ status: 'COMPLETED', outcome: { type: 'success' } });
@@ -83,10 +87,19 @@ async function fixtures(p: TestProject, role: Role = 'OWNER'): Promise<Fx> {
     scopes: KEY_SCOPES,
   });
   const member = await createUser('Target');
-  await prisma.projectMembership.create({ data: { id: newId('m_'), projectId: p.id, userId: member.id, role: 'VIEWER' } });
+  await prisma.projectMembership.create({
+    data: { id: newId('m_'), projectId: p.id, userId: member.id, role: 'VIEWER' },
+  });
   const outsider = await createUser('Invitee');
   const conversation = await conversationOf(p.id, p.users[role].id);
-  return { projectId: p.id, issueNumber: issue.number, keyId: key.key.id, memberId: member.id, outsiderEmail: outsider.email, ...conversation };
+  return {
+    projectId: p.id,
+    issueNumber: issue.number,
+    keyId: key.key.id,
+    memberId: member.id,
+    outsiderEmail: outsider.email,
+    ...conversation,
+  };
 }
 
 interface Case {
@@ -98,8 +111,14 @@ interface Case {
 const CASES: Record<string, Case> = {
   // --- tracker ---------------------------------------------------------------------------------
   'tracker.projects.list': { scope: null, call: (c) => c.tracker.projects.list.query() },
-  'tracker.projects.get': { scope: 'project:read', call: (c, f) => c.tracker.projects.get.query({ projectId: f.projectId }) },
-  'tracker.issues.list': { scope: 'issues:read', call: (c, f) => c.tracker.issues.list.query({ projectId: f.projectId }) },
+  'tracker.projects.get': {
+    scope: 'project:read',
+    call: (c, f) => c.tracker.projects.get.query({ projectId: f.projectId }),
+  },
+  'tracker.issues.list': {
+    scope: 'issues:read',
+    call: (c, f) => c.tracker.issues.list.query({ projectId: f.projectId }),
+  },
   'tracker.issues.search': {
     scope: 'issues:read',
     call: (c, f) => c.tracker.issues.search.query({ projectId: f.projectId, query: 'Target' }),
@@ -118,7 +137,8 @@ const CASES: Record<string, Case> = {
   },
   'tracker.issues.assign': {
     scope: 'issues:write',
-    call: (c, f) => c.tracker.issues.assign.mutate({ projectId: f.projectId, number: f.issueNumber, assigneeId: f.memberId }),
+    call: (c, f) =>
+      c.tracker.issues.assign.mutate({ projectId: f.projectId, number: f.issueNumber, assigneeId: f.memberId }),
   },
   'tracker.issues.close': {
     scope: 'issues:write',
@@ -136,7 +156,10 @@ const CASES: Record<string, Case> = {
     scope: 'comments:write',
     call: (c, f) => c.tracker.comments.add.mutate({ projectId: f.projectId, number: f.issueNumber, body: 'A comment' }),
   },
-  'tracker.members.list': { scope: 'members:read', call: (c, f) => c.tracker.members.list.query({ projectId: f.projectId }) },
+  'tracker.members.list': {
+    scope: 'members:read',
+    call: (c, f) => c.tracker.members.list.query({ projectId: f.projectId }),
+  },
   'tracker.members.add': {
     scope: 'members:manage',
     call: (c, f) => c.tracker.members.add.mutate({ projectId: f.projectId, email: f.outsiderEmail, role: 'MEMBER' }),
@@ -149,8 +172,14 @@ const CASES: Record<string, Case> = {
     scope: 'members:manage',
     call: (c, f) => c.tracker.members.remove.mutate({ projectId: f.projectId, userId: f.memberId }),
   },
-  'tracker.labels.list': { scope: 'issues:read', call: (c, f) => c.tracker.labels.list.query({ projectId: f.projectId }) },
-  'tracker.apiKeys.list': { scope: 'apiKeys:manage', call: (c, f) => c.tracker.apiKeys.list.query({ projectId: f.projectId }) },
+  'tracker.labels.list': {
+    scope: 'issues:read',
+    call: (c, f) => c.tracker.labels.list.query({ projectId: f.projectId }),
+  },
+  'tracker.apiKeys.list': {
+    scope: 'apiKeys:manage',
+    call: (c, f) => c.tracker.apiKeys.list.query({ projectId: f.projectId }),
+  },
   'tracker.apiKeys.create': {
     scope: 'apiKeys:manage',
     call: (c, f) => c.tracker.apiKeys.create.mutate({ projectId: f.projectId, name: 'ci', scopes: ['issues:read'] }),
@@ -159,31 +188,49 @@ const CASES: Record<string, Case> = {
     scope: 'apiKeys:manage',
     call: (c, f) => c.tracker.apiKeys.revoke.mutate({ projectId: f.projectId, keyId: f.keyId }),
   },
-  'tracker.settings.get': { scope: 'members:manage', call: (c, f) => c.tracker.settings.get.query({ projectId: f.projectId }) },
+  'tracker.settings.get': {
+    scope: 'members:manage',
+    call: (c, f) => c.tracker.settings.get.query({ projectId: f.projectId }),
+  },
   'tracker.settings.setWebhook': {
     scope: 'members:manage',
-    call: (c, f) => c.tracker.settings.setWebhook.mutate({ projectId: f.projectId, url: 'https://hooks.example.com/x' }),
+    call: (c, f) =>
+      c.tracker.settings.setWebhook.mutate({ projectId: f.projectId, url: 'https://hooks.example.com/x' }),
   },
   // --- MCP administration ----------------------------------------------------------------------
   'mcp.audit.list': { scope: 'audit:read', call: (c, f) => c.mcp.audit.list.query({ projectId: f.projectId }) },
   'mcp.tools': { scope: 'project:read', call: (c, f) => c.mcp.tools.query({ projectId: f.projectId }) },
   // --- in-app agent (conversations.* and feedback act on the caller's own conversation) ----------
-  'agent.conversations.list': { scope: 'agent:use', call: (c, f) => c.agent.conversations.list.query({ projectId: f.projectId }) },
+  'agent.conversations.list': {
+    scope: 'agent:use',
+    call: (c, f) => c.agent.conversations.list.query({ projectId: f.projectId }),
+  },
   'agent.conversations.get': {
     scope: 'agent:use',
     call: (c, f) => c.agent.conversations.get.query({ projectId: f.projectId, conversationId: f.conversationId }),
   },
   'agent.conversations.older': {
     scope: 'agent:use',
-    call: (c, f) => c.agent.conversations.older.query({ projectId: f.projectId, conversationId: f.conversationId, before: f.runId }),
+    call: (c, f) =>
+      c.agent.conversations.older.query({ projectId: f.projectId, conversationId: f.conversationId, before: f.runId }),
   },
   'agent.conversations.selectVersion': {
     scope: 'agent:use',
-    call: (c, f) => c.agent.conversations.selectVersion.mutate({ projectId: f.projectId, conversationId: f.conversationId, runId: f.runId }),
+    call: (c, f) =>
+      c.agent.conversations.selectVersion.mutate({
+        projectId: f.projectId,
+        conversationId: f.conversationId,
+        runId: f.runId,
+      }),
   },
   'agent.conversations.rename': {
     scope: 'agent:use',
-    call: (c, f) => c.agent.conversations.rename.mutate({ projectId: f.projectId, conversationId: f.conversationId, title: 'Renamed' }),
+    call: (c, f) =>
+      c.agent.conversations.rename.mutate({
+        projectId: f.projectId,
+        conversationId: f.conversationId,
+        title: 'Renamed',
+      }),
   },
   'agent.conversations.delete': {
     scope: 'agent:use',
@@ -196,7 +243,12 @@ const CASES: Record<string, Case> = {
   'agent.feedback.submit': {
     scope: 'agent:use',
     call: (c, f) =>
-      c.agent.feedback.submit.mutate({ projectId: f.projectId, conversationId: f.conversationId, messageId: f.messageId, value: 1 }),
+      c.agent.feedback.submit.mutate({
+        projectId: f.projectId,
+        conversationId: f.conversationId,
+        messageId: f.messageId,
+        value: 1,
+      }),
   },
   'agent.model.info': { scope: 'agent:use', call: (c, f) => c.agent.model.info.query({ projectId: f.projectId }) },
   'agent.review.list': { scope: 'agent:review', call: (c, f) => c.agent.review.list.query({ projectId: f.projectId }) },
@@ -204,10 +256,14 @@ const CASES: Record<string, Case> = {
     scope: 'agent:review',
     call: (c, f) => c.agent.review.get.query({ projectId: f.projectId, conversationId: f.conversationId }),
   },
-  'agent.review.usage': { scope: 'agent:review', call: (c, f) => c.agent.review.usage.query({ projectId: f.projectId }) },
+  'agent.review.usage': {
+    scope: 'agent:review',
+    call: (c, f) => c.agent.review.usage.query({ projectId: f.projectId }),
+  },
   'agent.review.older': {
     scope: 'agent:review',
-    call: (c, f) => c.agent.review.older.query({ projectId: f.projectId, conversationId: f.conversationId, before: f.runId }),
+    call: (c, f) =>
+      c.agent.review.older.query({ projectId: f.projectId, conversationId: f.conversationId, before: f.runId }),
   },
   'agent.review.export': {
     scope: 'agent:review',
@@ -237,12 +293,28 @@ describe('procedure authorization', () => {
   afterAll(async () => {
     // The calls that were refused changed nothing.
     const prisma = await getPrisma();
-    const issue = await prisma.issue.findUniqueOrThrow({ where: { projectId_number: { projectId: project.id, number: shared.issueNumber } } });
+    const issue = await prisma.issue.findUniqueOrThrow({
+      where: { projectId_number: { projectId: project.id, number: shared.issueNumber } },
+    });
     expect(issue.title).toMatch(/^Target /);
     expect(issue.status).toBe('OPEN');
-    expect(await prisma.issue.count({ where: { projectId: project.id, title: 'New one', reporterId: { in: [other.users.OWNER.id, project.users.VIEWER.id, loner.id] } } })).toBe(0);
+    expect(
+      await prisma.issue.count({
+        where: {
+          projectId: project.id,
+          title: 'New one',
+          reporterId: { in: [other.users.OWNER.id, project.users.VIEWER.id, loner.id] },
+        },
+      }),
+    ).toBe(0);
     expect((await prisma.apiKey.findUniqueOrThrow({ where: { id: shared.keyId } })).revokedAt).toBeNull();
-    expect((await prisma.projectMembership.findUniqueOrThrow({ where: { projectId_userId: { projectId: project.id, userId: shared.memberId } } })).role).toBe('VIEWER');
+    expect(
+      (
+        await prisma.projectMembership.findUniqueOrThrow({
+          where: { projectId_userId: { projectId: project.id, userId: shared.memberId } },
+        })
+      ).role,
+    ).toBe('VIEWER');
     const conversation = await prisma.agentConversation.findUniqueOrThrow({ where: { id: shared.conversationId } });
     expect(conversation).toMatchObject({ title: 'Access check', deletedAt: null });
     expect(await prisma.agentFeedback.count({ where: { conversationId: shared.conversationId } })).toBe(0);
@@ -254,7 +326,9 @@ describe('procedure authorization', () => {
     expect(Object.keys(CASES).sort()).toEqual(procedures);
   });
 
-  const projectCases = Object.entries(CASES).filter(([, c]) => c.scope !== null) as Array<[string, Case & { scope: Scope }]>;
+  const projectCases = Object.entries(CASES).filter(([, c]) => c.scope !== null) as Array<
+    [string, Case & { scope: Scope }]
+  >;
 
   it.each(projectCases)('%s: a member of another project gets NOT_FOUND', async (_name, c) => {
     // The other project's OWNER holds every scope in their own project, and none here.
@@ -269,11 +343,15 @@ describe('procedure authorization', () => {
     expect(await errorCode(c.call(client(), shared))).toBe('UNAUTHORIZED');
   });
 
-  const roleRows = projectCases.flatMap(([name, c]) => ROLES.map((role) => [name, role, c] as [string, Role, Case & { scope: Scope }]));
+  const roleRows = projectCases.flatMap(([name, c]) =>
+    ROLES.map((role) => [name, role, c] as [string, Role, Case & { scope: Scope }]),
+  );
 
   it.each(roleRows)('%s as %s: allowed iff the role holds the scope', async (_name, role, c) => {
     const allowed = hasProjectAccess({ role }, c.scope);
-    const code = await errorCode(c.call(client(project.users[role].cookie), allowed ? await fixtures(project, role) : shared));
+    const code = await errorCode(
+      c.call(client(project.users[role].cookie), allowed ? await fixtures(project, role) : shared),
+    );
     expect(code).toBe(allowed ? null : 'FORBIDDEN');
   });
 
@@ -299,7 +377,9 @@ describe('ids of another project are NOT_FOUND inside one’s own project', () =
     expect(await errorCode(owner.tracker.issues.delete.mutate(args))).toBe('NOT_FOUND');
     expect(await errorCode(owner.tracker.comments.add.mutate({ ...args, body: 'hi' }))).toBe('NOT_FOUND');
     // The other project's issue is untouched.
-    const still = await prisma.issue.findUnique({ where: { projectId_number: { projectId: project.id, number: theirs.issueNumber } } });
+    const still = await prisma.issue.findUnique({
+      where: { projectId_number: { projectId: project.id, number: theirs.issueNumber } },
+    });
     expect(still?.title).toMatch(/^Target /);
     expect(still?.status).toBe('OPEN');
   });
@@ -308,7 +388,9 @@ describe('ids of another project are NOT_FOUND inside one’s own project', () =
     const prisma = await getPrisma();
     const theirs = await fixtures(project);
     const owner = client(other.users.OWNER.cookie);
-    expect(await errorCode(owner.tracker.apiKeys.revoke.mutate({ projectId: other.id, keyId: theirs.keyId }))).toBe('NOT_FOUND');
+    expect(await errorCode(owner.tracker.apiKeys.revoke.mutate({ projectId: other.id, keyId: theirs.keyId }))).toBe(
+      'NOT_FOUND',
+    );
     const key = await prisma.apiKey.findUniqueOrThrow({ where: { id: theirs.keyId } });
     expect(key.revokedAt).toBeNull();
   });
@@ -317,11 +399,17 @@ describe('ids of another project are NOT_FOUND inside one’s own project', () =
     const prisma = await getPrisma();
     const theirs = await fixtures(project);
     const owner = client(other.users.OWNER.cookie);
-    expect(await errorCode(owner.tracker.members.changeRole.mutate({ projectId: other.id, userId: theirs.memberId, role: 'ADMIN' }))).toBe(
+    expect(
+      await errorCode(
+        owner.tracker.members.changeRole.mutate({ projectId: other.id, userId: theirs.memberId, role: 'ADMIN' }),
+      ),
+    ).toBe('NOT_FOUND');
+    expect(await errorCode(owner.tracker.members.remove.mutate({ projectId: other.id, userId: theirs.memberId }))).toBe(
       'NOT_FOUND',
     );
-    expect(await errorCode(owner.tracker.members.remove.mutate({ projectId: other.id, userId: theirs.memberId }))).toBe('NOT_FOUND');
-    const m = await prisma.projectMembership.findUniqueOrThrow({ where: { projectId_userId: { projectId: project.id, userId: theirs.memberId } } });
+    const m = await prisma.projectMembership.findUniqueOrThrow({
+      where: { projectId_userId: { projectId: project.id, userId: theirs.memberId } },
+    });
     expect(m.role).toBe('VIEWER');
   });
 
@@ -329,7 +417,11 @@ describe('ids of another project are NOT_FOUND inside one’s own project', () =
     const fx = await fixtures(project);
     const outsider = other.users.MEMBER;
     const code = await errorCode(
-      client(project.users.MEMBER.cookie).tracker.issues.assign.mutate({ projectId: project.id, number: fx.issueNumber, assigneeId: outsider.id }),
+      client(project.users.MEMBER.cookie).tracker.issues.assign.mutate({
+        projectId: project.id,
+        number: fx.issueNumber,
+        assigneeId: outsider.id,
+      }),
     );
     expect(code).toBe('BAD_REQUEST');
   });
@@ -340,26 +432,42 @@ describe('only owners manage owners', () => {
     const p = await createProject('Owners');
     const admin = client(p.users.ADMIN.cookie);
     const invitee = await createUser('Invitee');
-    expect(await errorCode(admin.tracker.members.add.mutate({ projectId: p.id, email: invitee.email, role: 'OWNER' }))).toBe('FORBIDDEN');
-    expect(await errorCode(admin.tracker.members.changeRole.mutate({ projectId: p.id, userId: p.users.MEMBER.id, role: 'OWNER' }))).toBe(
+    expect(
+      await errorCode(admin.tracker.members.add.mutate({ projectId: p.id, email: invitee.email, role: 'OWNER' })),
+    ).toBe('FORBIDDEN');
+    expect(
+      await errorCode(
+        admin.tracker.members.changeRole.mutate({ projectId: p.id, userId: p.users.MEMBER.id, role: 'OWNER' }),
+      ),
+    ).toBe('FORBIDDEN');
+    expect(
+      await errorCode(
+        admin.tracker.members.changeRole.mutate({ projectId: p.id, userId: p.users.OWNER.id, role: 'VIEWER' }),
+      ),
+    ).toBe('FORBIDDEN');
+    expect(await errorCode(admin.tracker.members.remove.mutate({ projectId: p.id, userId: p.users.OWNER.id }))).toBe(
       'FORBIDDEN',
     );
-    expect(await errorCode(admin.tracker.members.changeRole.mutate({ projectId: p.id, userId: p.users.OWNER.id, role: 'VIEWER' }))).toBe(
-      'FORBIDDEN',
-    );
-    expect(await errorCode(admin.tracker.members.remove.mutate({ projectId: p.id, userId: p.users.OWNER.id }))).toBe('FORBIDDEN');
     const members = await client(p.users.OWNER.cookie).tracker.members.list.query({ projectId: p.id });
     expect(members.find((m) => m.userId === p.users.OWNER.id)?.role).toBe('OWNER');
     expect(members.find((m) => m.userId === p.users.MEMBER.id)?.role).toBe('MEMBER');
     expect(members.some((m) => m.userId === invitee.id)).toBe(false);
     // An ADMIN may still manage non-owner roles.
-    expect(await errorCode(admin.tracker.members.changeRole.mutate({ projectId: p.id, userId: p.users.MEMBER.id, role: 'ADMIN' }))).toBeNull();
+    expect(
+      await errorCode(
+        admin.tracker.members.changeRole.mutate({ projectId: p.id, userId: p.users.MEMBER.id, role: 'ADMIN' }),
+      ),
+    ).toBeNull();
   });
 
   it('an OWNER can make another user OWNER', async () => {
     const p = await createProject('Owners2');
     const owner = client(p.users.OWNER.cookie);
-    const m = await owner.tracker.members.changeRole.mutate({ projectId: p.id, userId: p.users.ADMIN.id, role: 'OWNER' });
+    const m = await owner.tracker.members.changeRole.mutate({
+      projectId: p.id,
+      userId: p.users.ADMIN.id,
+      role: 'OWNER',
+    });
     expect(m.role).toBe('OWNER');
   });
 });
@@ -370,7 +478,9 @@ describe('instance administrators', () => {
     const c = client(root.cookie);
     const fx = await fixtures(project);
     expect(await errorCode(c.tracker.issues.get.query({ projectId: project.id, number: fx.issueNumber }))).toBeNull();
-    expect(await errorCode(c.tracker.issues.close.mutate({ projectId: project.id, number: fx.issueNumber }))).toBe('FORBIDDEN');
+    expect(await errorCode(c.tracker.issues.close.mutate({ projectId: project.id, number: fx.issueNumber }))).toBe(
+      'FORBIDDEN',
+    );
     expect(await errorCode(c.tracker.apiKeys.list.query({ projectId: project.id }))).toBe('FORBIDDEN');
   });
 });
@@ -383,11 +493,19 @@ describe('assistant conversations are their owner’s', () => {
     for (const role of ['OWNER', 'ADMIN', 'VIEWER'] as const) {
       const c = client(project.users[role].cookie);
       expect(await errorCode(c.agent.conversations.get.query(ref)), role).toBe('NOT_FOUND');
-      expect(await errorCode(c.agent.conversations.rename.mutate({ ...ref, title: 'Mine now' })), role).toBe('NOT_FOUND');
+      expect(await errorCode(c.agent.conversations.rename.mutate({ ...ref, title: 'Mine now' })), role).toBe(
+        'NOT_FOUND',
+      );
       expect(await errorCode(c.agent.conversations.delete.mutate(ref)), role).toBe('NOT_FOUND');
-      expect(await errorCode(c.agent.feedback.submit.mutate({ ...ref, messageId: mine.messageId, value: -1 })), role).toBe('NOT_FOUND');
+      expect(
+        await errorCode(c.agent.feedback.submit.mutate({ ...ref, messageId: mine.messageId, value: -1 })),
+        role,
+      ).toBe('NOT_FOUND');
       const listed = await c.agent.conversations.list.query({ projectId: project.id });
-      expect(listed.items.some((i) => i.id === mine.conversationId), role).toBe(false);
+      expect(
+        listed.items.some((i) => i.id === mine.conversationId),
+        role,
+      ).toBe(false);
     }
     // Review (ADMIN and OWNER) shows it, read-only.
     const review = await client(project.users.ADMIN.cookie).agent.review.get.query(ref);

@@ -26,7 +26,8 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-const as = (role: keyof TestProject['users'], project: TestProject = p) => trpcClient(server.url, project.users[role].cookie).tracker;
+const as = (role: keyof TestProject['users'], project: TestProject = p) =>
+  trpcClient(server.url, project.users[role].cookie).tracker;
 
 async function appCode(promise: Promise<unknown>): Promise<string | null> {
   try {
@@ -45,7 +46,9 @@ describe('issues', () => {
     const a = await member.issues.create.mutate({ projectId: q.id, title: 'First' });
     const b = await member.issues.create.mutate({ projectId: q.id, title: 'Second' });
     expect([a.number, b.number]).toEqual([1, 2]);
-    const many = await Promise.all([3, 4, 5, 6, 7].map((i) => member.issues.create.mutate({ projectId: q.id, title: `Issue ${i}` })));
+    const many = await Promise.all(
+      [3, 4, 5, 6, 7].map((i) => member.issues.create.mutate({ projectId: q.id, title: `Issue ${i}` })),
+    );
     expect(many.map((i) => i.number).sort((x, y) => x - y)).toEqual([3, 4, 5, 6, 7]);
     await as('ADMIN', q).issues.delete.mutate({ projectId: q.id, number: 7 });
     const next = await member.issues.create.mutate({ projectId: q.id, title: 'After delete' });
@@ -75,16 +78,23 @@ describe('issues', () => {
     });
     // A write answers with the issue, not its comments (see write-paths.test.ts).
     expect(issue).not.toHaveProperty('comments');
-    expect(await appCode(as('MEMBER').issues.create.mutate({ projectId: p.id, title: 'x', labels: ['nope'] }))).toBe('LABEL_NOT_FOUND');
+    expect(await appCode(as('MEMBER').issues.create.mutate({ projectId: p.id, title: 'x', labels: ['nope'] }))).toBe(
+      'LABEL_NOT_FOUND',
+    );
   });
 
   it('filters by status, assignee and label, searches title and body, pages newest first', async () => {
     const q = await createProject('Filters');
     const m = as('MEMBER', q);
-    const mk = (title: string, extra: Record<string, unknown> = {}) => m.issues.create.mutate({ projectId: q.id, title, ...extra });
+    const mk = (title: string, extra: Record<string, unknown> = {}) =>
+      m.issues.create.mutate({ projectId: q.id, title, ...extra });
     await mk('Login page broken', { labels: ['bug'], assigneeId: q.users.MEMBER.id, body: 'Safari only' });
     await mk('Add dark mode', { labels: ['feature'] });
-    await mk('Export to CSV', { labels: ['feature'], assigneeId: q.users.ADMIN.id, body: 'finance wants a csv download' });
+    await mk('Export to CSV', {
+      labels: ['feature'],
+      assigneeId: q.users.ADMIN.id,
+      body: 'finance wants a csv download',
+    });
     await mk('Crash in checkout', { labels: ['bug'] });
     await m.issues.close.mutate({ projectId: q.id, number: 4 });
 
@@ -122,7 +132,13 @@ describe('issues', () => {
   it('updates, closes and reopens; closedAt follows the status', async () => {
     const m = as('MEMBER');
     const { number } = await m.issues.create.mutate({ projectId: p.id, title: 'Lifecycle' });
-    const updated = await m.issues.update.mutate({ projectId: p.id, number, title: 'Lifecycle 2', labels: ['feature', 'bug'], priority: 'URGENT' });
+    const updated = await m.issues.update.mutate({
+      projectId: p.id,
+      number,
+      title: 'Lifecycle 2',
+      labels: ['feature', 'bug'],
+      priority: 'URGENT',
+    });
     expect(updated.title).toBe('Lifecycle 2');
     expect(updated.labels.map((l) => l.name)).toEqual(['bug', 'feature']);
     const closed = await m.issues.close.mutate({ projectId: p.id, number });
@@ -147,7 +163,9 @@ describe('issues', () => {
     const prisma = await getPrisma();
     const { number, id } = await as('MEMBER').issues.create.mutate({ projectId: p.id, title: 'With comments' });
     await as('MEMBER').comments.add.mutate({ projectId: p.id, number, body: 'First from a member' });
-    await prisma.comment.create({ data: { id: newId('c_'), issueId: id, externalAuthor: 'Dana (support inbox)', body: 'From outside' } });
+    await prisma.comment.create({
+      data: { id: newId('c_'), issueId: id, externalAuthor: 'Dana (support inbox)', body: 'From outside' },
+    });
     const issue = await as('VIEWER').issues.get.query({ projectId: p.id, number });
     expect(issue.comments.map((c) => [c.authorName, c.external, c.body])).toEqual([
       [p.users.MEMBER.name, false, 'First from a member'],
@@ -164,7 +182,9 @@ describe('members', () => {
     const m = await admin.members.add.mutate({ projectId: q.id, email: newcomer.email.toUpperCase(), role: 'MEMBER' });
     expect(m).toMatchObject({ userId: newcomer.id, role: 'MEMBER' });
     expect(await appCode(admin.members.add.mutate({ projectId: q.id, email: newcomer.email }))).toBe('ALREADY_MEMBER');
-    expect(await appCode(admin.members.add.mutate({ projectId: q.id, email: 'nobody@nowhere.test' }))).toBe('USER_NOT_FOUND');
+    expect(await appCode(admin.members.add.mutate({ projectId: q.id, email: 'nobody@nowhere.test' }))).toBe(
+      'USER_NOT_FOUND',
+    );
     // The newcomer now sees the project.
     const list = await trpcClient(server.url, newcomer.cookie).tracker.projects.list.query();
     expect(list.map((x) => x.id)).toEqual([q.id]);
@@ -173,13 +193,19 @@ describe('members', () => {
   it('never removes or demotes the last owner', async () => {
     const q = await createProject('LastOwner');
     const owner = as('OWNER', q);
-    expect(await appCode(owner.members.remove.mutate({ projectId: q.id, userId: q.users.OWNER.id }))).toBe('LAST_OWNER');
-    expect(await appCode(owner.members.changeRole.mutate({ projectId: q.id, userId: q.users.OWNER.id, role: 'ADMIN' }))).toBe('LAST_OWNER');
+    expect(await appCode(owner.members.remove.mutate({ projectId: q.id, userId: q.users.OWNER.id }))).toBe(
+      'LAST_OWNER',
+    );
+    expect(
+      await appCode(owner.members.changeRole.mutate({ projectId: q.id, userId: q.users.OWNER.id, role: 'ADMIN' })),
+    ).toBe('LAST_OWNER');
     // With a second owner, the first may step down; then the second is the last one.
     await owner.members.changeRole.mutate({ projectId: q.id, userId: q.users.ADMIN.id, role: 'OWNER' });
     await owner.members.changeRole.mutate({ projectId: q.id, userId: q.users.OWNER.id, role: 'MEMBER' });
     const second = as('ADMIN', q);
-    expect(await appCode(second.members.remove.mutate({ projectId: q.id, userId: q.users.ADMIN.id }))).toBe('LAST_OWNER');
+    expect(await appCode(second.members.remove.mutate({ projectId: q.id, userId: q.users.ADMIN.id }))).toBe(
+      'LAST_OWNER',
+    );
     const members = await second.members.list.query({ projectId: q.id });
     expect(members.filter((m) => m.role === 'OWNER').map((m) => m.userId)).toEqual([q.users.ADMIN.id]);
   });
@@ -202,11 +228,15 @@ describe('members', () => {
     const owners = [q.users.OWNER.id];
     for (let i = 0; i < 5; i++) {
       const u = await createUser(`Owner ${i}`);
-      await prisma.projectMembership.create({ data: { id: newId('m_'), projectId: q.id, userId: u.id, role: 'OWNER' } });
+      await prisma.projectMembership.create({
+        data: { id: newId('m_'), projectId: q.id, userId: u.id, role: 'OWNER' },
+      });
       owners.push(u.id);
     }
     const results = await Promise.allSettled(
-      owners.map((userId, i) => (i % 2 ? changeRole(prisma, q.id, { userId, role: 'VIEWER' }) : removeMember(prisma, q.id, { userId }))),
+      owners.map((userId, i) =>
+        i % 2 ? changeRole(prisma, q.id, { userId, role: 'VIEWER' }) : removeMember(prisma, q.id, { userId }),
+      ),
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(owners.length - 1);
     expect(await prisma.projectMembership.count({ where: { projectId: q.id, role: 'OWNER' } })).toBe(1);
@@ -214,7 +244,11 @@ describe('members', () => {
 
   it('removing a member unassigns their issues and hides the project from them', async () => {
     const q = await createProject('Removal');
-    const issue = await as('MEMBER', q).issues.create.mutate({ projectId: q.id, title: 'Mine', assigneeId: q.users.MEMBER.id });
+    const issue = await as('MEMBER', q).issues.create.mutate({
+      projectId: q.id,
+      title: 'Mine',
+      assigneeId: q.users.MEMBER.id,
+    });
     await as('ADMIN', q).members.remove.mutate({ projectId: q.id, userId: q.users.MEMBER.id });
     expect((await as('ADMIN', q).issues.get.query({ projectId: q.id, number: issue.number })).assignee).toBeNull();
     expect(await errorCode(as('MEMBER', q).issues.list.query({ projectId: q.id }))).toBe('NOT_FOUND');
@@ -255,7 +289,14 @@ describe('API keys', () => {
   it('lists only PROJECT keys, never in-app-agent keys', async () => {
     const prisma = await getPrisma();
     await prisma.apiKey.create({
-      data: { id: newId('k_'), kind: 'IN_APP_AGENT', name: 'agent run', publicKey: `pk_${newId('x')}`, secretHash: 'x', projectId: p.id },
+      data: {
+        id: newId('k_'),
+        kind: 'IN_APP_AGENT',
+        name: 'agent run',
+        publicKey: `pk_${newId('x')}`,
+        secretHash: 'x',
+        projectId: p.id,
+      },
     });
     const keys = await as('OWNER').apiKeys.list.query({ projectId: p.id });
     expect(keys.every((k) => k.name !== 'agent run')).toBe(true);
@@ -308,7 +349,10 @@ describe('input and request hygiene', () => {
       ['issues.create title', () => m.issues.create.mutate({ projectId: p.id, title: 'x\0y' })],
       ['issues.create title (escape)', () => m.issues.create.mutate({ projectId: p.id, title: 'x\u001by' })],
       ['issues.create body', () => m.issues.create.mutate({ projectId: p.id, title: 'ok', body: 'line\0' })],
-      ['issues.create body (broken Unicode)', () => m.issues.create.mutate({ projectId: p.id, title: 'ok', body: 'half \ud800 a pair' })],
+      [
+        'issues.create body (broken Unicode)',
+        () => m.issues.create.mutate({ projectId: p.id, title: 'ok', body: 'half \ud800 a pair' }),
+      ],
       ['issues.create labels', () => m.issues.create.mutate({ projectId: p.id, title: 'ok', labels: ['\0'] })],
       ['issues.update title', () => m.issues.update.mutate({ projectId: p.id, number, title: '\0' })],
       ['issues.assign', () => m.issues.assign.mutate({ projectId: p.id, number, assigneeId: 'a\0@example.com' })],
@@ -318,11 +362,18 @@ describe('input and request hygiene', () => {
       ['members.remove', () => o.members.remove.mutate({ projectId: p.id, userId: 'u\0' })],
       ['apiKeys.create', () => o.apiKeys.create.mutate({ projectId: p.id, name: 'key\0', scopes: ['issues:read'] })],
       ['apiKeys.revoke', () => o.apiKeys.revoke.mutate({ projectId: p.id, keyId: 'k\0' })],
-      ['settings.setWebhook', () => o.settings.setWebhook.mutate({ projectId: p.id, url: 'https://hooks.example.com/\0' })],
+      [
+        'settings.setWebhook',
+        () => o.settings.setWebhook.mutate({ projectId: p.id, url: 'https://hooks.example.com/\0' }),
+      ],
       // Not validated by a text schema of its own: the database's refusal is mapped (INVALID_TEXT).
       [
         'agent.conversations.get',
-        () => trpcClient(server.url, p.users.MEMBER.cookie).agent.conversations.get.query({ projectId: p.id, conversationId: 'c\0' }),
+        () =>
+          trpcClient(server.url, p.users.MEMBER.cookie).agent.conversations.get.query({
+            projectId: p.id,
+            conversationId: 'c\0',
+          }),
       ],
     ];
     for (const [name, call] of bad) expect(await errorCode(call()), name).toBe('BAD_REQUEST');
@@ -348,7 +399,9 @@ describe('input and request hygiene', () => {
     ] as const) {
       const res = await get(path, input);
       expect(res.status, path).toBe(400);
-      const body = (await res.json()) as { error: { json: { message: string; data: { code: string; appCode: string | null } } } };
+      const body = (await res.json()) as {
+        error: { json: { message: string; data: { code: string; appCode: string | null } } };
+      };
       expect(body.error.json.data.code).toBe('BAD_REQUEST');
       expect(body.error.json.message).not.toMatch(/Something went wrong/);
     }
@@ -366,7 +419,9 @@ describe('input and request hygiene', () => {
     const probe = router({
       find: projectProcedure('issues:read')
         .input(z.object({ title: z.string() }))
-        .query(({ ctx, input }) => ctx.prisma.issue.findFirst({ where: { projectId: input.projectId, title: input.title } })),
+        .query(({ ctx, input }) =>
+          ctx.prisma.issue.findFirst({ where: { projectId: input.projectId, title: input.title } }),
+        ),
     });
     const user = { id: p.users.MEMBER.id, email: p.users.MEMBER.email, name: p.users.MEMBER.name, isAdmin: false };
     const caller = createCallerFactory(probe)({ req: new Request('http://127.0.0.1/'), user, prisma });

@@ -22,7 +22,9 @@ describe('safeCallbackPath', () => {
   });
 
   it('keeps the path of an absolute URL on this host only', () => {
-    expect(safeCallbackPath('http://app.example:3000/projects/p_1/members', ['app.example:3000'])).toBe('/projects/p_1/members');
+    expect(safeCallbackPath('http://app.example:3000/projects/p_1/members', ['app.example:3000'])).toBe(
+      '/projects/p_1/members',
+    );
     expect(safeCallbackPath('http://other.example/projects/p_1', ['app.example:3000'])).toBe('/projects');
     expect(safeCallbackPath('http://app.example:3000//evil.example', ['app.example:3000'])).toBe('/projects');
   });

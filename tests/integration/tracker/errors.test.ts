@@ -35,9 +35,12 @@ describe('INTERNAL_SERVER_ERROR', () => {
     let lines: string[];
     try {
       const input = { json: { projectId: p.id, query: 'needle-SECRET-ECHO-4711' } };
-      res = await fetch(`${server.url}/api/trpc/tracker.issues.search?input=${encodeURIComponent(JSON.stringify(input))}`, {
-        headers: { cookie: p.users.MEMBER.cookie },
-      });
+      res = await fetch(
+        `${server.url}/api/trpc/tracker.issues.search?input=${encodeURIComponent(JSON.stringify(input))}`,
+        {
+          headers: { cookie: p.users.MEMBER.cookie },
+        },
+      );
       lines = [...logged];
     } finally {
       await prisma.$executeRawUnsafe('ALTER TABLE "Issue_gone" RENAME TO "Issue"');

@@ -16,14 +16,19 @@ describe('OAuth providers', () => {
     expect(ids({})).toEqual([]);
     expect(ids({ GITHUB_ID: 'id', GITHUB_SECRET: 'secret' })).toEqual(['github']);
     expect(ids({ GOOGLE_CLIENT_ID: 'id', GOOGLE_CLIENT_SECRET: 'secret' })).toEqual(['google']);
-    expect(ids({ GITHUB_ID: 'a', GITHUB_SECRET: 'b', GOOGLE_CLIENT_ID: 'c', GOOGLE_CLIENT_SECRET: 'd' })).toEqual(['github', 'google']);
+    expect(ids({ GITHUB_ID: 'a', GITHUB_SECRET: 'b', GOOGLE_CLIENT_ID: 'c', GOOGLE_CLIENT_SECRET: 'd' })).toEqual([
+      'github',
+      'google',
+    ]);
     // Blank counts as unset.
     expect(ids({ GITHUB_ID: ' ', GITHUB_SECRET: '' })).toEqual([]);
   });
 
   it('a half-configured pair is refused at start-up, naming the missing variable', () => {
     expect(() => ids({ GITHUB_ID: 'id' })).toThrow(/GITHUB_SECRET: is required when GITHUB_ID is set/);
-    expect(() => ids({ GOOGLE_CLIENT_SECRET: 'secret' })).toThrow(/GOOGLE_CLIENT_ID: is required when GOOGLE_CLIENT_SECRET is set/);
+    expect(() => ids({ GOOGLE_CLIENT_SECRET: 'secret' })).toThrow(
+      /GOOGLE_CLIENT_ID: is required when GOOGLE_CLIENT_SECRET is set/,
+    );
   });
 
   it('the login page lists exactly the configured providers', async () => {
@@ -41,7 +46,10 @@ describe('decideOAuthSignIn', () => {
   const base = { linkedUserId: null, email: 'ann@example.com', emailVerified: true, existingUser: null };
 
   it('an identity linked before signs in as its user, whatever the email says now', () => {
-    expect(decideOAuthSignIn({ ...base, linkedUserId: 'u_1', emailVerified: false })).toEqual({ kind: 'signIn', userId: 'u_1' });
+    expect(decideOAuthSignIn({ ...base, linkedUserId: 'u_1', emailVerified: false })).toEqual({
+      kind: 'signIn',
+      userId: 'u_1',
+    });
     expect(decideOAuthSignIn({ ...base, linkedUserId: 'u_1', email: null })).toEqual({ kind: 'signIn', userId: 'u_1' });
   });
 
@@ -55,7 +63,10 @@ describe('decideOAuthSignIn', () => {
 
   it('creates an account only for a verified email', () => {
     expect(decideOAuthSignIn(base)).toEqual({ kind: 'create' });
-    expect(decideOAuthSignIn({ ...base, emailVerified: false })).toEqual({ kind: 'refuse', reason: 'EMAIL_NOT_VERIFIED' });
+    expect(decideOAuthSignIn({ ...base, emailVerified: false })).toEqual({
+      kind: 'refuse',
+      reason: 'EMAIL_NOT_VERIFIED',
+    });
     expect(decideOAuthSignIn({ ...base, email: null })).toEqual({ kind: 'refuse', reason: 'NO_EMAIL' });
   });
 });
@@ -72,12 +83,16 @@ describe('isOAuthEmailVerified', () => {
   });
 
   /** GitHub's `GET /user/emails` as the API answers it, for the token `gho_test`. */
-  function github(emails: unknown, status = 200): { fetch: typeof fetch; calls: Array<{ url: string; auth: string | null }> } {
+  function github(
+    emails: unknown,
+    status = 200,
+  ): { fetch: typeof fetch; calls: Array<{ url: string; auth: string | null }> } {
     const calls: Array<{ url: string; auth: string | null }> = [];
     const fake = async (input: string | URL | Request, init?: RequestInit) => {
       const auth = new Headers(init?.headers).get('authorization');
       calls.push({ url: String(input), auth });
-      if (auth !== 'Bearer gho_test') return new Response(JSON.stringify({ message: 'Bad credentials' }), { status: 401 });
+      if (auth !== 'Bearer gho_test')
+        return new Response(JSON.stringify({ message: 'Bad credentials' }), { status: 401 });
       return new Response(JSON.stringify(emails), { status, headers: { 'content-type': 'application/json' } });
     };
     return { fetch: fake as typeof fetch, calls };
@@ -98,15 +113,29 @@ describe('isOAuthEmailVerified', () => {
     // No token, a refused token, an error answer or an unexpected body: not verified.
     expect(await check('ann@example.com', null)).toBe(false);
     expect(await check('ann@example.com', 'gho_wrong')).toBe(false);
-    expect(await isOAuthEmailVerified({ provider: 'github', email: 'ann@example.com', accessToken: 'gho_test' }, github(list, 500).fetch)).toBe(false);
-    expect(await isOAuthEmailVerified({ provider: 'github', email: 'ann@example.com', accessToken: 'gho_test' }, github({ nope: 1 }).fetch)).toBe(false);
+    expect(
+      await isOAuthEmailVerified(
+        { provider: 'github', email: 'ann@example.com', accessToken: 'gho_test' },
+        github(list, 500).fetch,
+      ),
+    ).toBe(false);
+    expect(
+      await isOAuthEmailVerified(
+        { provider: 'github', email: 'ann@example.com', accessToken: 'gho_test' },
+        github({ nope: 1 }).fetch,
+      ),
+    ).toBe(false);
     const failing = (async () => {
       throw new TypeError('fetch failed');
     }) as typeof fetch;
-    expect(await isOAuthEmailVerified({ provider: 'github', email: 'ann@example.com', accessToken: 'gho_test' }, failing)).toBe(false);
+    expect(
+      await isOAuthEmailVerified({ provider: 'github', email: 'ann@example.com', accessToken: 'gho_test' }, failing),
+    ).toBe(false);
   });
 
   it('an unknown provider never vouches', async () => {
-    expect(await isOAuthEmailVerified({ provider: 'gitlab', email: 'ann@example.com', profile: { email_verified: true } })).toBe(false);
+    expect(
+      await isOAuthEmailVerified({ provider: 'gitlab', email: 'ann@example.com', profile: { email_verified: true } }),
+    ).toBe(false);
   });
 });

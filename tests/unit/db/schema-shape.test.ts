@@ -98,8 +98,20 @@ describe('shapeFromDmmf', () => {
     });
     expect(shape.tables.Owner!.indexes).toEqual({ Owner_handle_key: { unique: true, columns: ['handle'] } });
     expect(t.foreignKeys).toEqual({
-      things_ownerId_fkey: { columns: ['ownerId'], table: 'Owner', refColumns: ['id'], onDelete: 'RESTRICT', onUpdate: 'CASCADE' },
-      things_taggerId_fkey: { columns: ['taggerId'], table: 'Owner', refColumns: ['id'], onDelete: 'SET NULL', onUpdate: 'CASCADE' },
+      things_ownerId_fkey: {
+        columns: ['ownerId'],
+        table: 'Owner',
+        refColumns: ['id'],
+        onDelete: 'RESTRICT',
+        onUpdate: 'CASCADE',
+      },
+      things_taggerId_fkey: {
+        columns: ['taggerId'],
+        table: 'Owner',
+        refColumns: ['id'],
+        onDelete: 'SET NULL',
+        onUpdate: 'CASCADE',
+      },
     });
   });
 });
@@ -108,7 +120,14 @@ describe('diffShapes', () => {
   it('reports nothing for identical shapes and each difference in words otherwise', () => {
     const a = shapeFromDmmf(getDmmf(SCHEMA));
     expect(diffShapes(a, shapeFromDmmf(getDmmf(SCHEMA)))).toEqual([]);
-    const b = shapeFromDmmf(getDmmf(SCHEMA.replace('taggerId  Int?', 'taggerId  Int').replace('Owner? @relation("Tagged"', 'Owner @relation("Tagged"')));
+    const b = shapeFromDmmf(
+      getDmmf(
+        SCHEMA.replace('taggerId  Int?', 'taggerId  Int').replace(
+          'Owner? @relation("Tagged"',
+          'Owner @relation("Tagged"',
+        ),
+      ),
+    );
     expect(diffShapes(a, b)).toEqual([
       'column things.taggerId: optional in the Prisma schema, NOT NULL in the database',
       'foreign key things_taggerId_fkey: (taggerId) -> Owner(id) ON DELETE SET NULL ON UPDATE CASCADE in the Prisma schema, (taggerId) -> Owner(id) ON DELETE RESTRICT ON UPDATE CASCADE in the database',

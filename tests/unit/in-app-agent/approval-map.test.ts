@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { LOCAL_TOOL_NAMES } from '@/features/in-app-agent/constants';
-import { ALWAYS_APPROVE, approvalFor, effectiveToolInfo, LOCAL_APPROVAL_MAP, MCP_APPROVAL_MAP, toolInfo, type ToolInfo } from '@/features/in-app-agent/server/tools';
+import {
+  ALWAYS_APPROVE,
+  approvalFor,
+  effectiveToolInfo,
+  LOCAL_APPROVAL_MAP,
+  MCP_APPROVAL_MAP,
+  toolInfo,
+  type ToolInfo,
+} from '@/features/in-app-agent/server/tools';
 import { MCP_TOOL_METADATA } from '@/features/mcp/registry';
 
 describe('approval map', () => {
@@ -30,9 +38,13 @@ describe('approval map', () => {
     expect(toolInfo('notify_webhook')?.tags.communicatesOutside).toBe(true);
     const tainted = { privateData: true, untrustedContent: true };
     expect(approvalFor(toolInfo('notify_webhook'), tainted)).toMatchObject({ required: true, reason: 'data_flow' });
-    expect(approvalFor(toolInfo('notify_webhook'), { privateData: true, untrustedContent: false })).toMatchObject({ reason: 'outward' });
+    expect(approvalFor(toolInfo('notify_webhook'), { privateData: true, untrustedContent: false })).toMatchObject({
+      reason: 'outward',
+    });
     // Unknown tools are never auto.
-    expect(approvalFor(toolInfo('made_up_tool'), { privateData: false, untrustedContent: false })).toMatchObject({ required: true });
+    expect(approvalFor(toolInfo('made_up_tool'), { privateData: false, untrustedContent: false })).toMatchObject({
+      required: true,
+    });
   });
 
   it('holds an auto tool tagged "communicates outside" once the run read private data and untrusted content', () => {
@@ -52,12 +64,24 @@ describe('approval map', () => {
     expect(held).toMatchObject({ required: true, reason: 'data_flow' });
     expect(held.why).toMatch(/private project data/);
     // The same tool without the tag stays auto whatever the run read.
-    expect(approvalFor({ ...outward, tags: { ...outward.tags, communicatesOutside: false } }, { privateData: true, untrustedContent: true })).toMatchObject({ required: false });
+    expect(
+      approvalFor(
+        { ...outward, tags: { ...outward.tags, communicatesOutside: false } },
+        { privateData: true, untrustedContent: true },
+      ),
+    ).toMatchObject({ required: false });
   });
 
   it('lets an embedder require approval for more tools, never fewer', () => {
-    expect(approvalFor(effectiveToolInfo('navigate'), { privateData: false, untrustedContent: false })).toMatchObject({ required: false });
-    expect(approvalFor(effectiveToolInfo('navigate', new Set(['navigate'])), { privateData: false, untrustedContent: false })).toMatchObject({ required: true });
+    expect(approvalFor(effectiveToolInfo('navigate'), { privateData: false, untrustedContent: false })).toMatchObject({
+      required: false,
+    });
+    expect(
+      approvalFor(effectiveToolInfo('navigate', new Set(['navigate'])), {
+        privateData: false,
+        untrustedContent: false,
+      }),
+    ).toMatchObject({ required: true });
     expect(effectiveToolInfo('delete_issue', new Set(['delete_issue']))?.policy).toBe('approval');
     expect(effectiveToolInfo('list_issues', new Set(['create_issue']))?.policy).toBe('auto');
   });

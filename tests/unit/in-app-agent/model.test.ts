@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { classifyModelError, createModel, ModelConfigError, selectProvider } from '@/features/in-app-agent/server/model';
+import {
+  classifyModelError,
+  createModel,
+  ModelConfigError,
+  selectProvider,
+} from '@/features/in-app-agent/server/model';
 import { parseEnv } from '@/server/env';
 
 const base = { NODE_ENV: 'test' };
@@ -12,16 +17,38 @@ describe('provider factory', () => {
   });
 
   it('picks Bedrock when AWS region and credentials are present', () => {
-    const e = parseEnv({ ...base, AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 's', BEDROCK_MODEL_ID: 'anthropic.claude-x' });
+    const e = parseEnv({
+      ...base,
+      AWS_REGION: 'eu-west-1',
+      AWS_ACCESS_KEY_ID: 'AKID',
+      AWS_SECRET_ACCESS_KEY: 's',
+      BEDROCK_MODEL_ID: 'anthropic.claude-x',
+    });
     expect(selectProvider(e)).toBe('bedrock');
-    expect(createModel(e).info).toEqual({ provider: 'bedrock', modelId: 'anthropic.claude-x', label: 'Amazon Bedrock · anthropic.claude-x', demo: false });
+    expect(createModel(e).info).toEqual({
+      provider: 'bedrock',
+      modelId: 'anthropic.claude-x',
+      label: 'Amazon Bedrock · anthropic.claude-x',
+      demo: false,
+    });
   });
 
   it('lets an explicit provider win and validates what it needs', () => {
-    const e = parseEnv({ ...base, AGENT_MODEL_PROVIDER: 'openai-compatible', AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b' });
+    const e = parseEnv({
+      ...base,
+      AGENT_MODEL_PROVIDER: 'openai-compatible',
+      AWS_REGION: 'eu-west-1',
+      AWS_ACCESS_KEY_ID: 'a',
+      AWS_SECRET_ACCESS_KEY: 'b',
+    });
     expect(selectProvider(e)).toBe('openai-compatible');
     expect(() => createModel(e)).toThrow(ModelConfigError);
-    const ok = parseEnv({ ...base, AGENT_MODEL_PROVIDER: 'openai-compatible', OPENAI_COMPATIBLE_BASE_URL: 'http://127.0.0.1:11434/v1', OPENAI_COMPATIBLE_MODEL: 'llama3.1' });
+    const ok = parseEnv({
+      ...base,
+      AGENT_MODEL_PROVIDER: 'openai-compatible',
+      OPENAI_COMPATIBLE_BASE_URL: 'http://127.0.0.1:11434/v1',
+      OPENAI_COMPATIBLE_MODEL: 'llama3.1',
+    });
     expect(createModel(ok).info).toMatchObject({ provider: 'openai-compatible', modelId: 'llama3.1' });
     expect(() => parseEnv({ ...base, AGENT_MODEL_PROVIDER: 'gpt' })).toThrow(/AGENT_MODEL_PROVIDER/);
     expect(() => parseEnv({ ...base, OPENAI_COMPATIBLE_BASE_URL: 'not a url' })).toThrow(/OPENAI_COMPATIBLE_BASE_URL/);
@@ -31,8 +58,12 @@ describe('provider factory', () => {
     expect(classifyModelError({ statusCode: 429, message: 'x' }).code).toBe('MODEL_RATE_LIMITED');
     expect(classifyModelError({ message: 'ThrottlingException: Too many tokens' }).code).toBe('MODEL_RATE_LIMITED');
     // Bedrock's in-stream exception body, as the provider passes it on (no exception type).
-    expect(classifyModelError({ message: 'Too many tokens, please wait before trying again.' }).code).toBe('MODEL_RATE_LIMITED');
-    expect(classifyModelError({ message: 'Cannot connect to API: connect ECONNREFUSED' }).code).toBe('MODEL_UNAVAILABLE');
+    expect(classifyModelError({ message: 'Too many tokens, please wait before trying again.' }).code).toBe(
+      'MODEL_RATE_LIMITED',
+    );
+    expect(classifyModelError({ message: 'Cannot connect to API: connect ECONNREFUSED' }).code).toBe(
+      'MODEL_UNAVAILABLE',
+    );
     expect(classifyModelError({ statusCode: 400, message: 'bad request' }).code).toBe('MODEL_ERROR');
     expect(classifyModelError(undefined).code).toBe('MODEL_ERROR');
   });

@@ -10,7 +10,12 @@ import { AgentEventSchema, StoredEventSchema, type AgentEvent, type StoredEvent 
 // events, ending in success, interrupt, cancellation (abort) or failure, with time passing between
 // events so long messages get flushed partially.
 
-type Decision = { decision: 'approved' | 'rejected' | 'expired'; edited?: boolean; args?: Record<string, unknown>; feedback?: string };
+type Decision = {
+  decision: 'approved' | 'rejected' | 'expired';
+  edited?: boolean;
+  args?: Record<string, unknown>;
+  feedback?: string;
+};
 type ParallelCall = { name: string; argChunks: string[]; decision: Decision | null; result: string | null };
 type Step =
   | { kind: 'text'; chunks: string[] }
@@ -22,12 +27,22 @@ type RunSpec = { user: string; steps: Step[]; ending: Ending; gaps: number[] };
 
 const text = fc.string({ minLength: 1, maxLength: 12 });
 const decision: fc.Arbitrary<Decision> = fc.oneof(
-  fc.record({ decision: fc.constant('approved' as const), edited: fc.boolean(), args: fc.dictionary(text, fc.oneof(text, fc.integer())) }, { requiredKeys: ['decision'] }),
+  fc.record(
+    {
+      decision: fc.constant('approved' as const),
+      edited: fc.boolean(),
+      args: fc.dictionary(text, fc.oneof(text, fc.integer())),
+    },
+    { requiredKeys: ['decision'] },
+  ),
   fc.record({ decision: fc.constant('rejected' as const), feedback: text }, { requiredKeys: ['decision'] }),
   fc.constant({ decision: 'expired' as const }),
 );
 const toolName = fc.constantFrom('list_issues', 'get_issue', 'create_issue', 'navigate');
-const toolResult = fc.option(fc.oneof(text, fc.constant('{"isError":true,"error":"x"}'), fc.constant('{"rejected":true}')), { nil: null });
+const toolResult = fc.option(
+  fc.oneof(text, fc.constant('{"isError":true,"error":"x"}'), fc.constant('{"rejected":true}')),
+  { nil: null },
+);
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('text' as const), chunks: fc.array(text, { minLength: 0, maxLength: 6 }) }),
   fc.record({
@@ -39,7 +54,12 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({
     kind: fc.constant('parallel' as const),
     calls: fc.array(
-      fc.record({ name: toolName, argChunks: fc.array(text, { maxLength: 4 }), decision: fc.option(decision, { nil: null }), result: toolResult }),
+      fc.record({
+        name: toolName,
+        argChunks: fc.array(text, { maxLength: 4 }),
+        decision: fc.option(decision, { nil: null }),
+        result: toolResult,
+      }),
       { minLength: 2, maxLength: 4 },
     ),
     schedule: fc.array(fc.nat(), { minLength: 30, maxLength: 30 }),
@@ -47,7 +67,11 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({
     kind: fc.constant('custom' as const),
     name: fc.constantFrom('in-app-agent.model', 'in-app-agent.navigate', 'other'),
-    value: fc.constantFrom({ provider: 'demo', modelId: 'demo', label: 'Demo', demo: true }, { href: '/projects/p/issues' }, 42),
+    value: fc.constantFrom(
+      { provider: 'demo', modelId: 'demo', label: 'Demo', demo: true },
+      { href: '/projects/p/issues' },
+      42,
+    ),
   }),
 );
 const run: fc.Arbitrary<RunSpec> = fc.record({
@@ -78,7 +102,8 @@ function build(runs: RunSpec[]): { events: AgentEvent[]; times: number[] } {
     let parent: string | undefined;
     // A run still going (or whose process died) is only possible as the last one of a conversation.
     const ending: Ending = r.ending === 'still-running' && ri < runs.length - 1 ? 'success' : r.ending;
-    const cut = ending === 'abort-midway' || ending === 'still-running' ? Math.max(0, r.steps.length - 1) : r.steps.length;
+    const cut =
+      ending === 'abort-midway' || ending === 'still-running' ? Math.max(0, r.steps.length - 1) : r.steps.length;
     for (let si = 0; si < r.steps.length; si++) {
       const s = r.steps[si]!;
       const midway = si >= cut; // the abort lands inside this step
@@ -91,21 +116,42 @@ function build(runs: RunSpec[]): { events: AgentEvent[]; times: number[] } {
         if (!midway) push({ type: 'TEXT_MESSAGE_END', messageId: m });
       } else if (s.kind === 'tool') {
         const tc = `tc${++id}`;
-        push({ type: 'TOOL_CALL_START', toolCallId: tc, toolCallName: s.name, ...(parent ? { parentMessageId: parent } : {}) });
+        push({
+          type: 'TOOL_CALL_START',
+          toolCallId: tc,
+          toolCallName: s.name,
+          ...(parent ? { parentMessageId: parent } : {}),
+        });
         for (const c of s.argChunks) push({ type: 'TOOL_CALL_ARGS', toolCallId: tc, delta: c });
         if (!midway) {
           push({ type: 'TOOL_CALL_END', toolCallId: tc });
-          if (s.result !== null) push({ type: 'TOOL_CALL_RESULT', messageId: `r${++id}`, toolCallId: tc, content: s.result, role: 'tool' });
+          if (s.result !== null)
+            push({ type: 'TOOL_CALL_RESULT', messageId: `r${++id}`, toolCallId: tc, content: s.result, role: 'tool' });
         }
       } else if (s.kind === 'parallel') {
         // One queue of events per call, merged in a generated order (each call's own order kept).
         const queues = s.calls.map((c) => {
           const tc = `tc${++id}`;
-          const q: AgentEvent[] = [{ type: 'TOOL_CALL_START', toolCallId: tc, toolCallName: c.name, ...(parent ? { parentMessageId: parent } : {}) }];
+          const q: AgentEvent[] = [
+            {
+              type: 'TOOL_CALL_START',
+              toolCallId: tc,
+              toolCallName: c.name,
+              ...(parent ? { parentMessageId: parent } : {}),
+            },
+          ];
           for (const a of c.argChunks) q.push({ type: 'TOOL_CALL_ARGS', toolCallId: tc, delta: a });
           q.push({ type: 'TOOL_CALL_END', toolCallId: tc });
-          if (c.decision) q.push({ type: 'CUSTOM', name: 'in-app-agent.approval-decided', value: { toolCallId: tc, ...c.decision } });
-          if (c.result !== null) q.push({ type: 'TOOL_CALL_RESULT', messageId: `r${++id}`, toolCallId: tc, content: c.result, role: 'tool' });
+          if (c.decision)
+            q.push({ type: 'CUSTOM', name: 'in-app-agent.approval-decided', value: { toolCallId: tc, ...c.decision } });
+          if (c.result !== null)
+            q.push({
+              type: 'TOOL_CALL_RESULT',
+              messageId: `r${++id}`,
+              toolCallId: tc,
+              content: c.result,
+              role: 'tool',
+            });
           return q;
         });
         const merged: AgentEvent[] = [];
@@ -130,7 +176,12 @@ function build(runs: RunSpec[]): { events: AgentEvent[]; times: number[] } {
           type: 'RUN_FINISHED',
           threadId: 'thread',
           runId,
-          outcome: { type: 'interrupt', interrupts: [{ id: `i${++id}`, reason: 'tool_approval', toolCallId: 'x', expiresAt: '2030-01-01T00:00:00Z' }] },
+          outcome: {
+            type: 'interrupt',
+            interrupts: [
+              { id: `i${++id}`, reason: 'tool_approval', toolCallId: 'x', expiresAt: '2030-01-01T00:00:00Z' },
+            ],
+          },
         });
         break;
       case 'cancelled':
@@ -214,7 +265,9 @@ describe('replay(compact(stream)) equals the live fold of the stream', () => {
     expect(c.push({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: 'a' })).toEqual([]);
     now = 1001;
     const first = c.push({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: 'b' });
-    expect(first).toEqual([{ kind: 'insert', seq: 11, event: expect.objectContaining({ content: 'ab', complete: false }) }]);
+    expect(first).toEqual([
+      { kind: 'insert', seq: 11, event: expect.objectContaining({ content: 'ab', complete: false }) },
+    ]);
     now = 1500;
     expect(c.push({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: 'c' })).toEqual([]);
     expect(c.push({ type: 'TEXT_MESSAGE_END', messageId: 'm' })).toEqual([

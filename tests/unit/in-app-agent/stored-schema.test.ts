@@ -2,12 +2,26 @@ import { describe, expect, it } from 'vitest';
 import { expand } from '@/features/in-app-agent/compact';
 import { STORED_EVENT_VERSION } from '@/features/in-app-agent/constants';
 import { emptyView, foldEvents } from '@/features/in-app-agent/fold';
-import { STORED_EVENT_UPGRADES, StoredEventSchema, upgradeStoredEvent, type StoredEvent, type StoredEventUpgrade } from '@/features/in-app-agent/schema';
+import {
+  STORED_EVENT_UPGRADES,
+  StoredEventSchema,
+  upgradeStoredEvent,
+  type StoredEvent,
+  type StoredEventUpgrade,
+} from '@/features/in-app-agent/schema';
 
 const v1Rows = [
   { v: 1, type: 'RUN_STARTED', runId: 'r', threadId: 't' },
   { v: 1, type: 'TEXT_MESSAGE', messageId: 'u', role: 'user', content: 'hi', complete: true },
-  { v: 1, type: 'TOOL_CALL', toolCallId: 'c', toolCallName: 'find_issues', parentMessageId: 'a', args: '{}', complete: true },
+  {
+    v: 1,
+    type: 'TOOL_CALL',
+    toolCallId: 'c',
+    toolCallName: 'find_issues',
+    parentMessageId: 'a',
+    args: '{}',
+    complete: true,
+  },
   { v: 1, type: 'TOOL_CALL_RESULT', messageId: 'res', toolCallId: 'c', content: '{"issues":[]}' },
   { v: 1, type: 'RUN_FINISHED', runId: 'r', threadId: 't', outcome: { type: 'success' } },
 ];
@@ -23,7 +37,11 @@ function read(rows: unknown[], opts?: Parameters<typeof upgradeStoredEvent>[1]):
 describe('stored event versions', () => {
   it('has one upgrade step for every version before the current one', () => {
     for (let n = 1; n < STORED_EVENT_VERSION; n++) expect(typeof STORED_EVENT_UPGRADES[n]).toBe('function');
-    expect(Object.keys(STORED_EVENT_UPGRADES).map(Number).every((n) => n >= 1 && n < STORED_EVENT_VERSION)).toBe(true);
+    expect(
+      Object.keys(STORED_EVENT_UPGRADES)
+        .map(Number)
+        .every((n) => n >= 1 && n < STORED_EVENT_VERSION),
+    ).toBe(true);
   });
 
   it('reads rows of every version, and rows written before payloads carried a version, as they are', () => {
@@ -50,13 +68,19 @@ describe('stored event versions', () => {
         return p.type === 'TEXT_MESSAGE' ? { ...p, content: String(p.content).trimEnd() } : p;
       },
     };
-    const rows = read([...v1Rows.slice(0, 1), { ...v1Rows[1]!, content: 'hi  ' }, ...v1Rows.slice(2)], { version: 3, steps });
+    const rows = read([...v1Rows.slice(0, 1), { ...v1Rows[1]!, content: 'hi  ' }, ...v1Rows.slice(2)], {
+      version: 3,
+      steps,
+    });
     expect(rows.every((r) => r.v === (3 as never))).toBe(true);
     expect(calls.filter((c) => c.startsWith('1:'))).toEqual(Array(5).fill('1:1'));
     expect(calls).toContain('2:2:search_issues');
     const view = foldEvents(expand(rows), emptyView('t'));
     expect(view.messages[0]).toMatchObject({ role: 'user', content: 'hi' });
-    expect(view.messages[1]).toMatchObject({ role: 'assistant', toolCalls: [{ id: 'c', name: 'search_issues', status: 'done' }] });
+    expect(view.messages[1]).toMatchObject({
+      role: 'assistant',
+      toolCalls: [{ id: 'c', name: 'search_issues', status: 'done' }],
+    });
     // A row already at v2 only takes the second step.
     calls.length = 0;
     read([{ ...v1Rows[2]!, v: 2 }], { version: 3, steps });
@@ -65,11 +89,32 @@ describe('stored event versions', () => {
 
   it('explains rows it cannot read instead of throwing', () => {
     const steps = { 1: (p: Record<string, unknown>) => p };
-    expect(upgradeStoredEvent({ ...v1Rows[0], v: 4 }, { version: 3, steps })).toEqual({ ok: false, reason: expect.stringMatching(/newer version \(v4/) });
-    expect(upgradeStoredEvent(v1Rows[0], { version: 3, steps })).toEqual({ ok: false, reason: 'no upgrade step from v2' });
-    expect(upgradeStoredEvent(v1Rows[0], { version: 2, steps: { 1: () => { throw new Error('boom'); } } })).toEqual({ ok: false, reason: 'upgrade from v1 failed: boom' });
-    expect(upgradeStoredEvent({ v: 'one', type: 'RUN_STARTED' })).toEqual({ ok: false, reason: expect.stringMatching(/invalid version/) });
-    expect(upgradeStoredEvent({ v: 1, type: 'TEXT_MESSAGE', messageId: 'm' })).toEqual({ ok: false, reason: expect.stringMatching(/does not match v2: role/) });
+    expect(upgradeStoredEvent({ ...v1Rows[0], v: 4 }, { version: 3, steps })).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/newer version \(v4/),
+    });
+    expect(upgradeStoredEvent(v1Rows[0], { version: 3, steps })).toEqual({
+      ok: false,
+      reason: 'no upgrade step from v2',
+    });
+    expect(
+      upgradeStoredEvent(v1Rows[0], {
+        version: 2,
+        steps: {
+          1: () => {
+            throw new Error('boom');
+          },
+        },
+      }),
+    ).toEqual({ ok: false, reason: 'upgrade from v1 failed: boom' });
+    expect(upgradeStoredEvent({ v: 'one', type: 'RUN_STARTED' })).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/invalid version/),
+    });
+    expect(upgradeStoredEvent({ v: 1, type: 'TEXT_MESSAGE', messageId: 'm' })).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/does not match v2: role/),
+    });
     expect(upgradeStoredEvent(null)).toEqual({ ok: false, reason: 'payload is not an object' });
   });
 });

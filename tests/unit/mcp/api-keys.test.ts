@@ -11,11 +11,14 @@ const SK = `sk_${ID}_${'s'.repeat(30)}-_`;
 const basic = (s: string) => `Basic ${Buffer.from(s, 'utf8').toString('base64')}`;
 
 /** A database client that fails the test if it is used at all. */
-const noDatabase = new Proxy({}, {
-  get(_t, prop) {
-    throw new Error(`the database was touched (${String(prop)})`);
+const noDatabase = new Proxy(
+  {},
+  {
+    get(_t, prop) {
+      throw new Error(`the database was touched (${String(prop)})`);
+    },
   },
-}) as PrismaClient;
+) as PrismaClient;
 
 describe('parseAuthorization', () => {
   it('accepts Bearer <secret> and Basic base64(public:secret) of the minted shapes', () => {
@@ -60,7 +63,11 @@ describe('verifyKey', () => {
       { publicKey: `pk_${'B'.repeat(16)}`, secret: SK },
       { publicKey: 'x'.repeat(5000), secret: 'y'.repeat(5000) },
     ]) {
-      await expect(verifyKey(noDatabase, creds)).resolves.toEqual({ ok: false, code: 'INVALID_KEY', message: 'Invalid API key.' });
+      await expect(verifyKey(noDatabase, creds)).resolves.toEqual({
+        ok: false,
+        code: 'INVALID_KEY',
+        message: 'Invalid API key.',
+      });
     }
   });
 });

@@ -116,7 +116,14 @@ describe('AuditTable', () => {
           keys: [{ publicKey: 'pk_CICICICICICICICI', kind: 'PROJECT', name: 'CI', revoked: true }],
           users: [{ id: 'u_1', name: 'Ada' }],
         },
-        values: { tool: 'create_issue', status: 'DENIED', runId: 'run_9', keyKind: 'PROJECT', publicKey: 'pk_CICICICICICICICI', userId: 'u_1' },
+        values: {
+          tool: 'create_issue',
+          status: 'DENIED',
+          runId: 'run_9',
+          keyKind: 'PROJECT',
+          publicKey: 'pk_CICICICICICICICI',
+          userId: 'u_1',
+        },
       }),
     );
     expect(html).toContain('method="get"');
@@ -124,14 +131,22 @@ describe('AuditTable', () => {
     expect(html).toContain('<option value="drop_\\u0000db">'); // a recorded unknown tool can be filtered
     expect(html).toContain('<option value="DENIED" selected="">');
     expect(html).toContain('<option value="PROJECT" selected="">');
-    expect(html).toContain('<option value="pk_CICICICICICICICI" selected="">CI (pk_CICICICICICICICI), revoked</option>');
+    expect(html).toContain(
+      '<option value="pk_CICICICICICICICI" selected="">CI (pk_CICICICICICICICI), revoked</option>',
+    );
     expect(html).toContain('<option value="u_1" selected="">Ada</option>');
     expect(html).toContain('value="run_9"');
     expect(html).toContain('Clear filters');
   });
 
   it('keeps a filter value from a link selectable even when it is not among the choices', () => {
-    const html = renderToStaticMarkup(createElement(AuditFilters, { basePath: '/p', facets: { tools: ['list_issues'] }, values: { tool: 'retired_tool' } }));
+    const html = renderToStaticMarkup(
+      createElement(AuditFilters, {
+        basePath: '/p',
+        facets: { tools: ['list_issues'] },
+        values: { tool: 'retired_tool' },
+      }),
+    );
     expect(html).toContain('<option value="retired_tool" selected="">retired_tool</option>');
   });
 });

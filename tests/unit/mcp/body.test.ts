@@ -33,15 +33,25 @@ describe('readBodyCapped', () => {
   });
 
   it('refuses a declared Content-Length over the cap without reading', async () => {
-    expect(await readBodyCapped(streamed(['x'], { 'content-length': '101' }), 100)).toEqual({ ok: false, reason: 'too_large', prefix: '' });
+    expect(await readBodyCapped(streamed(['x'], { 'content-length': '101' }), 100)).toEqual({
+      ok: false,
+      reason: 'too_large',
+      prefix: '',
+    });
   });
 
   it('refuses a streamed body that grows over the cap', async () => {
-    expect(await readBodyCapped(streamed(['x'.repeat(60), 'y'.repeat(60)]), 100)).toEqual({ ok: false, reason: 'too_large', prefix: '' });
+    expect(await readBodyCapped(streamed(['x'.repeat(60), 'y'.repeat(60)]), 100)).toEqual({
+      ok: false,
+      reason: 'too_large',
+      prefix: '',
+    });
   });
 
   it('returns the first bytes of a refused body when asked, declared or streamed, and reads no further', async () => {
-    const declared = await readBodyCapped(streamed(['abcdefghij', 'k'.repeat(200)], { 'content-length': '210' }), 100, { prefixBytes: 8 });
+    const declared = await readBodyCapped(streamed(['abcdefghij', 'k'.repeat(200)], { 'content-length': '210' }), 100, {
+      prefixBytes: 8,
+    });
     expect(declared).toEqual({ ok: false, reason: 'too_large', prefix: 'abcdefgh' });
 
     let pulled = 0;
@@ -53,7 +63,9 @@ describe('readBodyCapped', () => {
       },
     });
     // @ts-expect-error duplex is required by Node for stream bodies
-    const res = await readBodyCapped(new Request('http://x/', { method: 'POST', body: endless, duplex: 'half' }), 100, { prefixBytes: 20 });
+    const res = await readBodyCapped(new Request('http://x/', { method: 'POST', body: endless, duplex: 'half' }), 100, {
+      prefixBytes: 20,
+    });
     expect(res).toEqual({ ok: false, reason: 'too_large', prefix: 'z'.repeat(20) });
     expect(pulled).toBeLessThanOrEqual(4);
   });
@@ -62,8 +74,12 @@ describe('readBodyCapped', () => {
 describe('scanToolCalls', () => {
   const META = 'in-app-agent/toolCallId';
   const scan = (text: string, maxCalls = 16) => scanToolCalls(text, { maxCalls, metaKey: META });
-  const call = (id: number, name: unknown, extra: Record<string, unknown> = {}) =>
-    ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: { number: id }, ...extra } });
+  const call = (id: number, name: unknown, extra: Record<string, unknown> = {}) => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name, arguments: { number: id }, ...extra },
+  });
 
   it('finds the tools/call requests of a single message or a batch, with name, arguments and tool-call id', () => {
     expect(scan(JSON.stringify(call(1, 'get_issue', { _meta: { [META]: 'tc-1', other: 'x' } })))).toEqual([
@@ -88,7 +104,12 @@ describe('scanToolCalls', () => {
   });
 
   it('ignores a "name" that is not the direct child of params', () => {
-    const text = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { arguments: { name: 'decoy', params: { name: 'decoy2' } }, name: 'real' } });
+    const text = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { arguments: { name: 'decoy', params: { name: 'decoy2' } }, name: 'real' },
+    });
     expect(scan(text).map((c) => c.name)).toEqual(['real']);
   });
 
@@ -102,12 +123,15 @@ describe('scanToolCalls', () => {
     const whole = JSON.stringify(call(1, 'create_issue'));
     const cut = whole.slice(0, whole.indexOf('"arguments"') + 15);
     expect(scan(cut)).toEqual([{ name: 'create_issue', argumentsText: null, metaValue: null }]);
-    expect(scan('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"crea')).toEqual([{ name: null, argumentsText: null, metaValue: null }]);
+    expect(scan('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"crea')).toEqual([
+      { name: null, argumentsText: null, metaValue: null },
+    ]);
   });
 
   it('returns nothing for other methods, garbage and scalars, and at most maxCalls calls', () => {
     expect(scan(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }))).toEqual([]);
-    for (const junk of ['', '42', 'null', ']]]]}}}', '{"a":', '"tools/call"', '[1,2,"x"]']) expect(scan(junk), junk).toEqual([]);
+    for (const junk of ['', '42', 'null', ']]]]}}}', '{"a":', '"tools/call"', '[1,2,"x"]'])
+      expect(scan(junk), junk).toEqual([]);
     const many = JSON.stringify(Array.from({ length: 40 }, (_, i) => call(i, `t${i}`)));
     expect(scan(many, 16)).toHaveLength(16);
   });

@@ -1,13 +1,21 @@
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, fingerprintArgs, MAX_OVERRIDE_TTL_SECONDS, mintOverride, verifyOverride } from '@/features/mcp/override';
+import {
+  canonicalJson,
+  fingerprintArgs,
+  MAX_OVERRIDE_TTL_SECONDS,
+  mintOverride,
+  verifyOverride,
+} from '@/features/mcp/override';
 
 const SECRET = 'test-secret-0123456789-0123456789-abcdef';
 
 describe('canonicalJson', () => {
   it('sorts keys recursively and writes no whitespace', () => {
-    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: 'x y' } })).toBe('{"a":{"c":"x y","d":[3,{"y":2,"z":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: 'x y' } })).toBe(
+      '{"a":{"c":"x y","d":[3,{"y":2,"z":1}]},"b":1}',
+    );
   });
 
   it('drops undefined members like JSON.stringify and keeps nulls', () => {
@@ -73,7 +81,10 @@ describe('mintOverride / verifyOverride', () => {
     const [payload, sig] = mintOverride(base).split('.') as [string, string];
     const body = JSON.parse(Buffer.from(payload, 'base64url').toString());
     const forged = Buffer.from(JSON.stringify({ ...body, tool: 'delete_issue' })).toString('base64url');
-    expect(verifyOverride(`${forged}.${sig}`, { ...base, tool: 'delete_issue' })).toMatchObject({ ok: false, code: 'OVERRIDE_INVALID' });
+    expect(verifyOverride(`${forged}.${sig}`, { ...base, tool: 'delete_issue' })).toMatchObject({
+      ok: false,
+      code: 'OVERRIDE_INVALID',
+    });
   });
 
   it('refuses garbage of every shape without throwing', () => {
@@ -95,7 +106,10 @@ describe('mintOverride / verifyOverride', () => {
 
   it('refuses another tool, other arguments and another key', () => {
     const token = mintOverride(base);
-    expect(verifyOverride(token, { ...base, tool: 'delete_issue' })).toMatchObject({ ok: false, code: 'OVERRIDE_WRONG_TOOL' });
+    expect(verifyOverride(token, { ...base, tool: 'delete_issue' })).toMatchObject({
+      ok: false,
+      code: 'OVERRIDE_WRONG_TOOL',
+    });
     expect(verifyOverride(token, { ...base, argsFingerprint: fingerprintArgs({ number: 2 }) })).toMatchObject({
       ok: false,
       code: 'OVERRIDE_WRONG_ARGS',
@@ -110,12 +124,21 @@ describe('override lifetime bound', () => {
   it('mints tokens for at most MAX_OVERRIDE_TTL_SECONDS', () => {
     expect(() => mintOverride({ ...bound, ttlSeconds: MAX_OVERRIDE_TTL_SECONDS + 1 })).toThrow(RangeError);
     expect(() => mintOverride({ ...bound, ttlSeconds: 0 })).toThrow(RangeError);
-    expect(verifyOverride(mintOverride({ ...bound, ttlSeconds: MAX_OVERRIDE_TTL_SECONDS }), bound)).toMatchObject({ ok: true });
+    expect(verifyOverride(mintOverride({ ...bound, ttlSeconds: MAX_OVERRIDE_TTL_SECONDS }), bound)).toMatchObject({
+      ok: true,
+    });
   });
 
   it('refuses a correctly signed token that is valid for longer than any token is minted for', () => {
     const payload = Buffer.from(
-      JSON.stringify({ v: 1, tool: bound.tool, fp: bound.argsFingerprint, kid: bound.keyId, nonce: 'n'.repeat(24), exp: Math.floor(Date.now() / 1000) + MAX_OVERRIDE_TTL_SECONDS + 60 }),
+      JSON.stringify({
+        v: 1,
+        tool: bound.tool,
+        fp: bound.argsFingerprint,
+        kid: bound.keyId,
+        nonce: 'n'.repeat(24),
+        exp: Math.floor(Date.now() / 1000) + MAX_OVERRIDE_TTL_SECONDS + 60,
+      }),
     ).toString('base64url');
     const sig = createHmac('sha256', SECRET).update(payload).digest('base64url');
     expect(verifyOverride(`${payload}.${sig}`, bound)).toMatchObject({ ok: false, code: 'OVERRIDE_INVALID' });

@@ -1,9 +1,22 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { MCP_TOOL_METADATA, MCP_TOOLS, TOOL_NAMES, toolInputJsonSchema, type McpToolName } from '@/features/mcp/registry';
+import {
+  MCP_TOOL_METADATA,
+  MCP_TOOLS,
+  TOOL_NAMES,
+  toolInputJsonSchema,
+  type McpToolName,
+} from '@/features/mcp/registry';
 import { SCOPES } from '@/server/rbac';
 
-const READ_TOOLS: McpToolName[] = ['list_issues', 'get_issue', 'search_issues', 'list_members', 'list_labels', 'get_project_summary'];
+const READ_TOOLS: McpToolName[] = [
+  'list_issues',
+  'get_issue',
+  'search_issues',
+  'list_members',
+  'list_labels',
+  'get_project_summary',
+];
 
 describe('MCP tool registry', () => {
   it('has exactly the documented tools, in a stable order, and metadata for each', () => {
@@ -36,7 +49,15 @@ describe('MCP tool registry', () => {
     // external comments: every tool that returns existing issue rows (checked against real results
     // in tests/integration/mcp/provenance.test.ts).
     const untrusted = MCP_TOOL_METADATA.filter((t) => t.tags.readsUntrustedContent).map((t) => t.name);
-    expect(untrusted).toEqual(['list_issues', 'get_issue', 'search_issues', 'get_project_summary', 'update_issue', 'assign_issue', 'close_issue']);
+    expect(untrusted).toEqual([
+      'list_issues',
+      'get_issue',
+      'search_issues',
+      'get_project_summary',
+      'update_issue',
+      'assign_issue',
+      'close_issue',
+    ]);
     const privateData = MCP_TOOL_METADATA.filter((t) => t.tags.readsPrivateData).map((t) => t.name);
     expect(privateData).toEqual([...READ_TOOLS, 'create_issue', 'update_issue', 'assign_issue', 'close_issue']);
     // Tools that return nothing of the project: the caller's own comment, a number, a delivery status.
@@ -65,7 +86,9 @@ describe('MCP tool registry', () => {
       expect(r.success, `${name} ${JSON.stringify(args)}`).toBe(false);
       expect(r.error?.issues[0]?.message, name).toMatch(/control characters/);
     }
-    expect(MCP_TOOLS.create_issue.inputSchema.safeParse({ title: 'ok', body: 'line 1\n\tline 2\r\n' }).success).toBe(true);
+    expect(MCP_TOOLS.create_issue.inputSchema.safeParse({ title: 'ok', body: 'line 1\n\tline 2\r\n' }).success).toBe(
+      true,
+    );
   });
 
   it('pages list_members and list_labels', () => {

@@ -10,7 +10,8 @@ describe('toolText', () => {
       expect(r.success, JSON.stringify(bad)).toBe(false);
       expect(r.error?.issues[0]?.message).toMatch(/control characters/);
     }
-    for (const good of ['tab\there', 'two\nlines\r\n', 'émoji 🎉', 'plain']) expect(T.safeParse(good).success, good).toBe(true);
+    for (const good of ['tab\there', 'two\nlines\r\n', 'émoji 🎉', 'plain'])
+      expect(T.safeParse(good).success, good).toBe(true);
   });
 
   it('refuses broken Unicode (a lone surrogate) and still trims and limits', () => {

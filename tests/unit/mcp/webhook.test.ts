@@ -5,7 +5,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ToolFailure } from '@/features/mcp/errors';
-import { classifyAddress, deliverWebhook, parseAllowPrivateNetworks, WEBHOOK_ALLOW_PRIVATE_NETWORKS } from '@/features/mcp/webhook';
+import {
+  classifyAddress,
+  deliverWebhook,
+  parseAllowPrivateNetworks,
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+} from '@/features/mcp/webhook';
 
 let server: http.Server;
 let base: string;
@@ -77,7 +82,9 @@ describe('deliverWebhook', () => {
   it('refuses URLs that are not http(s) and messages over the size cap', async () => {
     expect((await failure(deliverWebhook('file:///etc/passwd', payload))).appCode).toBe('WEBHOOK_FAILED');
     expect((await failure(deliverWebhook('not a url', payload))).appCode).toBe('WEBHOOK_FAILED');
-    expect((await failure(deliverWebhook(`${base}/ok`, { ...payload, message: 'x'.repeat(20_000) }))).message).toMatch(/too large/);
+    expect((await failure(deliverWebhook(`${base}/ok`, { ...payload, message: 'x'.repeat(20_000) }))).message).toMatch(
+      /too large/,
+    );
   });
 });
 
@@ -103,10 +110,23 @@ describe('destination guard', () => {
       '2002:a9fe:a9fe::1',
     ];
     for (const ip of forbidden) expect(classifyAddress(ip), ip).toBe('forbidden');
-    for (const ip of ['127.0.0.1', '127.9.9.9', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '100.64.0.1', '::1', 'fd12::1', '::ffff:127.0.0.1', '::ffff:7f00:1']) {
+    for (const ip of [
+      '127.0.0.1',
+      '127.9.9.9',
+      '10.1.2.3',
+      '172.16.0.1',
+      '172.31.255.255',
+      '192.168.1.1',
+      '100.64.0.1',
+      '::1',
+      'fd12::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+    ]) {
       expect(classifyAddress(ip), ip).toBe('private');
     }
-    for (const ip of ['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700::1111', '::ffff:8.8.8.8']) expect(classifyAddress(ip), ip).toBe('public');
+    for (const ip of ['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700::1111', '::ffff:8.8.8.8'])
+      expect(classifyAddress(ip), ip).toBe('public');
     expect(classifyAddress('not-an-ip')).toBe('forbidden');
   });
 
@@ -131,11 +151,15 @@ describe('destination guard', () => {
     bodies.length = 0;
     const port = new URL(base).port;
     for (const url of [`${base}/ok`, `http://localhost:${port}/ok`, `http://[::1]:${port}/ok`, 'http://10.0.0.1/']) {
-      expect((await failure(deliverWebhook(url, payload, { allowPrivateNetworks: false }))).appCode, url).toBe('WEBHOOK_URL_REFUSED');
+      expect((await failure(deliverWebhook(url, payload, { allowPrivateNetworks: false }))).appCode, url).toBe(
+        'WEBHOOK_URL_REFUSED',
+      );
     }
     expect(bodies).toHaveLength(0);
     // Allowed: the checked lookup lets the connection through to the same receiver.
-    await expect(deliverWebhook(`http://localhost:${port}/ok`, payload, { allowPrivateNetworks: true })).resolves.toEqual({ delivered: true, status: 200 });
+    await expect(
+      deliverWebhook(`http://localhost:${port}/ok`, payload, { allowPrivateNetworks: true }),
+    ).resolves.toEqual({ delivered: true, status: 200 });
     expect(bodies).toHaveLength(1);
   });
 

@@ -25,7 +25,17 @@ function short(v: unknown): string {
 }
 
 /** The changes between the proposed and the edited (or executed) arguments. */
-export function ArgsDiff({ changes, id, title, testId }: { changes: ArgChange[]; id?: string; title: string; testId: string }) {
+export function ArgsDiff({
+  changes,
+  id,
+  title,
+  testId,
+}: {
+  changes: ArgChange[];
+  id?: string;
+  title: string;
+  testId: string;
+}) {
   return (
     <div id={id} className="mt-1 text-xs" data-testid={testId}>
       <p className="font-medium">{title}</p>
@@ -75,12 +85,20 @@ function Outcome({ decision, proposed }: { decision: ApprovalDecidedValue; propo
         <span aria-hidden="true">{icon} </span>
         {text}
       </p>
-      {decision.feedback ? <p className="whitespace-pre-wrap break-words text-slate-600 dark:text-slate-300">Your note: {decision.feedback}</p> : null}
+      {decision.feedback ? (
+        <p className="whitespace-pre-wrap break-words text-slate-600 dark:text-slate-300">
+          Your note: {decision.feedback}
+        </p>
+      ) : null}
       {ran ? (
         <div className="mt-1 text-xs" data-testid="approval-ran-with">
           <p className="font-medium">Ran with:</p>
-          <pre className="mt-0.5 overflow-auto whitespace-pre-wrap break-words rounded bg-slate-50 p-1.5 font-mono dark:bg-slate-800">{formatArgs(ran)}</pre>
-          {changes.length ? <ArgsDiff changes={changes} title="Changed from the proposal:" testId="approval-ran-diff" /> : null}
+          <pre className="mt-0.5 overflow-auto whitespace-pre-wrap break-words rounded bg-slate-50 p-1.5 font-mono dark:bg-slate-800">
+            {formatArgs(ran)}
+          </pre>
+          {changes.length ? (
+            <ArgsDiff changes={changes} title="Changed from the proposal:" testId="approval-ran-diff" />
+          ) : null}
         </div>
       ) : null}
     </div>
@@ -141,8 +159,7 @@ export function ApprovalCard({ request, state, draft, onDraftChange, now, disabl
     >
       <header className="flex flex-wrap items-center gap-2">
         <h3 id={`${id}-title`} className="font-semibold">
-          <ShieldIcon />{' '}
-          {state.kind === 'open' ? 'Approval needed' : 'Approval request'}: {title}
+          <ShieldIcon /> {state.kind === 'open' ? 'Approval needed' : 'Approval request'}: {title}
         </h3>
         <code className="text-xs text-slate-500 dark:text-slate-400">{request.toolName}</code>
         {request.destructive ? (
@@ -167,7 +184,11 @@ export function ApprovalCard({ request, state, draft, onDraftChange, now, disabl
         </p>
       ) : null}
       {state.kind === 'unanswered' ? (
-        <p className="mt-2 text-sm text-slate-600 dark:text-slate-300" data-testid="approval-outcome" data-decision="unanswered">
+        <p
+          className="mt-2 text-sm text-slate-600 dark:text-slate-300"
+          data-testid="approval-outcome"
+          data-decision="unanswered"
+        >
           Not answered: a new message was sent instead.
         </p>
       ) : null}
@@ -185,7 +206,9 @@ export function ApprovalCard({ request, state, draft, onDraftChange, now, disabl
 
       {showProposal ? (
         <details className="mt-2 text-xs">
-          <summary className="cursor-pointer select-none text-slate-600 dark:text-slate-300">Proposed arguments</summary>
+          <summary className="cursor-pointer select-none text-slate-600 dark:text-slate-300">
+            Proposed arguments
+          </summary>
           <pre className="mt-1 overflow-auto whitespace-pre-wrap break-words font-mono">{formatArgs(request.args)}</pre>
         </details>
       ) : null}
@@ -193,9 +216,10 @@ export function ApprovalCard({ request, state, draft, onDraftChange, now, disabl
       {open ? (
         <div className="mt-3 space-y-3">
           {Number.isFinite(expiresMs) ? (
-            <p className={`text-xs ${expiresMs < 60_000 ? 'font-semibold text-red-800 dark:text-red-300' : 'text-slate-600 dark:text-slate-300'}`}>
-              <ClockIcon />{' '}
-              Expires in <time dateTime={request.expiresAt}>{formatCountdown(expiresMs)}</time>
+            <p
+              className={`text-xs ${expiresMs < 60_000 ? 'font-semibold text-red-800 dark:text-red-300' : 'text-slate-600 dark:text-slate-300'}`}
+            >
+              <ClockIcon /> Expires in <time dateTime={request.expiresAt}>{formatCountdown(expiresMs)}</time>
             </p>
           ) : null}
           <div>
@@ -218,19 +242,35 @@ export function ApprovalCard({ request, state, draft, onDraftChange, now, disabl
               id={`${id}-args`}
               data-testid="approval-args"
               value={draft.argsText}
-              onChange={(e) => onDraftChange({ ...draft, argsText: e.target.value, decision: draft.decision === 'approve' ? null : draft.decision })}
+              onChange={(e) =>
+                onDraftChange({
+                  ...draft,
+                  argsText: e.target.value,
+                  decision: draft.decision === 'approve' ? null : draft.decision,
+                })
+              }
               spellCheck={false}
               rows={Math.min(10, Math.max(3, draft.argsText.split('\n').length))}
               aria-invalid={argsError ? true : undefined}
-              aria-describedby={[argsError ? `${id}-args-err` : '', changes.length ? `${id}-diff` : ''].filter(Boolean).join(' ') || undefined}
+              aria-describedby={
+                [argsError ? `${id}-args-err` : '', changes.length ? `${id}-diff` : ''].filter(Boolean).join(' ') ||
+                undefined
+              }
               disabled={disabled}
               className="mt-1 w-full rounded border border-slate-300 bg-white p-2 font-mono text-xs dark:border-slate-600 dark:bg-slate-950"
             />
             {argsError ? (
-              <div id={`${id}-args-err`} aria-live="polite" className="mt-1 text-xs text-red-800 dark:text-red-300" data-testid="approval-args-error">
+              <div
+                id={`${id}-args-err`}
+                aria-live="polite"
+                className="mt-1 text-xs text-red-800 dark:text-red-300"
+                data-testid="approval-args-error"
+              >
                 <p className="font-medium">
                   <span aria-hidden="true">✕ </span>
-                  {argsErrors.length === 1 ? 'Fix this before approving:' : `Fix these ${argsErrors.length} problems before approving:`}
+                  {argsErrors.length === 1
+                    ? 'Fix this before approving:'
+                    : `Fix these ${argsErrors.length} problems before approving:`}
                 </p>
                 <ul className="ml-4 list-disc">
                   {argsErrors.map((e, i) => (
@@ -248,7 +288,9 @@ export function ApprovalCard({ request, state, draft, onDraftChange, now, disabl
                 </ul>
               </div>
             ) : null}
-            {changes.length ? <ArgsDiff id={`${id}-diff`} changes={changes} title="You changed:" testId="approval-diff" /> : null}
+            {changes.length ? (
+              <ArgsDiff id={`${id}-diff`} changes={changes} title="You changed:" testId="approval-diff" />
+            ) : null}
           </div>
           <div>
             <label htmlFor={`${id}-fb`} className="text-xs font-medium">
@@ -297,7 +339,11 @@ export function ApprovalCard({ request, state, draft, onDraftChange, now, disabl
               Reject
             </button>
             <span className="text-xs text-slate-600 dark:text-slate-300" aria-live="polite">
-              {draft.decision === 'approve' ? 'Chosen: approve' : draft.decision === 'reject' ? 'Chosen: reject' : 'No decision yet'}
+              {draft.decision === 'approve'
+                ? 'Chosen: approve'
+                : draft.decision === 'reject'
+                  ? 'Chosen: reject'
+                  : 'No decision yet'}
             </span>
           </div>
         </div>

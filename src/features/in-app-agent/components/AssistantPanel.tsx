@@ -4,7 +4,14 @@
  * Connected to the controller (InAppAgentProvider); renders the prop-driven components.
  */
 import { usePathname } from 'next/navigation';
-import { useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent, type RefObject } from 'react';
+import {
+  useEffect,
+  useLayoutEffect,
+  useRef,
+  useState,
+  type KeyboardEvent as ReactKeyboardEvent,
+  type RefObject,
+} from 'react';
 import { LIMITS } from '../constants';
 import { ConversationList } from './ConversationList';
 import { ConversationMessages } from './ConversationMessages';
@@ -71,7 +78,13 @@ function fieldWithContent(el: EventTarget | null): HTMLElement | null {
 /** Polite live region: each new entry (answer, approval request, failure) is read once. */
 function Announcer({ items }: { items: Announcement[] }) {
   return (
-    <div aria-live="polite" aria-atomic="false" aria-relevant="additions" className="sr-only" data-testid="assistant-announcer">
+    <div
+      aria-live="polite"
+      aria-atomic="false"
+      aria-relevant="additions"
+      className="sr-only"
+      data-testid="assistant-announcer"
+    >
       {items.map((a) => (
         <p key={a.id} data-testid="assistant-announcement">
           {a.text}
@@ -357,13 +370,25 @@ export function AssistantPanel() {
               onLoadMore={a.history.loadMore}
               disabled={a.busy}
             />
-            <UndoToast undo={a.history.pendingUndo} error={a.history.undoError} onUndo={() => void a.history.undo()} onDismiss={a.history.dismissUndo} />
+            <UndoToast
+              undo={a.history.pendingUndo}
+              error={a.history.undoError}
+              onUndo={() => void a.history.undo()}
+              onDismiss={a.history.dismissUndo}
+            />
           </>
         ) : (
           <>
             <div className="relative min-h-0 flex-1">
-              <div ref={scrollRef} onScroll={onScroll} className="h-full overflow-y-auto px-3 py-3" data-testid="assistant-scroll">
-                {a.hydrating && a.view.messages.length === 0 ? <p className="text-sm text-slate-500">Loading the conversation…</p> : null}
+              <div
+                ref={scrollRef}
+                onScroll={onScroll}
+                className="h-full overflow-y-auto px-3 py-3"
+                data-testid="assistant-scroll"
+              >
+                {a.hydrating && a.view.messages.length === 0 ? (
+                  <p className="text-sm text-slate-500">Loading the conversation…</p>
+                ) : null}
                 {a.hydrateError ? (
                   <p role="alert" className="text-sm text-red-800 dark:text-red-300">
                     {a.hydrateError}
@@ -411,7 +436,12 @@ export function AssistantPanel() {
                 </button>
               ) : null}
             </div>
-            <UndoToast undo={a.history.pendingUndo} error={a.history.undoError} onUndo={() => void a.history.undo()} onDismiss={a.history.dismissUndo} />
+            <UndoToast
+              undo={a.history.pendingUndo}
+              error={a.history.undoError}
+              onUndo={() => void a.history.undo()}
+              onDismiss={a.history.dismissUndo}
+            />
             <form
               className="border-t border-slate-200 p-2 dark:border-slate-800"
               onSubmit={(e) => {
@@ -429,7 +459,10 @@ export function AssistantPanel() {
                 onSendNow={a.sendQueuedNow}
               />
               {a.selection ? (
-                <div className="mb-1 flex items-center gap-1 text-xs text-slate-600 dark:text-slate-300" data-testid="assistant-selection">
+                <div
+                  className="mb-1 flex items-center gap-1 text-xs text-slate-600 dark:text-slate-300"
+                  data-testid="assistant-selection"
+                >
                   <span className="min-w-0 flex-1 truncate">
                     Includes your selection: “{a.selection.slice(0, 80)}
                     {a.selection.length > 80 ? '…' : ''}”

@@ -220,7 +220,9 @@ export function ConversationList(props: ConversationListProps) {
           </p>
         ) : null}
         {props.disabled ? (
-          <p className="p-2 text-xs text-slate-600 dark:text-slate-300">Switching is possible once the current answer is finished.</p>
+          <p className="p-2 text-xs text-slate-600 dark:text-slate-300">
+            Switching is possible once the current answer is finished.
+          </p>
         ) : null}
         <ul aria-label="Conversations" aria-busy={props.loading}>
           {props.items.map((item) => (
@@ -236,7 +238,9 @@ export function ConversationList(props: ConversationListProps) {
           ))}
         </ul>
         {!props.loading && props.items.length === 0 && !props.error ? (
-          <p className="p-2 text-sm text-slate-600 dark:text-slate-300">{props.search ? 'No conversation matches.' : 'No conversations yet.'}</p>
+          <p className="p-2 text-sm text-slate-600 dark:text-slate-300">
+            {props.search ? 'No conversation matches.' : 'No conversations yet.'}
+          </p>
         ) : null}
         {props.loading ? <p className="p-2 text-sm text-slate-500 dark:text-slate-400">Loading…</p> : null}
         {props.hasMore && !props.loading ? (

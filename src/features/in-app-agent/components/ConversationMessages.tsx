@@ -8,7 +8,14 @@ import { memo, useEffect, useId, useRef, useState, type ReactNode } from 'react'
 import { LIMITS } from '../constants';
 import type { ConversationView, FeedbackReason, RunState, TokenUsage, ViewMessage, ViewToolCall } from '../schema';
 import { ApprovalBatch } from './ApprovalCard';
-import { cardState, isExpired, readApprovalInterrupt, type ApprovalRequest, type CardState, type DraftAnswer } from './approval';
+import {
+  cardState,
+  isExpired,
+  readApprovalInterrupt,
+  type ApprovalRequest,
+  type CardState,
+  type DraftAnswer,
+} from './approval';
 import { describeError, type PanelError } from './errors';
 import { FeedbackButtons, type FeedbackValue } from './FeedbackButtons';
 import { Markdown } from './Markdown';
@@ -281,7 +288,15 @@ function UsageDetails({ usage }: { usage: TokenUsage }) {
   );
 }
 
-const UserBubble = memo(function UserBubble({ id, content, pending }: { id?: string; content: string; pending?: boolean }) {
+const UserBubble = memo(function UserBubble({
+  id,
+  content,
+  pending,
+}: {
+  id?: string;
+  content: string;
+  pending?: boolean;
+}) {
   return (
     <div
       data-testid="assistant-message"
@@ -315,7 +330,13 @@ function toolStatus(call: ViewToolCall, ctx: ToolStatusContext): ToolCardStatus 
  * A batch is answered as a unit: once one of its requests expired, none can be answered.
  * `pending`: the batch belongs to the last, interrupted run (read-only, it shows as waiting).
  */
-function batchStates(reqs: ApprovalRequest[], view: ConversationView, now: number, answerable: boolean, pending = answerable): CardState[] {
+function batchStates(
+  reqs: ApprovalRequest[],
+  view: ConversationView,
+  now: number,
+  answerable: boolean,
+  pending = answerable,
+): CardState[] {
   const expired = reqs.some((r) => !view.decisions[r.toolCallId] && isExpired(r.expiresAt, now));
   return reqs.map((r) => {
     const s = cardState(r, view.decisions, now, answerable, pending);
@@ -374,7 +395,13 @@ const AssistantBubble = memo(function AssistantBubble({
         </span>
       ) : null}
       {message.toolCalls.map((tc, i) => (
-        <ToolCallCard key={tc.id} call={tc} status={statuses[i]} editedOnApproval={edited?.[i]} ranWith={ranWith?.[i]} />
+        <ToolCallCard
+          key={tc.id}
+          call={tc}
+          status={statuses[i]}
+          editedOnApproval={edited?.[i]}
+          ranWith={ranWith?.[i]}
+        />
       ))}
       {canRate && hasText ? (
         <FeedbackButtons
@@ -412,7 +439,12 @@ function RunFooter({
         <span aria-hidden="true">✕</span>
         <span className="flex-1">{err.message}</span>
         {isLast && onRetry && err.retryable && !busy ? (
-          <button type="button" data-testid="assistant-retry" onClick={onRetry} className="rounded border border-red-700 px-2 py-0.5 font-medium">
+          <button
+            type="button"
+            data-testid="assistant-retry"
+            onClick={onRetry}
+            className="rounded border border-red-700 px-2 py-0.5 font-medium"
+          >
             Retry
           </button>
         ) : null}
@@ -528,7 +560,8 @@ export function ConversationMessages({
   const orphans = view.messages.filter((m) => !known.has(m.runId));
   if (orphans.length) groups.push({ messages: orphans });
   const byRun = new Map<string, ViewMessage[]>();
-  for (const m of view.messages) if (known.has(m.runId)) (byRun.get(m.runId) ?? byRun.set(m.runId, []).get(m.runId)!).push(m);
+  for (const m of view.messages)
+    if (known.has(m.runId)) (byRun.get(m.runId) ?? byRun.set(m.runId, []).get(m.runId)!).push(m);
   for (const run of view.runs) groups.push({ run, messages: byRun.get(run.runId) ?? [] });
 
   const toolCallIds = new Set<string>();
@@ -566,7 +599,12 @@ export function ConversationMessages({
         const answerable = pending && Boolean(approvals);
         const runDone = run?.status !== 'running';
         return (
-          <div key={run?.runId ?? `orphans-${gi}`} className="flex flex-col gap-3" data-run-id={run?.runId} data-run-status={run?.status}>
+          <div
+            key={run?.runId ?? `orphans-${gi}`}
+            className="flex flex-col gap-3"
+            data-run-id={run?.runId}
+            data-run-status={run?.status}
+          >
             {g.messages.map((m) => {
               if (m.role === 'user') {
                 return m.id === editableId ? (
@@ -579,7 +617,10 @@ export function ConversationMessages({
                 // Results show inside their tool card; only an orphan result gets its own card.
                 if (toolCallIds.has(m.toolCallId)) return null;
                 return (
-                  <ToolCallCard key={m.id} call={{ id: m.toolCallId, name: 'tool', args: '', status: 'done', result: m.content }} />
+                  <ToolCallCard
+                    key={m.id}
+                    call={{ id: m.toolCallId, name: 'tool', args: '', status: 'done', result: m.content }}
+                  />
                 );
               }
               return (
@@ -616,7 +657,14 @@ export function ConversationMessages({
                 now={now}
               />
             ) : null}
-            {run ? <RunFooter run={run} isLast={isLast && !pendingUserMessage && !requestError} onRetry={onRetry} busy={busy} /> : null}
+            {run ? (
+              <RunFooter
+                run={run}
+                isLast={isLast && !pendingUserMessage && !requestError}
+                onRetry={onRetry}
+                busy={busy}
+              />
+            ) : null}
             {run ? (
               <TurnTools
                 run={run}
@@ -644,7 +692,12 @@ export function ConversationMessages({
           <span aria-hidden="true">✕</span>
           <span className="flex-1">{requestError.message}</span>
           {onRetry && requestError.retryable && !busy ? (
-            <button type="button" data-testid="assistant-retry" onClick={onRetry} className="rounded border border-red-700 px-2 py-0.5 font-medium">
+            <button
+              type="button"
+              data-testid="assistant-retry"
+              onClick={onRetry}
+              className="rounded border border-red-700 px-2 py-0.5 font-medium"
+            >
               Retry
             </button>
           ) : null}

@@ -2,7 +2,15 @@
 import type { Suggestion } from './page-context';
 
 /** The empty conversation: a short intro and suggestions that fit the current page. */
-export function EmptyState({ suggestions, onPick, disabled }: { suggestions: Suggestion[]; onPick: (s: Suggestion) => void; disabled?: boolean }) {
+export function EmptyState({
+  suggestions,
+  onPick,
+  disabled,
+}: {
+  suggestions: Suggestion[];
+  onPick: (s: Suggestion) => void;
+  disabled?: boolean;
+}) {
   return (
     <div className="flex flex-col gap-3 py-6 text-sm" data-testid="assistant-empty">
       <div>

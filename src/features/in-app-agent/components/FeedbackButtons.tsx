@@ -124,7 +124,9 @@ export function FeedbackButtons({ current, onSubmit, draft, onDraftChange }: Fee
           <ThumbDownIcon />
         </button>
         {current ? (
-          <span className="text-slate-500 dark:text-slate-400">{current.value === 1 ? 'Rated helpful' : 'Rated not helpful'}</span>
+          <span className="text-slate-500 dark:text-slate-400">
+            {current.value === 1 ? 'Rated helpful' : 'Rated not helpful'}
+          </span>
         ) : null}
         {saved && !error ? (
           <span className="sr-only" role="status">
@@ -150,7 +152,10 @@ export function FeedbackButtons({ current, onSubmit, draft, onDraftChange }: Fee
         </p>
       ) : null}
       {readOnly && current?.comment ? (
-        <p className="mt-1 whitespace-pre-wrap break-words text-slate-600 dark:text-slate-300" data-testid="feedback-comment-text">
+        <p
+          className="mt-1 whitespace-pre-wrap break-words text-slate-600 dark:text-slate-300"
+          data-testid="feedback-comment-text"
+        >
           Comment: {current.comment}
         </p>
       ) : null}

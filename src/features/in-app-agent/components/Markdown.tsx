@@ -73,7 +73,12 @@ const components: Components = {
     const label = alt ? `Image: ${alt}` : 'Image';
     if (!safe || safe.kind === 'mailto') return <span className="italic">[{label}]</span>;
     return (
-      <a href={safe.href} target="_blank" rel="noopener noreferrer" className="italic text-blue-700 underline dark:text-blue-300">
+      <a
+        href={safe.href}
+        target="_blank"
+        rel="noopener noreferrer"
+        className="italic text-blue-700 underline dark:text-blue-300"
+      >
         [{label}]
       </a>
     );
@@ -82,7 +87,9 @@ const components: Components = {
     const text = hastText(node as HastLike | undefined).replace(/\n$/, '');
     return (
       <div className="group relative my-2">
-        <pre className="overflow-x-auto rounded-md bg-slate-100 p-3 pr-16 text-[0.8rem] leading-relaxed dark:bg-slate-900">{children}</pre>
+        <pre className="overflow-x-auto rounded-md bg-slate-100 p-3 pr-16 text-[0.8rem] leading-relaxed dark:bg-slate-900">
+          {children}
+        </pre>
         <CopyButton text={text} />
       </div>
     );

@@ -23,10 +23,11 @@ export function ModelNotice({ model }: { model: ModelInfo | null }) {
         <details className="mt-0.5">
           <summary className="cursor-pointer select-none underline">How to use a real model</summary>
           <p className="mt-1">
-            The demo model runs offline and understands a few requests: “list open issues”, “show issue 3”, “summarize the
-            project”, “create an issue titled …”, “close issue 3”. To use a real model, set{' '}
-            <code>AGENT_MODEL_PROVIDER=bedrock</code> (with AWS credentials) or <code>AGENT_MODEL_PROVIDER=openai-compatible</code>{' '}
-            (with <code>OPENAI_COMPATIBLE_BASE_URL</code> and <code>OPENAI_COMPATIBLE_MODEL</code>) on the server; see the README.
+            The demo model runs offline and understands a few requests: “list open issues”, “show issue 3”, “summarize
+            the project”, “create an issue titled …”, “close issue 3”. To use a real model, set{' '}
+            <code>AGENT_MODEL_PROVIDER=bedrock</code> (with AWS credentials) or{' '}
+            <code>AGENT_MODEL_PROVIDER=openai-compatible</code> (with <code>OPENAI_COMPATIBLE_BASE_URL</code> and{' '}
+            <code>OPENAI_COMPATIBLE_MODEL</code>) on the server; see the README.
           </p>
         </details>
       ) : null}

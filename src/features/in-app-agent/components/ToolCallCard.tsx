@@ -66,7 +66,10 @@ function ToolCallCardImpl({
                 Ran with: {ran || '(no arguments)'}
               </div>
               {editedOnApproval && args ? (
-                <div className="truncate text-slate-500 line-through decoration-slate-400 dark:text-slate-400" title={args}>
+                <div
+                  className="truncate text-slate-500 line-through decoration-slate-400 dark:text-slate-400"
+                  title={args}
+                >
                   <span className="sr-only">Proposed: </span>
                   {args}
                 </div>
@@ -75,7 +78,10 @@ function ToolCallCardImpl({
           ) : (
             <>
               {args ? (
-                <div className={`truncate text-slate-600 dark:text-slate-300 ${editedOnApproval ? 'line-through decoration-slate-400' : ''}`} title={args}>
+                <div
+                  className={`truncate text-slate-600 dark:text-slate-300 ${editedOnApproval ? 'line-through decoration-slate-400' : ''}`}
+                  title={args}
+                >
                   {editedOnApproval ? <span className="sr-only">Proposed: </span> : null}
                   {args}
                 </div>
@@ -96,7 +102,9 @@ function ToolCallCardImpl({
       {call.result !== undefined ? (
         <details className="border-t border-slate-200 px-2.5 py-1 dark:border-slate-700">
           <summary className="cursor-pointer select-none text-slate-600 dark:text-slate-300">Result</summary>
-          <pre className="mt-1 max-h-64 overflow-auto whitespace-pre-wrap break-words font-mono text-[0.7rem]">{prettyResult(call.result)}</pre>
+          <pre className="mt-1 max-h-64 overflow-auto whitespace-pre-wrap break-words font-mono text-[0.7rem]">
+            {prettyResult(call.result)}
+          </pre>
         </details>
       ) : null}
     </div>

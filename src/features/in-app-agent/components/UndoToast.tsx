@@ -25,9 +25,7 @@ export function UndoToast({
     >
       {undo ? (
         <>
-          <span className="min-w-0 flex-1 truncate">
-            Deleted “{undo.title || 'Untitled conversation'}”.
-          </span>
+          <span className="min-w-0 flex-1 truncate">Deleted “{undo.title || 'Untitled conversation'}”.</span>
           <button
             type="button"
             onClick={onUndo}

@@ -1010,7 +1010,11 @@ export class AgentStore {
       const feedback: Record<string, FeedbackValue> = {};
       for (const [messageId, entry] of Object.entries(load.feedback ?? {})) {
         if (entry) {
-          feedback[messageId] = { value: entry.value === 1 ? 1 : -1, comment: entry.comment ?? null, reasons: entry.reasons ?? [] };
+          feedback[messageId] = {
+            value: entry.value === 1 ? 1 : -1,
+            comment: entry.comment ?? null,
+            reasons: entry.reasons ?? [],
+          };
         }
       }
       patch.feedback = feedback;

@@ -148,12 +148,17 @@ export function isExpired(expiresAt: string | undefined, now: number): boolean {
 
 export const REASON_TEXT: Record<ApprovalReason, { label: string; icon: string; description: string }> = {
   mutating: { label: 'Changes data', icon: '✎', description: 'This action changes data in the project.' },
-  destructive: { label: 'Destructive', icon: '⚠', description: 'This action removes or closes something and may not be undoable.' },
+  destructive: {
+    label: 'Destructive',
+    icon: '⚠',
+    description: 'This action removes or closes something and may not be undoable.',
+  },
   outward: { label: 'Sends data out', icon: '↗', description: 'This action sends information outside the product.' },
   data_flow: {
     label: 'Data-flow check',
     icon: '⇄',
-    description: 'This conversation has read private data and untrusted content; sending anything out needs your review.',
+    description:
+      'This conversation has read private data and untrusted content; sending anything out needs your review.',
   },
 };
 
@@ -225,10 +230,17 @@ export type BuildResumeResult = { ok: true; resume: ResumeEntry[] } | { ok: fals
  * when they differ from the proposal. The server refuses a batch in which any request expired, so
  * that is reported here instead of being sent.
  */
-export function buildResume(requests: ApprovalRequest[], drafts: Record<string, DraftAnswer | undefined>, now: number): BuildResumeResult {
+export function buildResume(
+  requests: ApprovalRequest[],
+  drafts: Record<string, DraftAnswer | undefined>,
+  now: number,
+): BuildResumeResult {
   if (requests.length === 0) return { ok: false, error: 'There is nothing to answer.' };
   if (requests.some((r) => isExpired(r.expiresAt, now))) {
-    return { ok: false, error: 'A request of this batch expired, so it can no longer be answered. Send a new message to ask again.' };
+    return {
+      ok: false,
+      error: 'A request of this batch expired, so it can no longer be answered. Send a new message to ask again.',
+    };
   }
   const resume: ResumeEntry[] = [];
   for (const req of requests) {
@@ -240,7 +252,10 @@ export function buildResume(requests: ApprovalRequest[], drafts: Record<string, 
     if (d.decision === 'approve') {
       const checked = checkArgsText(d.argsText, req.inputSchema);
       if (!checked.ok) {
-        return { ok: false, error: `Arguments of “${humanizeToolName(req.toolName)}”: ${checked.errors.map(formatFieldError).join('; ')}` };
+        return {
+          ok: false,
+          error: `Arguments of “${humanizeToolName(req.toolName)}”: ${checked.errors.map(formatFieldError).join('; ')}`,
+        };
       }
       if (diffArgs(req.args, checked.value).length > 0) payload.args = checked.value;
     }

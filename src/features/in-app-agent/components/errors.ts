@@ -16,7 +16,8 @@ const TEXT: Record<string, string> = {
   INVALID_REQUEST: 'The request was not accepted.',
   PAYLOAD_TOO_LARGE: 'That message is too long. Shorten it and try again.',
   NO_USER_MESSAGE: 'Type a message first.',
-  RUN_IN_PROGRESS: 'The assistant is still answering in this conversation (maybe in another tab). Wait a moment and retry.',
+  RUN_IN_PROGRESS:
+    'The assistant is still answering in this conversation (maybe in another tab). Wait a moment and retry.',
   RATE_LIMITED: 'Too many requests. Wait a moment and retry.',
   TOO_MANY_RUNS:
     'The assistant is already writing as many answers for you as it can at once (in other conversations or ' +
@@ -64,7 +65,13 @@ const NOT_RETRYABLE = new Set([
 ]);
 
 /** Codes whose server message carries a detail the fixed wording lacks (which field, which tool). */
-const WITH_DETAIL = new Set(['INVALID_REQUEST', 'MODEL_ERROR', 'MODEL_UNAVAILABLE', 'TOOL_ERROR', 'INTERRUPT_INVALID_ARGS']);
+const WITH_DETAIL = new Set([
+  'INVALID_REQUEST',
+  'MODEL_ERROR',
+  'MODEL_UNAVAILABLE',
+  'TOOL_ERROR',
+  'INTERRUPT_INVALID_ARGS',
+]);
 /** Codes whose server message is the more precise wording (e.g. "Try again in 12 s."). */
 const SERVER_WORDING = new Set(['RATE_LIMITED']);
 

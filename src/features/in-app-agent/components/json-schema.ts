@@ -128,11 +128,21 @@ class Validator {
     }
 
     // Types first: when the type is wrong, the other keywords only add noise.
-    const types = typeof schema.type === 'string' ? [schema.type] : Array.isArray(schema.type) ? schema.type.filter((t): t is string => typeof t === 'string') : [];
+    const types =
+      typeof schema.type === 'string'
+        ? [schema.type]
+        : Array.isArray(schema.type)
+          ? schema.type.filter((t): t is string => typeof t === 'string')
+          : [];
     if (types.length && !types.some((t) => typeMatches(t, v))) {
       const t = jsonType(v);
       const isWrongInteger = types.includes('integer') && t === 'number';
-      this.add(path, isWrongInteger ? `must be a whole number (not ${show(v)})` : `must be ${types.map((x) => TYPE_WORDS[x] ?? x).join(' or ')}`);
+      this.add(
+        path,
+        isWrongInteger
+          ? `must be a whole number (not ${show(v)})`
+          : `must be ${types.map((x) => TYPE_WORDS[x] ?? x).join(' or ')}`,
+      );
       return false;
     }
 
@@ -171,14 +181,21 @@ class Validator {
       // Report the branch the value was meant for (its type matches), else list the types.
       const meant = results.find((r) => {
         const t = isObject(r.schema) ? r.schema.type : undefined;
-        return typeof t === 'string' ? typeMatches(t, v) : Array.isArray(t) && t.some((x) => typeof x === 'string' && typeMatches(x, v));
+        return typeof t === 'string'
+          ? typeMatches(t, v)
+          : Array.isArray(t) && t.some((x) => typeof x === 'string' && typeMatches(x, v));
       });
       if (meant) for (const e of meant.errors) this.add(e.path, e.message);
       else {
         const words = branches
           .map((b) => (isObject(b) && typeof b.type === 'string' ? (TYPE_WORDS[b.type] ?? b.type) : null))
           .filter((w): w is string => w !== null);
-        this.add(path, words.length === branches.length ? `must be ${[...new Set(words)].join(' or ')}` : 'does not match any allowed shape');
+        this.add(
+          path,
+          words.length === branches.length
+            ? `must be ${[...new Set(words)].join(' or ')}`
+            : 'does not match any allowed shape',
+        );
       }
     }
   }
@@ -186,9 +203,13 @@ class Validator {
   private string(schema: JsonSchema, v: string, path: string): void {
     const n = length(v);
     if (typeof schema.minLength === 'number' && n < schema.minLength) {
-      this.add(path, schema.minLength === 1 ? 'cannot be empty' : `at least ${plural(schema.minLength, 'character')} (it has ${n})`);
+      this.add(
+        path,
+        schema.minLength === 1 ? 'cannot be empty' : `at least ${plural(schema.minLength, 'character')} (it has ${n})`,
+      );
     }
-    if (typeof schema.maxLength === 'number' && n > schema.maxLength) this.add(path, `at most ${plural(schema.maxLength, 'character')} (it has ${n})`);
+    if (typeof schema.maxLength === 'number' && n > schema.maxLength)
+      this.add(path, `at most ${plural(schema.maxLength, 'character')} (it has ${n})`);
     if (typeof schema.pattern === 'string') {
       let re: RegExp | null = null;
       try {
@@ -207,8 +228,10 @@ class Validator {
     }
     if (typeof schema.minimum === 'number' && v < schema.minimum) this.add(path, `must be at least ${schema.minimum}`);
     if (typeof schema.maximum === 'number' && v > schema.maximum) this.add(path, `must be at most ${schema.maximum}`);
-    if (typeof schema.exclusiveMinimum === 'number' && v <= schema.exclusiveMinimum) this.add(path, `must be greater than ${schema.exclusiveMinimum}`);
-    if (typeof schema.exclusiveMaximum === 'number' && v >= schema.exclusiveMaximum) this.add(path, `must be less than ${schema.exclusiveMaximum}`);
+    if (typeof schema.exclusiveMinimum === 'number' && v <= schema.exclusiveMinimum)
+      this.add(path, `must be greater than ${schema.exclusiveMinimum}`);
+    if (typeof schema.exclusiveMaximum === 'number' && v >= schema.exclusiveMaximum)
+      this.add(path, `must be less than ${schema.exclusiveMaximum}`);
     if (typeof schema.multipleOf === 'number' && schema.multipleOf > 0) {
       const q = v / schema.multipleOf;
       if (Math.abs(q - Math.round(q)) > 1e-9) this.add(path, `must be a multiple of ${schema.multipleOf}`);
@@ -216,8 +239,10 @@ class Validator {
   }
 
   private array(schema: JsonSchema, v: unknown[], path: string, depth: number): void {
-    if (typeof schema.minItems === 'number' && v.length < schema.minItems) this.add(path, `needs at least ${plural(schema.minItems, 'item')} (it has ${v.length})`);
-    if (typeof schema.maxItems === 'number' && v.length > schema.maxItems) this.add(path, `at most ${plural(schema.maxItems, 'item')} (it has ${v.length})`);
+    if (typeof schema.minItems === 'number' && v.length < schema.minItems)
+      this.add(path, `needs at least ${plural(schema.minItems, 'item')} (it has ${v.length})`);
+    if (typeof schema.maxItems === 'number' && v.length > schema.maxItems)
+      this.add(path, `at most ${plural(schema.maxItems, 'item')} (it has ${v.length})`);
     if (schema.uniqueItems === true) {
       const dup = v.findIndex((x, i) => v.findIndex((y) => sameJson(x, y)) !== i);
       if (dup >= 0) this.add(join(path, dup), `repeats ${show(v[dup])}`);
@@ -243,7 +268,9 @@ class Validator {
       } else if (schema.additionalProperties === false) {
         this.add(
           join(path, key),
-          known.length ? `is not an argument of this tool (it takes ${known.join(', ')})` : 'is not an argument of this tool (it takes none)',
+          known.length
+            ? `is not an argument of this tool (it takes ${known.join(', ')})`
+            : 'is not an argument of this tool (it takes none)',
         );
       } else if (isObject(schema.additionalProperties)) {
         this.check(schema.additionalProperties, value, join(path, key), depth + 1);

@@ -73,7 +73,12 @@ export function useConversationHistory(opts: {
       setError(null);
       try {
         const q = search.trim();
-        const res = await api.listConversations({ projectId, limit: PAGE, ...(q ? { search: q } : {}), ...(append ? { cursor: append } : {}) });
+        const res = await api.listConversations({
+          projectId,
+          limit: PAGE,
+          ...(q ? { search: q } : {}),
+          ...(append ? { cursor: append } : {}),
+        });
         if (t !== token.current) return;
         setItems((prev) => (append ? [...prev, ...res.items] : res.items));
         setCursor(res.nextCursor ?? null);

@@ -75,11 +75,7 @@ export function lastTurnRunId(view: ConversationView): string | null {
  * The versions of a turn once a new one (`newRunId`) was started from the turn now shown by
  * `replacedRunId`: the server lists a turn's versions oldest first, so the new one is the last.
  */
-export function addVersion(
-  versions: ConversationView['versions'],
-  replacedRunId: string,
-  newRunId: string,
-): Versions {
+export function addVersion(versions: ConversationView['versions'], replacedRunId: string, newRunId: string): Versions {
   const siblings = versions?.[replacedRunId]?.runIds ?? [replacedRunId];
   const runIds = [...siblings.filter((id) => id !== newRunId), newRunId];
   // The replaced version is no longer shown, so the map (keyed by shown runs) loses it.

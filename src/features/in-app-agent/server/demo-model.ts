@@ -26,7 +26,11 @@ type Part =
   | { type: 'text-delta'; id: string; delta: string }
   | { type: 'text-end'; id: string }
   | { type: 'tool-call'; toolCallId: string; toolName: string; input: string }
-  | { type: 'finish'; finishReason: 'stop' | 'tool-calls'; usage: { inputTokens: number; outputTokens: number; totalTokens: number } };
+  | {
+      type: 'finish';
+      finishReason: 'stop' | 'tool-calls';
+      usage: { inputTokens: number; outputTokens: number; totalTokens: number };
+    };
 
 interface PromptPart {
   type: string;
@@ -98,7 +102,10 @@ function planFromUser(text: string, tools: Set<string>): Plan {
   const need = (tool: string, args: Record<string, unknown>, preface?: string): Plan =>
     tools.has(tool)
       ? { kind: 'tool', tool, args, ...(preface ? { preface } : {}) }
-      : { kind: 'text', text: `Your role in this project doesn't allow that (the \`${tool}\` tool is not available to you), so I can't do it.` };
+      : {
+          kind: 'text',
+          text: `Your role in this project doesn't allow that (the \`${tool}\` tool is not available to you), so I can't do it.`,
+        };
 
   if (lower.includes('long answer')) return { kind: 'text', text: LONG_ANSWER, slow: true };
   if (lower.includes('unsafe answer')) return { kind: 'text', text: UNSAFE_ANSWER };
@@ -107,15 +114,27 @@ function planFromUser(text: string, tools: Set<string>): Plan {
   if (go) {
     const target = go[1]!;
     const n = /issue\s*#?(\d+)/.exec(target);
-    const page = n ? `issue ${n[1]}` : /member/.test(target) ? 'members' : /setting/.test(target) ? 'settings' : 'issues';
+    const page = n
+      ? `issue ${n[1]}`
+      : /member/.test(target)
+        ? 'members'
+        : /setting/.test(target)
+          ? 'settings'
+          : 'issues';
     return need('navigate', n ? { page: 'issue', issueNumber: Number(n[1]) } : { page }, 'Opening it for you.');
   }
 
   const create = /\bcreate (?:an? )?(?:new )?issue(?: (?:titled|called|named))?[:\s]+["“']?(.+?)["”']?\s*$/i.exec(t);
-  if (create) return need('create_issue', { title: create[1]!.slice(0, 200) }, "I'll create that issue once you approve.");
+  if (create)
+    return need('create_issue', { title: create[1]!.slice(0, 200) }, "I'll create that issue once you approve.");
 
   const comment = /\bcomment on issue\s*#?(\d+)\s*[:,-]?\s*(.+)$/i.exec(t);
-  if (comment) return need('add_comment', { number: Number(comment[1]), body: comment[2]!.slice(0, 2000) }, "I'll add that comment once you approve.");
+  if (comment)
+    return need(
+      'add_comment',
+      { number: Number(comment[1]), body: comment[2]!.slice(0, 2000) },
+      "I'll add that comment once you approve.",
+    );
 
   // Several issues at once: one call per issue in the same step, so they are held as one batch.
   const closeMany = /\bclose issues\s+(#?\d+(?:\s*(?:,|and|&)\s*#?\d+)+)/.exec(lower);
@@ -131,7 +150,8 @@ function planFromUser(text: string, tools: Set<string>): Plan {
   }
 
   const close = num(/\bclose issue\s*#?(\d+)/);
-  if (close !== undefined) return need('close_issue', { number: close }, `I'll close issue #${close} once you approve.`);
+  if (close !== undefined)
+    return need('close_issue', { number: close }, `I'll close issue #${close} once you approve.`);
 
   const del = num(/\bdelete issue\s*#?(\d+)/);
   if (del !== undefined) return need('delete_issue', { number: del }, `Deleting issue #${del} needs your approval.`);
@@ -139,16 +159,24 @@ function planFromUser(text: string, tools: Set<string>): Plan {
   const show = num(/\b(?:show|summari[sz]e|get|describe|explain|what is|tell me about)\b.*?\bissue\s*#?(\d+)/);
   if (show !== undefined) return need('get_issue', { number: show });
 
-  if (/\bsummari[sz]e\b.*\bproject\b|\bproject (?:summary|status|overview)\b/.test(lower)) return need('get_project_summary', {});
+  if (/\bsummari[sz]e\b.*\bproject\b|\bproject (?:summary|status|overview)\b/.test(lower))
+    return need('get_project_summary', {});
 
   const webhook = /\bnotify (?:the )?webhook[:\s]+(.+)$/i.exec(t);
-  if (webhook) return need('notify_webhook', { message: webhook[1]!.slice(0, 1000) }, "I'll send that once you approve.");
+  if (webhook)
+    return need('notify_webhook', { message: webhook[1]!.slice(0, 1000) }, "I'll send that once you approve.");
 
   const docs = /\bsearch (?:the )?(?:help|docs?)(?: for)?\s+(.+)$/i.exec(t) ?? /^(how (?:do|can) i .+)$/i.exec(t);
   if (docs) return need('search_docs', { query: docs[1]!.slice(0, 200) });
 
   if (/\b(list|show|what are)\b.*\bissues\b/.test(lower)) {
-    const status = /\bclosed\b/.test(lower) ? 'CLOSED' : /\ball\b/.test(lower) ? undefined : /in progress/.test(lower) ? 'IN_PROGRESS' : 'OPEN';
+    const status = /\bclosed\b/.test(lower)
+      ? 'CLOSED'
+      : /\ball\b/.test(lower)
+        ? undefined
+        : /in progress/.test(lower)
+          ? 'IN_PROGRESS'
+          : 'OPEN';
     return need('list_issues', status ? { status } : {});
   }
   return { kind: 'text', text: HELP };
@@ -235,12 +263,16 @@ function answerFromResult(tool: string, value: unknown): string {
       const counts = findKey(value, 'byStatus') ?? findKey(value, 'counts');
       const parts =
         counts && typeof counts === 'object'
-          ? Object.entries(counts as Record<string, unknown>).map(([k, n]) => `${String(n)} ${k.toLowerCase().replace('_', ' ')}`)
+          ? Object.entries(counts as Record<string, unknown>).map(
+              ([k, n]) => `${String(n)} ${k.toLowerCase().replace('_', ' ')}`,
+            )
           : [];
       const recent = collectIssues(findKey(value, 'recent') ?? findKey(value, 'recentIssues') ?? []);
       return [
         `**Project summary**${parts.length ? `: ${parts.join(', ')}.` : ''}`,
-        ...(recent.length ? ['', 'Recently updated:', ...recent.slice(0, 5).map((i) => `- #${i.number} ${i.title}`)] : []),
+        ...(recent.length
+          ? ['', 'Recently updated:', ...recent.slice(0, 5).map((i) => `- #${i.number} ${i.title}`)]
+          : []),
       ].join('\n');
     }
     case 'create_issue': {

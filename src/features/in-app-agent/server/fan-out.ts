@@ -128,7 +128,10 @@ export class PgFanOut implements FanOut {
   private connection(): Promise<pg.Client> {
     if (this.client) return Promise.resolve(this.client);
     this.connecting ??= (async () => {
-      const client = new pg.Client({ connectionString: this.connectionString, application_name: 'in-app-agent fan-out' });
+      const client = new pg.Client({
+        connectionString: this.connectionString,
+        application_name: 'in-app-agent fan-out',
+      });
       client.on('error', (err) => {
         console.error(`[in-app-agent] fan-out connection lost: ${err.message}`);
         this.dropConnection(client);
@@ -167,7 +170,9 @@ export class PgFanOut implements FanOut {
       const client = await this.connection();
       await client.query('SELECT pg_notify($1, $2)', [channel, payload]);
     });
-    this.chain = next.catch((err: unknown) => console.error(`[in-app-agent] fan-out notify failed: ${(err as Error).message}`));
+    this.chain = next.catch((err: unknown) =>
+      console.error(`[in-app-agent] fan-out notify failed: ${(err as Error).message}`),
+    );
     return next;
   }
 

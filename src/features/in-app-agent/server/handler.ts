@@ -31,13 +31,28 @@ import { bindLogContext, log, logRefusal, withRequestContext } from '@/server/lo
 import { hasProjectAccess, type Scope } from '@/server/rbac';
 import { eventsAfter } from '../compact';
 import { CUSTOM_EVENTS, LIMITS, type AgentErrorCode } from '../constants';
-import { AgentRequestSchema, PageContextSchema, THREAD_ID_PATTERN, type AgentEvent, type AgentRequest, type ConversationView, type SanitizedRequest } from '../schema';
+import {
+  AgentRequestSchema,
+  PageContextSchema,
+  THREAD_ID_PATTERN,
+  type AgentEvent,
+  type AgentRequest,
+  type ConversationView,
+  type SanitizedRequest,
+} from '../schema';
 import { fanOut, type RemoteWatch } from './fan-out';
 import { configureTracing } from './instrumentation';
 import { frameOf, liveRun, sseStream, type Watcher } from './live';
 import { mcpGateway } from './mcp-gateway';
 import { modelFor, ModelConfigError, type ModelHandle } from './model';
-import { findRun, loadRunRows, recoverAfterRestart, replayConversation, startStaleSweep, titleFrom } from './persistence';
+import {
+  findRun,
+  loadRunRows,
+  recoverAfterRestart,
+  replayConversation,
+  startStaleSweep,
+  titleFrom,
+} from './persistence';
 import { startRun, stopRun, type RunSettings, type RunTimings } from './run';
 import { readBodyCapped } from '@/server/request-body';
 
@@ -69,7 +84,10 @@ export interface HandlerOptions {
  * object and authentication path as over HTTP, without a socket. Never derived from the request:
  * a crafted Host header cannot receive the key.
  */
-export function resolveMcpTarget(e: Pick<Env, 'AGENT_MCP_URL'>, override?: string): { url: string } | { dispatch: typeof handleMcpPost } {
+export function resolveMcpTarget(
+  e: Pick<Env, 'AGENT_MCP_URL'>,
+  override?: string,
+): { url: string } | { dispatch: typeof handleMcpPost } {
   const url = override ?? e.AGENT_MCP_URL;
   return url ? { url } : { dispatch: (req: Request) => handleMcpPost(req) };
 }
@@ -85,8 +103,16 @@ const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 };
 
-export function errorResponse(status: number, code: AgentErrorCode, message: string, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ error: { code, message } }), { status, headers: { ...JSON_HEADERS, ...headers } });
+export function errorResponse(
+  status: number,
+  code: AgentErrorCode,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
+  return new Response(JSON.stringify({ error: { code, message } }), {
+    status,
+    headers: { ...JSON_HEADERS, ...headers },
+  });
 }
 
 class RequestError extends Error {
@@ -105,7 +131,10 @@ function textOfContent(content: unknown): string | null {
   if (Array.isArray(content)) {
     const parts = content.filter(
       (p): p is { type: 'text'; text: string } =>
-        !!p && typeof p === 'object' && (p as { type?: unknown }).type === 'text' && typeof (p as { text?: unknown }).text === 'string',
+        !!p &&
+        typeof p === 'object' &&
+        (p as { type?: unknown }).type === 'text' &&
+        typeof (p as { text?: unknown }).text === 'string',
     );
     return parts.length ? parts.map((p) => p.text).join('\n') : null;
   }
@@ -142,7 +171,11 @@ const RUN_LIMIT_WINDOW_SECONDS = 60;
 const param = (v: string | string[] | undefined): string => (typeof v === 'string' ? v : '');
 
 /** The signed-in member of the project holding `scope`, or the refusal. */
-async function authorize(req: Request, projectId: string, scope: Scope): Promise<{ prisma: PrismaClient; member: ProjectMember }> {
+async function authorize(
+  req: Request,
+  projectId: string,
+  scope: Scope,
+): Promise<{ prisma: PrismaClient; member: ProjectMember }> {
   const userId = await getSessionUserId(req);
   if (!userId) throw new RequestError(401, 'UNAUTHENTICATED', 'Sign in to use the assistant.');
   const prisma = await getPrisma();
@@ -230,7 +263,8 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       throw new RequestError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the request as application/json.');
     }
     const read = await readBodyCapped(req, LIMITS.maxBodyBytes);
-    if (!read.ok && read.reason === 'too_large') throw new RequestError(413, 'PAYLOAD_TOO_LARGE', 'The request is too large.');
+    if (!read.ok && read.reason === 'too_large')
+      throw new RequestError(413, 'PAYLOAD_TOO_LARGE', 'The request is too large.');
     if (!read.ok) throw new RequestError(400, 'INVALID_REQUEST', 'The request body could not be read.');
     let json: unknown;
     try {
@@ -241,20 +275,34 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     const parsed = AgentRequestSchema.safeParse(json);
     if (!parsed.success) {
       const first = parsed.error.issues[0];
-      throw new RequestError(400, 'INVALID_REQUEST', `Invalid request${first ? ` at ${first.path.join('.') || '(body)'}: ${first.message}` : ''}.`);
+      throw new RequestError(
+        400,
+        'INVALID_REQUEST',
+        `Invalid request${first ? ` at ${first.path.join('.') || '(body)'}: ${first.message}` : ''}.`,
+      );
     }
     const input = sanitize(parsed.data);
     if (input.conversationId !== null && !THREAD_ID_PATTERN.test(input.conversationId)) {
-      throw new RequestError(400, 'INVALID_REQUEST', 'threadId must be 8 to 100 letters, digits, "-" or "_" (a UUID works), or "new".');
+      throw new RequestError(
+        400,
+        'INVALID_REQUEST',
+        'threadId must be 8 to 100 letters, digits, "-" or "_" (a UUID works), or "new".',
+      );
     }
-    if (input.resume && !input.conversationId) throw new RequestError(400, 'INVALID_REQUEST', 'A resume needs the conversation it answers (threadId).');
+    if (input.resume && !input.conversationId)
+      throw new RequestError(400, 'INVALID_REQUEST', 'A resume needs the conversation it answers (threadId).');
     if (input.resume && input.userMessage) {
       throw new RequestError(400, 'RESUME_WITH_MESSAGE', 'Answer the pending approvals first, then send your message.');
     }
     if (input.version && (input.resume || !input.conversationId)) {
-      throw new RequestError(400, 'INVALID_REQUEST', 'A new version needs its conversation (threadId) and cannot answer approvals.');
+      throw new RequestError(
+        400,
+        'INVALID_REQUEST',
+        'A new version needs its conversation (threadId) and cannot answer approvals.',
+      );
     }
-    if (!input.resume && !input.userMessage && !input.version) throw new RequestError(400, 'NO_USER_MESSAGE', 'Send a user message.');
+    if (!input.resume && !input.userMessage && !input.version)
+      throw new RequestError(400, 'NO_USER_MESSAGE', 'Send a user message.');
     // Request parts that cannot be ids, and text the database cannot store, never reach it.
     if (input.resume?.some((r) => !isIdentifier(r.interruptId))) {
       throw new RequestError(404, 'INTERRUPT_UNKNOWN', 'This approval request does not exist.');
@@ -290,7 +338,10 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       projectName: member.projectName,
       user: member.user,
       role: member.role,
-      conversation: { id: conversationId, ...(input.userMessage ? { create: { title: titleFrom(input.userMessage) } } : {}) },
+      conversation: {
+        id: conversationId,
+        ...(input.userMessage ? { create: { title: titleFrom(input.userMessage) } } : {}),
+      },
       ...(input.version ? { version: input.version } : {}),
       userMessage: input.userMessage,
       resume: input.resume,
@@ -317,7 +368,11 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     );
     return new Response(body, {
       status: 200,
-      headers: { ...SSE_HEADERS, 'x-in-app-agent-run-id': run.runId, 'x-in-app-agent-thread-id': run.info.conversationId },
+      headers: {
+        ...SSE_HEADERS,
+        'x-in-app-agent-run-id': run.runId,
+        'x-in-app-agent-thread-id': run.info.conversationId,
+      },
     });
   };
 
@@ -330,7 +385,8 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     await housekeeping(prisma);
     const run = /^run_[a-z0-9]{24}$/.test(runId) ? await findRun(prisma, runId) : null;
     const owner = run?.conversation.userId === member.user.id && run.conversation.deletedAt === null;
-    const reviewer = scope === 'watch' && hasProjectAccess({ role: member.role, isAdmin: member.user.isAdmin }, 'agent:review');
+    const reviewer =
+      scope === 'watch' && hasProjectAccess({ role: member.role, isAdmin: member.user.isAdmin }, 'agent:review');
     if (!run || run.conversation.projectId !== projectId || !(owner || reviewer)) {
       throw new RequestError(404, 'RUN_NOT_FOUND', 'Run not found.');
     }
@@ -343,7 +399,8 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     const raw = url.searchParams.get('after') ?? req.headers.get('last-event-id');
     let after: number | null = null;
     if (raw !== null && raw.trim() !== '') {
-      if (!/^\d{1,15}$/.test(raw.trim())) throw new RequestError(400, 'INVALID_REQUEST', 'The position (Last-Event-ID or after) must be a whole number.');
+      if (!/^\d{1,15}$/.test(raw.trim()))
+        throw new RequestError(400, 'INVALID_REQUEST', 'The position (Last-Event-ID or after) must be a whole number.');
       after = Number(raw.trim());
     }
     const follower = new Follower(prisma, run.id, run.conversationId, opts.watchPollMs ?? 1_000);
@@ -351,7 +408,10 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       (w) => void follower.start(w, after),
       () => follower.stop(),
     );
-    return new Response(body, { status: 200, headers: { ...SSE_HEADERS, 'x-in-app-agent-run-id': run.id, 'x-in-app-agent-thread-id': run.conversationId } });
+    return new Response(body, {
+      status: 200,
+      headers: { ...SSE_HEADERS, 'x-in-app-agent-run-id': run.id, 'x-in-app-agent-thread-id': run.conversationId },
+    });
   };
 
   const cancel: Route = async (req, ctx) => {
@@ -360,15 +420,24 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     const local = liveRun(run.id);
     if (local) {
       stopRun(local);
-      return new Response(JSON.stringify({ runId: run.id, status: 'stopping' }), { status: 202, headers: JSON_HEADERS });
+      return new Response(JSON.stringify({ runId: run.id, status: 'stopping' }), {
+        status: 202,
+        headers: JSON_HEADERS,
+      });
     }
     if (run.status === 'RUNNING' && (await fanOut(env().DATABASE_URL).cancel(run.id))) {
-      return new Response(JSON.stringify({ runId: run.id, status: 'stopping' }), { status: 202, headers: JSON_HEADERS });
+      return new Response(JSON.stringify({ runId: run.id, status: 'stopping' }), {
+        status: 202,
+        headers: JSON_HEADERS,
+      });
     }
     const now = await findRun(prisma, run.id);
     if (now?.status === 'RUNNING') {
       // Nobody runs it live any more (its instance stopped): the stale sweep closes it shortly.
-      return new Response(JSON.stringify({ runId: run.id, status: 'stopping' }), { status: 202, headers: JSON_HEADERS });
+      return new Response(JSON.stringify({ runId: run.id, status: 'stopping' }), {
+        status: 202,
+        headers: JSON_HEADERS,
+      });
     }
     return new Response(JSON.stringify({ runId: run.id, status: 'ended' }), { status: 200, headers: JSON_HEADERS });
   };
@@ -393,7 +462,13 @@ function agUiMessages(view: ConversationView): unknown[] {
             role: 'assistant',
             ...(m.content ? { content: m.content } : {}),
             ...(m.toolCalls.length
-              ? { toolCalls: m.toolCalls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.args } })) }
+              ? {
+                  toolCalls: m.toolCalls.map((t) => ({
+                    id: t.id,
+                    type: 'function',
+                    function: { name: t.name, arguments: t.args },
+                  })),
+                }
               : {}),
           },
   );
@@ -470,7 +545,13 @@ class Follower {
       await this.follow();
     } catch (err) {
       console.error('[in-app-agent] following a run failed', err);
-      this.send(frameOf({ type: 'RUN_ERROR', code: 'INTERNAL_ERROR', message: 'Following the answer failed. Reload to see it.' }));
+      this.send(
+        frameOf({
+          type: 'RUN_ERROR',
+          code: 'INTERNAL_ERROR',
+          message: 'Following the answer failed. Reload to see it.',
+        }),
+      );
       this.finish();
     }
   }
@@ -492,7 +573,10 @@ class Follower {
     if (row?.status !== 'RUNNING') return this.fromStorage();
     const fan = fanOut(env().DATABASE_URL);
     if (fan.kind !== 'none') {
-      this.remote = await fan.watch(this.runId, this.position, { frame: (f) => this.send(f), end: () => this.finish() });
+      this.remote = await fan.watch(this.runId, this.position, {
+        frame: (f) => this.send(f),
+        end: () => this.finish(),
+      });
       if (this.stopped) return this.remote.close();
       if (this.remote.acked) return this.watchRemote();
     }

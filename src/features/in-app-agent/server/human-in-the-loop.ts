@@ -101,7 +101,9 @@ export interface Decision {
 }
 
 /** What a tool's approved arguments are validated against, and the scope it needs (null: none beyond agent:use). */
-function toolContract(name: string): { input: { safeParse(v: unknown): { success: boolean; data?: unknown } }; scope: Scope | null } | null {
+function toolContract(
+  name: string,
+): { input: { safeParse(v: unknown): { success: boolean; data?: unknown } }; scope: Scope | null } | null {
   if (isLocalTool(name)) return { input: LOCAL_TOOL_INPUTS[name], scope: null };
   const tool = MCP_TOOL_METADATA.find((t) => t.name === name);
   return tool ? { input: tool.inputSchema, scope: tool.scope } : null;
@@ -126,22 +128,38 @@ function toolContract(name: string): { input: { safeParse(v: unknown): { success
  */
 export async function consumeResume(
   prisma: PrismaClient,
-  input: { conversationId: string; userId: string; subject: AccessSubject; entries: ResumeEntry[]; resumingRunId?: string },
+  input: {
+    conversationId: string;
+    userId: string;
+    subject: AccessSubject;
+    entries: ResumeEntry[];
+    resumingRunId?: string;
+  },
 ): Promise<Decision[]> {
   const ids = input.entries.map((e) => e.interruptId);
-  if (new Set(ids).size !== ids.length) throw new ResumeError('INTERRUPT_ANSWER_DUPLICATE', 400, 'Each approval can be answered only once.');
+  if (new Set(ids).size !== ids.length)
+    throw new ResumeError('INTERRUPT_ANSWER_DUPLICATE', 400, 'Each approval can be answered only once.');
   const found = await prisma.agentPendingApproval.findMany({ where: { id: { in: ids } } });
   const rows = found.filter((r) => r.userId === input.userId && r.conversationId === input.conversationId);
-  if (rows.length !== ids.length) throw new ResumeError('INTERRUPT_UNKNOWN', 404, 'This approval request does not exist.');
-  for (const r of rows) if (r.status !== 'PENDING') throw new ResumeError('INTERRUPT_ALREADY_DECIDED', 409, 'This request was already answered.');
+  if (rows.length !== ids.length)
+    throw new ResumeError('INTERRUPT_UNKNOWN', 404, 'This approval request does not exist.');
+  for (const r of rows)
+    if (r.status !== 'PENDING')
+      throw new ResumeError('INTERRUPT_ALREADY_DECIDED', 409, 'This request was already answered.');
   const now = Date.now();
   if (rows.some((r) => r.expiresAt.getTime() <= now)) {
-    await prisma.agentPendingApproval.updateMany({ where: { id: { in: ids }, status: 'PENDING' }, data: { status: 'EXPIRED', decidedAt: new Date() } });
+    await prisma.agentPendingApproval.updateMany({
+      where: { id: { in: ids }, status: 'PENDING' },
+      data: { status: 'EXPIRED', decidedAt: new Date() },
+    });
     throw new ResumeError('INTERRUPT_EXPIRED', 410, 'This approval request expired. Ask again to retry.');
   }
   // Every pending call of the batch (same run) must be answered.
   const runIds = [...new Set(rows.map((r) => r.runId))];
-  const batch = await prisma.agentPendingApproval.findMany({ where: { runId: { in: runIds }, status: 'PENDING' }, select: { id: true } });
+  const batch = await prisma.agentPendingApproval.findMany({
+    where: { runId: { in: runIds }, status: 'PENDING' },
+    select: { id: true },
+  });
   const answered = new Set(ids);
   if (batch.some((b) => !answered.has(b.id))) {
     throw new ResumeError('INTERRUPT_ANSWER_MISSING', 400, 'Answer every pending request of this batch in one go.');
@@ -157,16 +175,25 @@ export async function consumeResume(
     let edited = false;
     if (entry.status === 'resolved') {
       const parsed = ApprovalResponseSchema.safeParse(entry.payload);
-      if (!parsed.success) throw new ResumeError('INVALID_REQUEST', 400, 'Each answer needs {approved, args?, feedback?}.');
+      if (!parsed.success)
+        throw new ResumeError('INVALID_REQUEST', 400, 'Each answer needs {approved, args?, feedback?}.');
       approved = parsed.data.approved;
       feedback = parsed.data.feedback?.trim() || undefined;
       if (parsed.data.argsFingerprint && parsed.data.argsFingerprint !== row.argsFingerprint) {
-        throw new ResumeError('INTERRUPT_FINGERPRINT_MISMATCH', 409, 'The request changed since you saw it. Reload and try again.');
+        throw new ResumeError(
+          'INTERRUPT_FINGERPRINT_MISMATCH',
+          409,
+          'The request changed since you saw it. Reload and try again.',
+        );
       }
       if (approved && parsed.data.args) {
         const check = toolContract(row.toolName)?.input.safeParse(parsed.data.args);
         if (!check?.success) {
-          throw new ResumeError('INTERRUPT_INVALID_ARGS', 400, `The edited arguments are not valid for ${row.toolName}.`);
+          throw new ResumeError(
+            'INTERRUPT_INVALID_ARGS',
+            400,
+            `The edited arguments are not valid for ${row.toolName}.`,
+          );
         }
         args = check.data as Record<string, unknown>;
         edited = fingerprintArgs(args) !== row.argsFingerprint;
@@ -205,7 +232,8 @@ export async function consumeResume(
           decidedAt,
         },
       });
-      if (res.count !== 1) throw new ResumeError('INTERRUPT_ALREADY_DECIDED', 409, 'This request was already answered.');
+      if (res.count !== 1)
+        throw new ResumeError('INTERRUPT_ALREADY_DECIDED', 409, 'This request was already answered.');
     }
     if (input.resumingRunId && decisions[0]) {
       await tx.agentRun.update({ where: { id: input.resumingRunId }, data: { resumedFromId: decisions[0].runId } });
@@ -215,14 +243,25 @@ export async function consumeResume(
 }
 
 export async function markConsumed(prisma: PrismaClient, approvalId: string): Promise<void> {
-  await prisma.agentPendingApproval.updateMany({ where: { id: approvalId, status: 'APPROVED' }, data: { status: 'CONSUMED' } });
+  await prisma.agentPendingApproval.updateMany({
+    where: { id: approvalId, status: 'APPROVED' },
+    data: { status: 'CONSUMED' },
+  });
 }
 
 /** Executes one approved call through the product's MCP server with a single-use override. */
-export async function executeApproved(
-  input: { gateway: McpGateway; secret: string; keyId: string; decision: Decision; signal: AbortSignal },
-): Promise<unknown> {
-  const token = mintOverride({ tool: input.decision.toolName, argsFingerprint: input.decision.argsFingerprint, keyId: input.keyId });
+export async function executeApproved(input: {
+  gateway: McpGateway;
+  secret: string;
+  keyId: string;
+  decision: Decision;
+  signal: AbortSignal;
+}): Promise<unknown> {
+  const token = mintOverride({
+    tool: input.decision.toolName,
+    argsFingerprint: input.decision.argsFingerprint,
+    keyId: input.keyId,
+  });
   try {
     return await input.gateway.callTool(
       input.secret,
@@ -259,7 +298,11 @@ export interface AbandonedCall {
  * Rows whose call never streamed (nothing to attach a result to) are closed in the database when
  * the conversation has a call to close anyway.
  */
-export async function closeAbandoned(prisma: PrismaClient, conversationId: string, view: ConversationView): Promise<AbandonedCall[]> {
+export async function closeAbandoned(
+  prisma: PrismaClient,
+  conversationId: string,
+  view: ConversationView,
+): Promise<AbandonedCall[]> {
   const resolved = new Set<string>();
   const calls = new Set<string>();
   for (const m of view.messages) {
@@ -288,8 +331,16 @@ export async function closeAbandoned(prisma: PrismaClient, conversationId: strin
   const now = new Date();
   const pendingIds = open.filter((r) => r.status === 'PENDING').map((r) => r.id);
   const approvedIds = open.filter((r) => r.status === 'APPROVED').map((r) => r.id);
-  if (pendingIds.length) await prisma.agentPendingApproval.updateMany({ where: { id: { in: pendingIds }, status: 'PENDING' }, data: { status: 'EXPIRED', decidedAt: now } });
-  if (approvedIds.length) await prisma.agentPendingApproval.updateMany({ where: { id: { in: approvedIds }, status: 'APPROVED' }, data: { status: 'CONSUMED' } });
+  if (pendingIds.length)
+    await prisma.agentPendingApproval.updateMany({
+      where: { id: { in: pendingIds }, status: 'PENDING' },
+      data: { status: 'EXPIRED', decidedAt: now },
+    });
+  if (approvedIds.length)
+    await prisma.agentPendingApproval.updateMany({
+      where: { id: { in: approvedIds }, status: 'APPROVED' },
+      data: { status: 'CONSUMED' },
+    });
 
   const out: AbandonedCall[] = [];
   for (const r of open) {
@@ -306,11 +357,23 @@ export async function closeAbandoned(prisma: PrismaClient, conversationId: strin
       out.push({
         toolCallId: r.toolCallId,
         toolName: r.toolName,
-        ...(known ? {} : { decided: { toolCallId: r.toolCallId, decision: 'rejected' as const, ...(r.feedback ? { feedback: r.feedback } : {}) } }),
-        result: { rejected: true, message: 'The user rejected this call; it was not executed.', ...(r.feedback ? { feedback: r.feedback } : {}) },
+        ...(known
+          ? {}
+          : {
+              decided: {
+                toolCallId: r.toolCallId,
+                decision: 'rejected' as const,
+                ...(r.feedback ? { feedback: r.feedback } : {}),
+              },
+            }),
+        result: {
+          rejected: true,
+          message: 'The user rejected this call; it was not executed.',
+          ...(r.feedback ? { feedback: r.feedback } : {}),
+        },
       });
     } else {
-      const args = ((r.decidedArgs ?? r.args) ?? {}) as Record<string, unknown>;
+      const args = (r.decidedArgs ?? r.args ?? {}) as Record<string, unknown>;
       // Any key can write an audit row with any tool-call id: only a row written by this
       // conversation's own run key counts — the run that asked (r.runId) or the run that resumed
       // it and executed the approved call — in the conversation's project.
@@ -328,15 +391,34 @@ export async function closeAbandoned(prisma: PrismaClient, conversationId: strin
         ? {
             isError: true,
             outcomeUnknown: true,
-            message: 'The assistant stopped before this approved call was confirmed. It may or may not have run: check before trying again.',
+            message:
+              'The assistant stopped before this approved call was confirmed. It may or may not have run: check before trying again.',
           }
         : audit.status === 'OK'
-          ? { executed: true, message: 'This approved call ran, but its result was lost when the assistant stopped.', resultPreview: audit.resultPreview }
-          : { isError: true, executed: false, message: 'This approved call failed.', error: audit.errorCode ?? audit.status };
+          ? {
+              executed: true,
+              message: 'This approved call ran, but its result was lost when the assistant stopped.',
+              resultPreview: audit.resultPreview,
+            }
+          : {
+              isError: true,
+              executed: false,
+              message: 'This approved call failed.',
+              error: audit.errorCode ?? audit.status,
+            };
       out.push({
         toolCallId: r.toolCallId,
         toolName: r.toolName,
-        ...(known ? {} : { decided: { toolCallId: r.toolCallId, decision: 'approved' as const, ...(r.decidedArgs ? { edited: true } : {}), args } }),
+        ...(known
+          ? {}
+          : {
+              decided: {
+                toolCallId: r.toolCallId,
+                decision: 'approved' as const,
+                ...(r.decidedArgs ? { edited: true } : {}),
+                args,
+              },
+            }),
         result,
       });
     }

@@ -7,7 +7,15 @@
  * tool call is its child, carrying `run.id`. Parents are passed explicitly (no context manager is
  * needed, so it works without async-hooks and across every await).
  */
-import { context, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  context,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import type { Env } from '@/server/env';
 import { processWide } from '@/server/process-wide';
 
@@ -40,7 +48,9 @@ export async function configureTracing(e: Env): Promise<void> {
     url: base.endsWith('/v1/traces') ? base : `${base}/v1/traces`,
     headers: parseHeaders(e.OTEL_EXPORTER_OTLP_HEADERS),
   });
-  const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 1000 })] });
+  const provider = new BasicTracerProvider({
+    spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 1000 })],
+  });
   trace.setGlobalTracerProvider(provider);
   holder.provider = provider;
 }
@@ -84,7 +94,11 @@ export class RunTrace {
 
   /** A child span of the run, tagged with the run id. */
   child(name: string, attributes: Attributes = {}): Span {
-    return tracer().startSpan(name, { attributes: { ...(this.runId ? { 'run.id': this.runId } : {}), ...attributes } }, this.parent);
+    return tracer().startSpan(
+      name,
+      { attributes: { ...(this.runId ? { 'run.id': this.runId } : {}), ...attributes } },
+      this.parent,
+    );
   }
 
   /** Span hook for one tool execution; call the result when it ends. */
@@ -122,7 +136,10 @@ export class ModelCallSpans {
   stepFinish(usage?: { inputTokens?: number; outputTokens?: number }): void {
     if (!this.open) return;
     if (usage) {
-      this.open.span.setAttributes({ 'gen_ai.usage.input_tokens': usage.inputTokens ?? 0, 'gen_ai.usage.output_tokens': usage.outputTokens ?? 0 });
+      this.open.span.setAttributes({
+        'gen_ai.usage.input_tokens': usage.inputTokens ?? 0,
+        'gen_ai.usage.output_tokens': usage.outputTokens ?? 0,
+      });
     }
     this.end();
   }

@@ -48,7 +48,12 @@ const REMOTE_LISTING_TTL_MS = 60_000;
 /** Listing attempts and the pause before each retry (the set-up budget: about 1.5 s). */
 const LIST_RETRY_DELAYS_MS = [0, 150, 400, 900];
 
-type RpcAnswer = { jsonrpc: '2.0'; id: number | string | null; result?: unknown; error?: { code: number; message: string; data?: { code?: unknown } } };
+type RpcAnswer = {
+  jsonrpc: '2.0';
+  id: number | string | null;
+  result?: unknown;
+  error?: { code: number; message: string; data?: { code?: unknown } };
+};
 
 export interface McpGatewayOptions {
   /** In process: the MCP server's handler. */
@@ -74,7 +79,12 @@ export class McpGateway {
     return this.listings.size;
   }
 
-  private async post(secret: string, method: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
+  private async post(
+    secret: string,
+    method: string,
+    params: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
     const id = this.nextId++;
     const init: RequestInit = {
       method: 'POST',
@@ -98,7 +108,13 @@ export class McpGateway {
     } catch {
       answer = undefined;
     }
-    if (!answer) throw new McpCallError(`The MCP server answered ${res.status} without a JSON-RPC message.`, -32603, null, res.status);
+    if (!answer)
+      throw new McpCallError(
+        `The MCP server answered ${res.status} without a JSON-RPC message.`,
+        -32603,
+        null,
+        res.status,
+      );
     if (answer.error) {
       const code = typeof answer.error.data?.code === 'string' ? answer.error.data.code : null;
       throw new McpCallError(answer.error.message, answer.error.code, code, res.status);
@@ -134,9 +150,13 @@ export class McpGateway {
       if (delay) await sleep(delay, signal);
       if (signal?.aborted) break;
       try {
-        const result = (await this.post(secret, 'tools/list', {}, signal)) as { tools?: Array<{ name?: unknown; description?: unknown }> };
+        const result = (await this.post(secret, 'tools/list', {}, signal)) as {
+          tools?: Array<{ name?: unknown; description?: unknown }>;
+        };
         const tools = (result?.tools ?? []).flatMap((t) =>
-          typeof t.name === 'string' ? [{ name: t.name, description: typeof t.description === 'string' ? t.description : t.name }] : [],
+          typeof t.name === 'string'
+            ? [{ name: t.name, description: typeof t.description === 'string' ? t.description : t.name }]
+            : [],
         );
         if (!tools.length) throw new Error('The MCP server listed no tools.');
         return tools;
@@ -165,8 +185,13 @@ export class McpGateway {
       'tools/call',
       { name: call.name, arguments: call.args, ...(call.meta ? { _meta: call.meta } : {}) },
       signal,
-    )) as { structuredContent?: unknown; content?: Array<{ type: string; text?: string }>; isError?: boolean } | undefined;
-    const text = (result?.content ?? []).filter((c) => c.type === 'text').map((c) => c.text ?? '').join('\n');
+    )) as
+      | { structuredContent?: unknown; content?: Array<{ type: string; text?: string }>; isError?: boolean }
+      | undefined;
+    const text = (result?.content ?? [])
+      .filter((c) => c.type === 'text')
+      .map((c) => c.text ?? '')
+      .join('\n');
     if (result?.isError) return { isError: true, error: text || 'Tool failed.' };
     return result?.structuredContent ?? parseJsonOrText(text);
   }

@@ -10,7 +10,10 @@ import type { ModelInfo } from '../schema';
 import { createDemoModel } from './demo-model';
 
 /** A language model as the runtime accepts it (AI SDK v2/v3 specification objects). */
-export type RuntimeModel = { specificationVersion: 'v2' | 'v3'; provider: string; modelId: string } & Record<string, unknown>;
+export type RuntimeModel = { specificationVersion: 'v2' | 'v3'; provider: string; modelId: string } & Record<
+  string,
+  unknown
+>;
 
 export interface ModelHandle {
   model: RuntimeModel;
@@ -35,7 +38,11 @@ export function createModel(e: Env): ModelHandle {
     const bedrock = createAmazonBedrock({
       region: e.AWS_REGION,
       ...(e.AWS_ACCESS_KEY_ID && e.AWS_SECRET_ACCESS_KEY
-        ? { accessKeyId: e.AWS_ACCESS_KEY_ID, secretAccessKey: e.AWS_SECRET_ACCESS_KEY, sessionToken: e.AWS_SESSION_TOKEN }
+        ? {
+            accessKeyId: e.AWS_ACCESS_KEY_ID,
+            secretAccessKey: e.AWS_SECRET_ACCESS_KEY,
+            sessionToken: e.AWS_SESSION_TOKEN,
+          }
         : {}),
       ...(e.BEDROCK_BASE_URL ? { baseURL: e.BEDROCK_BASE_URL } : {}),
     });
@@ -46,7 +53,9 @@ export function createModel(e: Env): ModelHandle {
   }
   if (provider === 'openai-compatible') {
     if (!e.OPENAI_COMPATIBLE_BASE_URL || !e.OPENAI_COMPATIBLE_MODEL) {
-      throw new ModelConfigError('OPENAI_COMPATIBLE_BASE_URL and OPENAI_COMPATIBLE_MODEL are required for the openai-compatible provider');
+      throw new ModelConfigError(
+        'OPENAI_COMPATIBLE_BASE_URL and OPENAI_COMPATIBLE_MODEL are required for the openai-compatible provider',
+      );
     }
     const oa = createOpenAICompatible({
       name: 'openai-compatible',
@@ -56,7 +65,12 @@ export function createModel(e: Env): ModelHandle {
     });
     return {
       model: oa.chatModel(e.OPENAI_COMPATIBLE_MODEL) as unknown as RuntimeModel,
-      info: { provider, modelId: e.OPENAI_COMPATIBLE_MODEL, label: `${e.OPENAI_COMPATIBLE_MODEL} (OpenAI-compatible)`, demo: false },
+      info: {
+        provider,
+        modelId: e.OPENAI_COMPATIBLE_MODEL,
+        label: `${e.OPENAI_COMPATIBLE_MODEL} (OpenAI-compatible)`,
+        demo: false,
+      },
     };
   }
   return { model: createDemoModel(), info: DEMO_MODEL_INFO };
@@ -72,19 +86,47 @@ export function modelFor(e: Env): ModelHandle {
   return cachedModel.handle;
 }
 
-export const DEMO_MODEL_INFO: ModelInfo = { provider: 'demo', modelId: 'demo', label: 'Demo model (offline)', demo: true };
+export const DEMO_MODEL_INFO: ModelInfo = {
+  provider: 'demo',
+  modelId: 'demo',
+  label: 'Demo model (offline)',
+  demo: true,
+};
 
 /** Maps a provider failure to a stable run error code and a message safe to show. */
-export function classifyModelError(err: unknown): { code: 'MODEL_RATE_LIMITED' | 'MODEL_UNAVAILABLE' | 'MODEL_ERROR'; message: string } {
-  const e = err as { statusCode?: number; status?: number; name?: string; message?: string; cause?: unknown; code?: string };
+export function classifyModelError(err: unknown): {
+  code: 'MODEL_RATE_LIMITED' | 'MODEL_UNAVAILABLE' | 'MODEL_ERROR';
+  message: string;
+} {
+  const e = err as {
+    statusCode?: number;
+    status?: number;
+    name?: string;
+    message?: string;
+    cause?: unknown;
+    code?: string;
+  };
   const status = e?.statusCode ?? e?.status;
   const text = `${e?.name ?? ''} ${e?.message ?? ''}`;
   // Bedrock's in-stream throttlingException arrives as its bare body ({message}), without the
   // exception type: its wording ("Too many tokens/requests, please wait ...") is what is left.
-  if (status === 429 || /throttl|too many (requests|tokens)|rate.?limit|rate exceeded|please wait before trying again/i.test(text)) {
-    return { code: 'MODEL_RATE_LIMITED', message: 'The model provider is throttling requests. Please try again in a moment.' };
+  if (
+    status === 429 ||
+    /throttl|too many (requests|tokens)|rate.?limit|rate exceeded|please wait before trying again/i.test(text)
+  ) {
+    return {
+      code: 'MODEL_RATE_LIMITED',
+      message: 'The model provider is throttling requests. Please try again in a moment.',
+    };
   }
-  if (status === 503 || status === 502 || status === 504 || /ECONNREFUSED|ENOTFOUND|ECONNRESET|EAI_AGAIN|cannot connect|fetch failed|socket hang up|timed? ?out|unavailable|overloaded/i.test(text)) {
+  if (
+    status === 503 ||
+    status === 502 ||
+    status === 504 ||
+    /ECONNREFUSED|ENOTFOUND|ECONNRESET|EAI_AGAIN|cannot connect|fetch failed|socket hang up|timed? ?out|unavailable|overloaded/i.test(
+      text,
+    )
+  ) {
     return { code: 'MODEL_UNAVAILABLE', message: 'The model provider could not be reached. Please try again later.' };
   }
   return { code: 'MODEL_ERROR', message: 'The model returned an error. Please try again.' };
@@ -103,7 +145,9 @@ const freshIdModels = new WeakMap<object, RuntimeModel>();
 export function withFreshToolCallIds(model: RuntimeModel): RuntimeModel {
   const known = freshIdModels.get(model);
   if (known) return known;
-  const doStream = (model as unknown as { doStream: (o: unknown) => Promise<{ stream: ReadableStream<StreamPart> }> }).doStream.bind(model);
+  const doStream = (
+    model as unknown as { doStream: (o: unknown) => Promise<{ stream: ReadableStream<StreamPart> }> }
+  ).doStream.bind(model);
   const wrapped = new Proxy(model, {
     get(target, prop) {
       if (prop === 'doStream') {
@@ -118,7 +162,11 @@ export function withFreshToolCallIds(model: RuntimeModel): RuntimeModel {
           const stream = res.stream.pipeThrough(
             new TransformStream<StreamPart, StreamPart>({
               transform(part, controller) {
-                if (part.type === 'tool-input-start' || part.type === 'tool-input-delta' || part.type === 'tool-input-end') {
+                if (
+                  part.type === 'tool-input-start' ||
+                  part.type === 'tool-input-delta' ||
+                  part.type === 'tool-input-end'
+                ) {
                   controller.enqueue({ ...part, id: ours(String(part.id)) });
                 } else if (part.type === 'tool-call' || part.type === 'tool-result') {
                   controller.enqueue({ ...part, toolCallId: ours(String(part.toolCallId)) });

@@ -8,7 +8,14 @@ import { newId } from '@/server/ids';
 import { Compactor, coalesce, expand, rowEnd, type WriteOp } from '../compact';
 import { LIMITS, STORED_EVENT_VERSION, type AgentErrorCode } from '../constants';
 import { emptyView, foldEvents } from '../fold';
-import { upgradeStoredEvent, type AgentEvent, type ConversationView, type RunOutcome, type StoredEvent, type StoredEventUpgrade } from '../schema';
+import {
+  upgradeStoredEvent,
+  type AgentEvent,
+  type ConversationView,
+  type RunOutcome,
+  type StoredEvent,
+  type StoredEventUpgrade,
+} from '../schema';
 import { processWide } from '@/server/process-wide';
 
 export class RunConflictError extends Error {
@@ -219,7 +226,12 @@ function childrenOf(nodes: readonly RunNode[]): Map<string | null, RunNode[]> {
 }
 
 const selectedOf = (siblings: readonly RunNode[]) =>
-  siblings.reduce((a, b) => (b.selectedAt.getTime() > a.selectedAt.getTime() || (b.selectedAt.getTime() === a.selectedAt.getTime() && b.id > a.id) ? b : a));
+  siblings.reduce((a, b) =>
+    b.selectedAt.getTime() > a.selectedAt.getTime() ||
+    (b.selectedAt.getTime() === a.selectedAt.getTime() && b.id > a.id)
+      ? b
+      : a,
+  );
 
 /**
  * The runs shown, first to last: from the first turn, the selected version of each turn (the run
@@ -245,7 +257,12 @@ export function versionsOnPath(nodes: readonly RunNode[], path: readonly string[
   const out: NonNullable<ConversationView['versions']> = {};
   for (const id of path) {
     const siblings = children.get(byId.get(id)?.precedingRunId ?? null) ?? [];
-    if (siblings.length > 1) out[id] = { index: siblings.findIndex((s) => s.id === id) + 1, count: siblings.length, runIds: siblings.map((s) => s.id) };
+    if (siblings.length > 1)
+      out[id] = {
+        index: siblings.findIndex((s) => s.id === id) + 1,
+        count: siblings.length,
+        runIds: siblings.map((s) => s.id),
+      };
   }
   return Object.keys(out).length ? out : undefined;
 }
@@ -255,7 +272,11 @@ export function versionsOnPath(nodes: readonly RunNode[], path: readonly string[
  * conversation's last run. Pending approvals of the branch left are expired (they can no longer be
  * answered). Null when `runId` is no run of this conversation or a run is answering.
  */
-export async function selectVersion(prisma: PrismaClient, conversationId: string, runId: string): Promise<{ headRunId: string } | null> {
+export async function selectVersion(
+  prisma: PrismaClient,
+  conversationId: string,
+  runId: string,
+): Promise<{ headRunId: string } | null> {
   return prisma.$transaction(async (tx) => {
     const nodes = await loadRunTree(tx as unknown as PrismaClient, conversationId);
     const target = nodes.find((n) => n.id === runId);
@@ -268,14 +289,21 @@ export async function selectVersion(prisma: PrismaClient, conversationId: string
     await tx.agentConversation.update({ where: { id: conversationId }, data: { headRunId } });
     const left = [...before].filter((id) => !after.includes(id));
     if (left.length) {
-      await tx.agentPendingApproval.updateMany({ where: { runId: { in: left }, status: 'PENDING' }, data: { status: 'EXPIRED', decidedAt: new Date() } });
+      await tx.agentPendingApproval.updateMany({
+        where: { runId: { in: left }, status: 'PENDING' },
+        data: { status: 'EXPIRED', decidedAt: new Date() },
+      });
     }
     return { headRunId };
   });
 }
 
 /** Expires the pending approvals of runs outside the path (a new version replaced their turn). */
-export async function expireOffPath(prisma: PrismaClient, conversationId: string, path: readonly string[]): Promise<void> {
+export async function expireOffPath(
+  prisma: PrismaClient,
+  conversationId: string,
+  path: readonly string[],
+): Promise<void> {
   await prisma.agentPendingApproval.updateMany({
     where: { conversationId, status: 'PENDING', runId: { notIn: [...path] } },
     data: { status: 'EXPIRED', decidedAt: new Date() },
@@ -283,11 +311,18 @@ export async function expireOffPath(prisma: PrismaClient, conversationId: string
 }
 
 /** Records what the run read for the data-flow guard of later runs (only ever turns flags on). */
-export async function rememberReads(prisma: PrismaClient, conversationId: string, read: { privateData: boolean; untrustedContent: boolean }): Promise<void> {
+export async function rememberReads(
+  prisma: PrismaClient,
+  conversationId: string,
+  read: { privateData: boolean; untrustedContent: boolean },
+): Promise<void> {
   if (!read.privateData && !read.untrustedContent) return;
   await prisma.agentConversation.update({
     where: { id: conversationId },
-    data: { ...(read.privateData ? { readPrivateData: true } : {}), ...(read.untrustedContent ? { readUntrustedContent: true } : {}) },
+    data: {
+      ...(read.privateData ? { readPrivateData: true } : {}),
+      ...(read.untrustedContent ? { readUntrustedContent: true } : {}),
+    },
   });
 }
 
@@ -298,7 +333,11 @@ export async function rememberReads(prisma: PrismaClient, conversationId: string
  * write; the run's own later writes are refused (they require RUNNING), and its instance, seeing
  * its heartbeat refused, stops. Scoped to one conversation, or all when omitted.
  */
-export async function recoverStaleRuns(prisma: PrismaClient, staleSeconds: number, conversationId?: string): Promise<number> {
+export async function recoverStaleRuns(
+  prisma: PrismaClient,
+  staleSeconds: number,
+  conversationId?: string,
+): Promise<number> {
   // The run's MCP key is revoked in the same statement that closes it: a closed run never has a
   // usable key, not even for the moment before its RUN_ERROR row is written.
   const stale = await prisma.$queryRaw<Array<{ id: string; conversationId: string }>>`
@@ -313,13 +352,23 @@ export async function recoverStaleRuns(prisma: PrismaClient, staleSeconds: numbe
     )
     SELECT "id", "conversationId" FROM stale`;
   for (const run of stale) {
-    const last = await prisma.agentEvent.findFirst({ where: { runId: run.id }, orderBy: { seq: 'desc' }, select: { payload: true } });
+    const last = await prisma.agentEvent.findFirst({
+      where: { runId: run.id },
+      orderBy: { seq: 'desc' },
+      select: { payload: true },
+    });
     const lastRow = last ? upgradeStoredEvent(last.payload) : null;
     const events: StoredEvent[] = [];
     let pos: number | undefined;
     if (!last) {
       // A run that died before its first write still shows up in replay, as started and failed.
-      events.push({ v: STORED_EVENT_VERSION, type: 'RUN_STARTED', runId: run.id, threadId: run.conversationId, pos: 1 });
+      events.push({
+        v: STORED_EVENT_VERSION,
+        type: 'RUN_STARTED',
+        runId: run.id,
+        threadId: run.conversationId,
+        pos: 1,
+      });
       pos = 2;
     } else if (lastRow?.ok && lastRow.event.pos !== undefined) {
       pos = rowEnd(lastRow.event)! + 1;
@@ -369,14 +418,17 @@ export function startStaleSweep(getPrisma: () => Promise<PrismaClient>, staleSec
   const g = sweepHolder();
   if (g.timer) return;
   let running = false;
-  g.timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    getPrisma()
-      .then((p) => recoverStaleRuns(p, staleSeconds))
-      .catch((err: unknown) => console.error('[in-app-agent] stale sweep failed', err))
-      .finally(() => (running = false));
-  }, everyMs ?? Math.max(5_000, (staleSeconds * 1000) / 2));
+  g.timer = setInterval(
+    () => {
+      if (running) return;
+      running = true;
+      getPrisma()
+        .then((p) => recoverStaleRuns(p, staleSeconds))
+        .catch((err: unknown) => console.error('[in-app-agent] stale sweep failed', err))
+        .finally(() => (running = false));
+    },
+    everyMs ?? Math.max(5_000, (staleSeconds * 1000) / 2),
+  );
   g.timer.unref();
 }
 
@@ -451,7 +503,10 @@ export class RunRecorder {
   }
 
   start(): void {
-    const every = Math.min(this.opts.flushIntervalMs ?? LIMITS.flushIntervalMs, this.opts.heartbeatMs ?? LIMITS.heartbeatMs);
+    const every = Math.min(
+      this.opts.flushIntervalMs ?? LIMITS.flushIntervalMs,
+      this.opts.heartbeatMs ?? LIMITS.heartbeatMs,
+    );
     this.timer = setInterval(() => this.tick(), every);
     this.timer.unref();
   }
@@ -508,7 +563,11 @@ export class RunRecorder {
     if (!ops.length) return;
     // Messages and tool calls are written when they end; everything else rides along with them
     // or with the final write, so a plain answer costs a handful of statements.
-    const urgent = event.type !== 'CUSTOM' && event.type !== 'RUN_STARTED' && event.type !== 'RUN_FINISHED' && event.type !== 'RUN_ERROR';
+    const urgent =
+      event.type !== 'CUSTOM' &&
+      event.type !== 'RUN_STARTED' &&
+      event.type !== 'RUN_FINISHED' &&
+      event.type !== 'RUN_ERROR';
     this.enqueue(ops, urgent);
   }
 
@@ -587,7 +646,8 @@ export class RunRecorder {
     if (!this.lost) {
       this.statements += 1;
       const failed = end.status === 'FAILED';
-      await this.durable(() => this.prisma.$executeRaw`
+      await this.durable(
+        () => this.prisma.$executeRaw`
         WITH run AS (
           UPDATE "AgentRun" SET "status" = ${end.status}::"AgentRunStatus", "finishedAt" = ${NOW},
             "inputTokens" = ${usage?.inputTokens ?? null}, "outputTokens" = ${usage?.outputTokens ?? null},
@@ -596,7 +656,8 @@ export class RunRecorder {
           WHERE "id" = ${this.runId} AND "status" = 'RUNNING'
           RETURNING "conversationId"
         )
-        UPDATE "AgentConversation" SET "updatedAt" = ${NOW} WHERE "id" IN (SELECT "conversationId" FROM run)`);
+        UPDATE "AgentConversation" SET "updatedAt" = ${NOW} WHERE "id" IN (SELECT "conversationId" FROM run)`,
+      );
     }
     if (this.writeError) console.error('[in-app-agent] event write failed', this.writeError);
   }
@@ -604,7 +665,11 @@ export class RunRecorder {
 
 /** One run's stored rows in order (to resume a watcher from a position after the run ended). */
 export async function loadRunRows(prisma: PrismaClient, runId: string): Promise<StoredEvent[]> {
-  const rows = await prisma.agentEvent.findMany({ where: { runId }, orderBy: { seq: 'asc' }, select: { payload: true } });
+  const rows = await prisma.agentEvent.findMany({
+    where: { runId },
+    orderBy: { seq: 'asc' },
+    select: { payload: true },
+  });
   const out: StoredEvent[] = [];
   for (const r of rows) {
     const res = upgradeStoredEvent(r.payload);
@@ -642,7 +707,11 @@ export interface ReplayOptions {
 }
 
 /** Parses stored payloads, upgrading older versions; an unreadable row is logged and left out. */
-function readRows(conversationId: string, rows: Array<{ seq: number; payload: unknown }>, opts: ReplayOptions): StoredEvent[] {
+function readRows(
+  conversationId: string,
+  rows: Array<{ seq: number; payload: unknown }>,
+  opts: ReplayOptions,
+): StoredEvent[] {
   const out: StoredEvent[] = [];
   const skipped: string[] = [];
   for (const r of rows) {
@@ -659,7 +728,12 @@ function readRows(conversationId: string, rows: Array<{ seq: number; payload: un
 }
 
 /** The stored rows of these runs, in order (a later run of a path always has later rows). */
-async function rowsOfRuns(prisma: PrismaClient, conversationId: string, runIds: readonly string[], opts: ReplayOptions): Promise<StoredEvent[]> {
+async function rowsOfRuns(
+  prisma: PrismaClient,
+  conversationId: string,
+  runIds: readonly string[],
+  opts: ReplayOptions,
+): Promise<StoredEvent[]> {
   if (!runIds.length) return [];
   const rows = await prisma.agentEvent.findMany({
     where: { conversationId, runId: { in: [...runIds] } },
@@ -696,13 +770,25 @@ export async function replayPage(
 }
 
 /** Replays a conversation (the whole shown path) into the view the panel renders. */
-export async function replayConversation(prisma: PrismaClient, conversationId: string, opts: ReplayOptions = {}): Promise<ConversationView> {
+export async function replayConversation(
+  prisma: PrismaClient,
+  conversationId: string,
+  opts: ReplayOptions = {},
+): Promise<ConversationView> {
   return (await replayPage(prisma, conversationId, { ...opts, page: undefined })).view;
 }
 
 /** Every stored row of the conversation, all versions included, in order (the review export). */
-export async function loadStoredEvents(prisma: PrismaClient, conversationId: string, opts: ReplayOptions = {}): Promise<Array<StoredEvent & { runId: string }>> {
-  const rows = await prisma.agentEvent.findMany({ where: { conversationId }, orderBy: { seq: 'asc' }, select: { seq: true, payload: true, runId: true } });
+export async function loadStoredEvents(
+  prisma: PrismaClient,
+  conversationId: string,
+  opts: ReplayOptions = {},
+): Promise<Array<StoredEvent & { runId: string }>> {
+  const rows = await prisma.agentEvent.findMany({
+    where: { conversationId },
+    orderBy: { seq: 'asc' },
+    select: { seq: true, payload: true, runId: true },
+  });
   const out: Array<StoredEvent & { runId: string }> = [];
   for (const r of rows) {
     const [event] = readRows(conversationId, [r], opts);
@@ -752,14 +838,24 @@ export async function historyWindow(
 }
 
 /** What the conversation has read so far (the data-flow guard's memory beyond the window). */
-export async function conversationReads(prisma: PrismaClient, conversationId: string): Promise<{ privateData: boolean; untrustedContent: boolean }> {
-  const c = await prisma.agentConversation.findUnique({ where: { id: conversationId }, select: { readPrivateData: true, readUntrustedContent: true } });
+export async function conversationReads(
+  prisma: PrismaClient,
+  conversationId: string,
+): Promise<{ privateData: boolean; untrustedContent: boolean }> {
+  const c = await prisma.agentConversation.findUnique({
+    where: { id: conversationId },
+    select: { readPrivateData: true, readUntrustedContent: true },
+  });
   return { privateData: c?.readPrivateData ?? false, untrustedContent: c?.readUntrustedContent ?? false };
 }
 
 /** A turn's user message text (a regeneration asks the same again). */
 export async function userMessageOfRun(prisma: PrismaClient, runId: string): Promise<string | null> {
-  const rows = await prisma.agentEvent.findMany({ where: { runId, type: 'TEXT_MESSAGE' }, orderBy: { seq: 'asc' }, select: { payload: true } });
+  const rows = await prisma.agentEvent.findMany({
+    where: { runId, type: 'TEXT_MESSAGE' },
+    orderBy: { seq: 'asc' },
+    select: { payload: true },
+  });
   for (const r of rows) {
     const p = r.payload as { role?: string; content?: string };
     if (p.role === 'user' && typeof p.content === 'string') return p.content;

@@ -31,7 +31,13 @@ function afterCursor(c: { at: Date; id: string } | null) {
   return c ? { OR: [{ updatedAt: { lt: c.at } }, { updatedAt: c.at, id: { lt: c.id } }] } : {};
 }
 
-async function ownConversation(prisma: PrismaClient, projectId: string, userId: string, conversationId: string, includeDeleted = false) {
+async function ownConversation(
+  prisma: PrismaClient,
+  projectId: string,
+  userId: string,
+  conversationId: string,
+  includeDeleted = false,
+) {
   const c = await prisma.agentConversation.findFirst({
     where: { id: conversationId, projectId, userId, ...(includeDeleted ? {} : { deletedAt: null }) },
   });
@@ -63,7 +69,13 @@ async function feedbackMap(prisma: PrismaClient, conversationId: string, userId:
 export const agentRouter = router({
   conversations: router({
     list: projectProcedure('agent:use')
-      .input(z.object({ cursor: z.string().max(200).optional(), search: z.string().max(200).optional(), limit: z.number().int().min(1).max(100).optional() }))
+      .input(
+        z.object({
+          cursor: z.string().max(200).optional(),
+          search: z.string().max(200).optional(),
+          limit: z.number().int().min(1).max(100).optional(),
+        }),
+      )
       .query(async ({ ctx, input }) => {
         const take = input.limit ?? PAGE;
         const rows = await ctx.prisma.agentConversation.findMany({
@@ -78,10 +90,19 @@ export const agentRouter = router({
           take: take + 1,
         });
         const page = rows.slice(0, take);
-        const statuses = await lastRunStatuses(ctx.prisma, page.map((r) => r.id));
+        const statuses = await lastRunStatuses(
+          ctx.prisma,
+          page.map((r) => r.id),
+        );
         const last = page[page.length - 1];
         return {
-          items: page.map((r) => ({ id: r.id, title: r.title, createdAt: r.createdAt, updatedAt: r.updatedAt, lastRunStatus: statuses.get(r.id) ?? null })),
+          items: page.map((r) => ({
+            id: r.id,
+            title: r.title,
+            createdAt: r.createdAt,
+            updatedAt: r.updatedAt,
+            lastRunStatus: statuses.get(r.id) ?? null,
+          })),
           nextCursor: rows.length > take && last ? cursorOf(last.updatedAt, last.id) : null,
         };
       }),
@@ -120,16 +141,27 @@ export const agentRouter = router({
       .mutation(async ({ ctx, input }) => {
         const c = await ownConversation(ctx.prisma, input.projectId, ctx.user.id, input.conversationId);
         if (!(await selectVersion(ctx.prisma, c.id, input.runId))) {
-          throw appError('CONFLICT', 'VERSION_NOT_SELECTABLE', 'That version cannot be shown now (an answer is being written, or it is gone).');
+          throw appError(
+            'CONFLICT',
+            'VERSION_NOT_SELECTABLE',
+            'That version cannot be shown now (an answer is being written, or it is gone).',
+          );
         }
         return replayPage(ctx.prisma, c.id, { page: { runs: LIMITS.replayPageRuns } });
       }),
 
     rename: projectProcedure('agent:use')
-      .input(ConversationInput.pick({ conversationId: true }).extend({ title: z.string().trim().min(1).max(LIMITS.maxTitleChars) }))
+      .input(
+        ConversationInput.pick({ conversationId: true }).extend({
+          title: z.string().trim().min(1).max(LIMITS.maxTitleChars),
+        }),
+      )
       .mutation(async ({ ctx, input }) => {
         const c = await ownConversation(ctx.prisma, input.projectId, ctx.user.id, input.conversationId);
-        const updated = await ctx.prisma.agentConversation.update({ where: { id: c.id }, data: { title: input.title } });
+        const updated = await ctx.prisma.agentConversation.update({
+          where: { id: c.id },
+          data: { title: input.title },
+        });
         return { id: updated.id, title: updated.title };
       }),
 
@@ -137,7 +169,10 @@ export const agentRouter = router({
       .input(ConversationInput.pick({ conversationId: true }))
       .mutation(async ({ ctx, input }) => {
         const c = await ownConversation(ctx.prisma, input.projectId, ctx.user.id, input.conversationId);
-        await ctx.prisma.agentConversation.update({ where: { id: c.id }, data: { deletedAt: new Date(), updatedAt: c.updatedAt } });
+        await ctx.prisma.agentConversation.update({
+          where: { id: c.id },
+          data: { deletedAt: new Date(), updatedAt: c.updatedAt },
+        });
         return { id: c.id, deleted: true };
       }),
 
@@ -145,7 +180,10 @@ export const agentRouter = router({
       .input(ConversationInput.pick({ conversationId: true }))
       .mutation(async ({ ctx, input }) => {
         const c = await ownConversation(ctx.prisma, input.projectId, ctx.user.id, input.conversationId, true);
-        await ctx.prisma.agentConversation.update({ where: { id: c.id }, data: { deletedAt: null, updatedAt: c.updatedAt } });
+        await ctx.prisma.agentConversation.update({
+          where: { id: c.id },
+          data: { deletedAt: null, updatedAt: c.updatedAt },
+        });
         return { id: c.id, deleted: false };
       }),
   }),
@@ -234,7 +272,11 @@ export const agentRouter = router({
         // Tool calls as replay shows them: one stored TOOL_CALL row per call (MCP and local tools,
         // executed, rejected or interrupted alike), counted without replaying every conversation.
         const toolCounts = ids.length
-          ? await ctx.prisma.agentEvent.groupBy({ by: ['conversationId'], where: { conversationId: { in: ids }, type: 'TOOL_CALL' }, _count: { _all: true } })
+          ? await ctx.prisma.agentEvent.groupBy({
+              by: ['conversationId'],
+              where: { conversationId: { in: ids }, type: 'TOOL_CALL' },
+              _count: { _all: true },
+            })
           : [];
         const perConversation = new Map(toolCounts.map((t) => [t.conversationId, t._count._all]));
         const usage = await usageByConversation(ctx.prisma, ids);
@@ -261,7 +303,9 @@ export const agentRouter = router({
 
     get: projectProcedure('agent:review')
       .input(ConversationInput.pick({ conversationId: true }))
-      .query(async ({ ctx, input }) => reviewDetail(ctx.prisma, input.projectId, input.conversationId, { runs: LIMITS.replayPageRuns })),
+      .query(async ({ ctx, input }) =>
+        reviewDetail(ctx.prisma, input.projectId, input.conversationId, { runs: LIMITS.replayPageRuns }),
+      ),
 
     /**
      * Tokens and cost of the project's assistant over the last `days` days: per day (UTC), per
@@ -275,7 +319,10 @@ export const agentRouter = router({
     older: projectProcedure('agent:review')
       .input(ConversationInput.pick({ conversationId: true }).extend({ before: z.string().min(1).max(64) }))
       .query(async ({ ctx, input }) => {
-        const c = await ctx.prisma.agentConversation.findFirst({ where: { id: input.conversationId, projectId: input.projectId }, select: { id: true } });
+        const c = await ctx.prisma.agentConversation.findFirst({
+          where: { id: input.conversationId, projectId: input.projectId },
+          select: { id: true },
+        });
         if (!c) throw appError('NOT_FOUND', 'CONVERSATION_NOT_FOUND', 'Conversation not found.');
         return replayPage(ctx.prisma, c.id, { page: { runs: LIMITS.replayPageRuns, before: input.before } });
       }),
@@ -289,10 +336,20 @@ export const agentRouter = router({
       .query(async ({ ctx, input }) => {
         const detail = await reviewDetail(ctx.prisma, input.projectId, input.conversationId);
         const [runs, events] = await Promise.all([
-          ctx.prisma.agentRun.findMany({ where: { conversationId: input.conversationId }, orderBy: { startedAt: 'asc' } }),
+          ctx.prisma.agentRun.findMany({
+            where: { conversationId: input.conversationId },
+            orderBy: { startedAt: 'asc' },
+          }),
           loadStoredEvents(ctx.prisma, input.conversationId),
         ]);
-        return { format: 'in-app-agent.conversation', version: 2, exportedAt: new Date().toISOString(), ...detail, runs, events };
+        return {
+          format: 'in-app-agent.conversation',
+          version: 2,
+          exportedAt: new Date().toISOString(),
+          ...detail,
+          runs,
+          events,
+        };
       }),
   }),
 });
@@ -317,7 +374,14 @@ async function usageByConversation(prisma: PrismaClient, ids: string[]): Promise
 
 async function projectUsage(prisma: PrismaClient, projectId: string, days: number) {
   const since = new Date(Date.now() - days * 86_400_000);
-  type Row = { key: string; name: string | null; runs: bigint | number; input: bigint | number | null; output: bigint | number | null; cost: number | null };
+  type Row = {
+    key: string;
+    name: string | null;
+    runs: bigint | number;
+    input: bigint | number | null;
+    output: bigint | number | null;
+    cost: number | null;
+  };
   const totals = (r: Row) => ({
     runs: Number(r.runs),
     inputTokens: Number(r.input ?? 0),
@@ -367,7 +431,11 @@ async function reviewDetail(prisma: PrismaClient, projectId: string, conversatio
     prisma.toolCallAudit.findMany({ where: { runId: { in: runs.map((r) => r.id) } }, orderBy: { startedAt: 'asc' } }),
     prisma.agentPendingApproval.findMany({ where: { conversationId }, orderBy: { createdAt: 'asc' } }),
   ]);
-  const usage = (await usageByConversation(prisma, [conversationId])).get(conversationId) ?? { inputTokens: 0, outputTokens: 0, costUsd: null };
+  const usage = (await usageByConversation(prisma, [conversationId])).get(conversationId) ?? {
+    inputTokens: 0,
+    outputTokens: 0,
+    costUsd: null,
+  };
   return {
     conversation: { id: c.id, title: c.title, createdAt: c.createdAt, updatedAt: c.updatedAt, deletedAt: c.deletedAt },
     usage,
@@ -387,6 +455,13 @@ async function reviewDetail(prisma: PrismaClient, projectId: string, conversatio
       toolCallId: a.toolCallId,
       runId: a.runId,
     })),
-    approvals: approvals.map((a) => ({ toolCallId: a.toolCallId, toolName: a.toolName, status: a.status, reason: a.reason, feedback: a.feedback, decidedAt: a.decidedAt })),
+    approvals: approvals.map((a) => ({
+      toolCallId: a.toolCallId,
+      toolName: a.toolName,
+      status: a.status,
+      reason: a.reason,
+      feedback: a.feedback,
+      decidedAt: a.decidedAt,
+    })),
   };
 }

@@ -30,7 +30,15 @@ import { CUSTOM_EVENTS, type AgentErrorCode } from '../constants';
 import { foldEvents } from '../fold';
 import type { AgentEvent, ConversationView, ModelInfo, PageContext, ResumeEntry, TokenUsage } from '../schema';
 import { capResult, listRunTools, runAgent, type ListedTools, type RunResult } from './agent';
-import { closeAbandoned, consumeResume, executeApproved, markConsumed, persistPending, ResumeError, type Decision } from './human-in-the-loop';
+import {
+  closeAbandoned,
+  consumeResume,
+  executeApproved,
+  markConsumed,
+  persistPending,
+  ResumeError,
+  type Decision,
+} from './human-in-the-loop';
 import { endSpan, RunTrace, traceIdOf, tracer } from './instrumentation';
 import { LiveRun, registerRun, releaseRun } from './live';
 import type { McpGateway } from './mcp-gateway';
@@ -219,7 +227,10 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
       });
     } catch (err) {
       await discardRun(prisma, opened.runId).catch(() => undefined);
-      endSpan(span, { code: err instanceof ResumeError ? err.code : 'INTERNAL_ERROR', message: (err as Error).message });
+      endSpan(span, {
+        code: err instanceof ResumeError ? err.code : 'INTERNAL_ERROR',
+        message: (err as Error).message,
+      });
       if (err instanceof ResumeError) return refuse(err.status, err.code, err.message);
       throw err;
     }
@@ -230,9 +241,20 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
     await expireOffPath(prisma, opened.conversationId, [opened.runId]);
   }
 
-  const run = new LiveRun({ runId: opened.runId, conversationId: opened.conversationId, projectId: input.projectId, userId: input.user.id });
+  const run = new LiveRun({
+    runId: opened.runId,
+    conversationId: opened.conversationId,
+    projectId: input.projectId,
+    userId: input.user.id,
+  });
   registerRun(run);
-  const timings: RunTimings = { opened: performance.now() - t0, keyMinted: 0, historyLoaded: 0, toolsListed: 0, agentStarted: 0 };
+  const timings: RunTimings = {
+    opened: performance.now() - t0,
+    keyMinted: 0,
+    historyLoaded: 0,
+    toolsListed: 0,
+    agentStarted: 0,
+  };
   void live(run, opened, decisions, trace, { ...input, userMessage }, (step) => {
     timings[step] = performance.now() - t0;
     if (step === 'agentStarted') input.onTimings?.(timings);
@@ -246,7 +268,11 @@ export function stopRun(run: LiveRun): void {
 }
 
 /** A run's usage as RUN_FINISHED carries it and the run row stores it, with its cost when priced. */
-function usageOf(info: ModelInfo, usage: { inputTokens?: number; outputTokens?: number }, prices?: { input: number; output: number }): TokenUsage {
+function usageOf(
+  info: ModelInfo,
+  usage: { inputTokens?: number; outputTokens?: number },
+  prices?: { input: number; output: number },
+): TokenUsage {
   const cost =
     prices && (usage.inputTokens !== undefined || usage.outputTokens !== undefined)
       ? ((usage.inputTokens ?? 0) * prices.input + (usage.outputTokens ?? 0) * prices.output) / 1_000_000
@@ -293,12 +319,23 @@ async function live(
     collected?.push(event);
   };
   const finished = (outcome: Extract<AgentEvent, { type: 'RUN_FINISHED' }>['outcome'], usage?: unknown[]) =>
-    send({ type: 'RUN_FINISHED', threadId: conversationId, runId, outcome, ...(usage ? { usage: usage as never } : {}) });
+    send({
+      type: 'RUN_FINISHED',
+      threadId: conversationId,
+      runId,
+      outcome,
+      ...(usage ? { usage: usage as never } : {}),
+    });
 
   let end: RunEnd = { status: 'FAILED', code: 'INTERNAL_ERROR', message: 'The run ended unexpectedly.' };
   let result: RunResult | undefined;
   let keyId: string | undefined;
-  send({ type: 'RUN_STARTED', threadId: conversationId, runId, ...(decisions[0] ? { parentRunId: decisions[0].runId } : {}) });
+  send({
+    type: 'RUN_STARTED',
+    threadId: conversationId,
+    runId,
+    ...(decisions[0] ? { parentRunId: decisions[0].runId } : {}),
+  });
   recorder.start();
   // ops: one log line when the run starts and one when it ends, with its ids (never its content).
   const startedAt = Date.now();
@@ -316,7 +353,12 @@ async function live(
     await new Promise<void>((resolve) => setImmediate(resolve));
     // 2. Prepare: the key and the history at the same time, then the tools (overlapping the rest).
     const [key, history] = await Promise.all([
-      mintAgentKey(prisma, { projectId: input.projectId, userId: input.user.id, runId, ttlSeconds: settings.keyTtlSeconds }).then((k) => {
+      mintAgentKey(prisma, {
+        projectId: input.projectId,
+        userId: input.user.id,
+        runId,
+        ttlSeconds: settings.keyTtlSeconds,
+      }).then((k) => {
         mark('keyMinted');
         return k;
       }),
@@ -334,7 +376,11 @@ async function live(
     keyId = key.key.id;
     recorder.keepKeyAlive(key.key.id, settings.keyTtlSeconds);
     const mcp = { gateway: input.gateway, secret: key.secret };
-    const listing: Promise<ListedTools> = listRunTools(mcp, { role: input.role, isAdmin: input.user.isAdmin }, signal).then((l) => {
+    const listing: Promise<ListedTools> = listRunTools(
+      mcp,
+      { role: input.role, isAdmin: input.user.isAdmin },
+      signal,
+    ).then((l) => {
       mark('toolsListed');
       return l;
     });
@@ -347,7 +393,13 @@ async function live(
     } else {
       for (const a of await closeAbandoned(prisma, conversationId, stored)) {
         if (a.decided) send({ type: 'CUSTOM', name: CUSTOM_EVENTS.approvalDecided, value: a.decided });
-        send({ type: 'TOOL_CALL_RESULT', messageId: newId('msg_'), toolCallId: a.toolCallId, content: capResult(a.result), role: 'tool' });
+        send({
+          type: 'TOOL_CALL_RESULT',
+          messageId: newId('msg_'),
+          toolCallId: a.toolCallId,
+          content: capResult(a.result),
+          role: 'tool',
+        });
       }
       const messageId = newId('msg_');
       send({ type: 'TEXT_MESSAGE_START', messageId, role: 'user' });
@@ -384,7 +436,9 @@ async function live(
       privateData: Boolean(result.read?.privateData && !readSoFar.privateData),
       untrustedContent: Boolean(result.read?.untrustedContent && !readSoFar.untrustedContent),
     };
-    await rememberReads(prisma, conversationId, newlyRead).catch((err: unknown) => console.error('[in-app-agent] could not remember reads', err));
+    await rememberReads(prisma, conversationId, newlyRead).catch((err: unknown) =>
+      console.error('[in-app-agent] could not remember reads', err),
+    );
     // 4. The terminal event.
     const usage = [usageOf(input.model.info, result.usage, settings.prices)];
     if (signal.reason === 'lost') {
@@ -494,13 +548,29 @@ async function runDecision(
         : // Not cut short by Stop: an approved change either happens or not, and its real outcome is
           // what the run records (a bounded wait instead, so a hung tool cannot hold the run).
           await withTimeout(APPROVED_CALL_TIMEOUT_MS, (signal) =>
-            executeApproved({ gateway: ctx.mcp.gateway, secret: ctx.mcp.secret, keyId: ctx.keyId, decision: d, signal }),
+            executeApproved({
+              gateway: ctx.mcp.gateway,
+              secret: ctx.mcp.secret,
+              keyId: ctx.keyId,
+              decision: d,
+              signal,
+            }),
           );
     await markConsumed(ctx.prisma, d.approvalId);
     content = d.edited && res && typeof res === 'object' ? { ...(res as object), executedWithEditedArgs: d.args } : res;
     endTool((res as { isError?: boolean })?.isError ? 'tool error' : undefined);
   } else {
-    content = { rejected: true, message: 'The user rejected this call; it was not executed.', ...(d.feedback ? { feedback: d.feedback } : {}) };
+    content = {
+      rejected: true,
+      message: 'The user rejected this call; it was not executed.',
+      ...(d.feedback ? { feedback: d.feedback } : {}),
+    };
   }
-  ctx.send({ type: 'TOOL_CALL_RESULT', messageId: newId('msg_'), toolCallId: d.toolCallId, content: capResult(content), role: 'tool' });
+  ctx.send({
+    type: 'TOOL_CALL_RESULT',
+    messageId: newId('msg_'),
+    toolCallId: d.toolCallId,
+    content: capResult(content),
+    role: 'tool',
+  });
 }

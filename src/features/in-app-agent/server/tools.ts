@@ -37,7 +37,10 @@ export const MCP_APPROVAL_MAP = {
 /** Tools whose approval no configuration can turn off. */
 export const ALWAYS_APPROVE: ReadonlySet<string> = new Set<McpToolName>(['delete_issue', 'notify_webhook']);
 
-export const LOCAL_APPROVAL_MAP = { navigate: 'auto', search_docs: 'auto' } as const satisfies Record<LocalToolName, ApprovalPolicy>;
+export const LOCAL_APPROVAL_MAP = { navigate: 'auto', search_docs: 'auto' } as const satisfies Record<
+  LocalToolName,
+  ApprovalPolicy
+>;
 
 export interface ToolTags {
   readsPrivateData: boolean;
@@ -63,7 +66,7 @@ const MCP_INFO = new Map<string, ToolInfo>(
       readOnly: t.annotations.readOnlyHint === true,
       destructive: t.annotations.destructiveHint === true,
       tags: { ...NO_TAGS, ...t.tags },
-      policy: ALWAYS_APPROVE.has(t.name) ? 'approval' : MCP_APPROVAL_MAP[t.name as McpToolName] ?? 'approval',
+      policy: ALWAYS_APPROVE.has(t.name) ? 'approval' : (MCP_APPROVAL_MAP[t.name as McpToolName] ?? 'approval'),
     },
   ]),
 );
@@ -163,7 +166,10 @@ export const NavigateInput = z
 export const SearchDocsInput = z.object({ query: z.string().min(1).max(200) }).strict();
 
 /** Input schemas of the local tools (the model's tool definitions and approved-args validation). */
-export const LOCAL_TOOL_INPUTS = { navigate: NavigateInput, search_docs: SearchDocsInput } as const satisfies Record<LocalToolName, z.ZodObject>;
+export const LOCAL_TOOL_INPUTS = { navigate: NavigateInput, search_docs: SearchDocsInput } as const satisfies Record<
+  LocalToolName,
+  z.ZodObject
+>;
 
 /**
  * Runs a local tool. `navigate` also asks the browser to open the page (a CUSTOM event) when the
@@ -175,7 +181,8 @@ export async function runLocalTool(
   ctx: { prisma: PrismaClient; projectId: string; emit: (e: AgentEvent) => void },
 ): Promise<unknown> {
   const parsed = LOCAL_TOOL_INPUTS[name].safeParse(input);
-  if (!parsed.success) return { isError: true, error: `Invalid input for ${name}: ${parsed.error.issues[0]?.message ?? 'invalid'}` };
+  if (!parsed.success)
+    return { isError: true, error: `Invalid input for ${name}: ${parsed.error.issues[0]?.message ?? 'invalid'}` };
   if (name === 'navigate') {
     const res = await resolveNavigation(ctx.prisma, ctx.projectId, parsed.data as z.infer<typeof NavigateInput>);
     if ('href' in res) ctx.emit({ type: 'CUSTOM', name: CUSTOM_EVENTS.navigate, value: { href: res.href } });
@@ -202,7 +209,10 @@ export async function resolveNavigation(
       return { href: `${base}/settings` };
     case 'issue': {
       if (!input.issueNumber) return { isError: true, error: 'issueNumber is required for page "issue".' };
-      const found = await prisma.issue.findUnique({ where: { projectId_number: { projectId, number: input.issueNumber } }, select: { id: true } });
+      const found = await prisma.issue.findUnique({
+        where: { projectId_number: { projectId, number: input.issueNumber } },
+        select: { id: true },
+      });
       if (!found) return { isError: true, error: `Issue #${input.issueNumber} does not exist in this project.` };
       return { href: `${base}/issues/${input.issueNumber}` };
     }
@@ -216,7 +226,9 @@ interface DocSection {
 }
 let docsCache: Promise<DocSection[]> | undefined;
 
-async function loadDocs(dir = path.join(/* turbopackIgnore: true */ process.cwd(), 'docs', 'help')): Promise<DocSection[]> {
+async function loadDocs(
+  dir = path.join(/* turbopackIgnore: true */ process.cwd(), 'docs', 'help'),
+): Promise<DocSection[]> {
   const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.md')).sort();
   const sections: DocSection[] = [];
   for (const file of files) {
@@ -241,7 +253,9 @@ async function loadDocs(dir = path.join(/* turbopackIgnore: true */ process.cwd(
 }
 
 /** Searches the product's own help pages (docs/help/*.md) by term overlap. */
-export async function searchDocs(query: string): Promise<{ results: Array<{ title: string; page: string; excerpt: string }> }> {
+export async function searchDocs(
+  query: string,
+): Promise<{ results: Array<{ title: string; page: string; excerpt: string }> }> {
   const sections = await (docsCache ??= loadDocs());
   const terms = query
     .toLowerCase()
@@ -257,6 +271,10 @@ export async function searchDocs(query: string): Promise<{ results: Array<{ titl
     .sort((a, b) => b.score - a.score)
     .slice(0, 3);
   return {
-    results: scored.map(({ s }) => ({ title: s.title, page: s.file.replace(/\.md$/, ''), excerpt: s.text.replace(/\s+/g, ' ').slice(0, 400) })),
+    results: scored.map(({ s }) => ({
+      title: s.title,
+      page: s.file.replace(/\.md$/, ''),
+      excerpt: s.text.replace(/\s+/g, ' ').slice(0, 400),
+    })),
   };
 }

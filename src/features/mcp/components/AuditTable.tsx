@@ -16,7 +16,9 @@ export interface AuditFilterValues {
 
 /** The filters as GET query parameters (the same names the form submits). */
 export function auditQuery(values: AuditFilterValues): URLSearchParams {
-  return new URLSearchParams(Object.entries(values).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== ''));
+  return new URLSearchParams(
+    Object.entries(values).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== ''),
+  );
 }
 
 const STATUS_STYLE: Record<AuditRow['status'], string> = {
@@ -38,7 +40,9 @@ function fmt(d: Date | string): { text: string; iso: string } {
 
 /** A choice that is not among the offered options (e.g. from a shared link) stays selectable. */
 function withCurrent(options: FilterOption[], current: string | undefined): FilterOption[] {
-  return current && !options.some((o) => o.value === current) ? [...options, { value: current, label: current }] : options;
+  return current && !options.some((o) => o.value === current)
+    ? [...options, { value: current, label: current }]
+    : options;
 }
 
 type FilterOption = { value: string; label: string };
@@ -54,7 +58,13 @@ const CALLER_OPTIONS: FilterOption[] = [
 ];
 
 /** One labelled filter: "any" first, then the options; the current value is preselected. */
-function FilterSelect(props: { label: string; name: string; value: string | undefined; anyLabel: string; options: readonly FilterOption[] }) {
+function FilterSelect(props: {
+  label: string;
+  name: string;
+  value: string | undefined;
+  anyLabel: string;
+  options: readonly FilterOption[];
+}) {
   return (
     <label className="flex flex-col gap-1 text-sm">
       <span>{props.label}</span>
@@ -79,25 +89,55 @@ export function AuditFilters({
   facets: Pick<AuditFacets, 'tools'> & Partial<Omit<AuditFacets, 'tools'>>;
   values: AuditFilterValues;
 }) {
-  const tools = withCurrent(facets.tools.map((t) => ({ value: t, label: t })), values.tool);
+  const tools = withCurrent(
+    facets.tools.map((t) => ({ value: t, label: t })),
+    values.tool,
+  );
   const keys = withCurrent(
-    (facets.keys ?? []).map((k) => ({ value: k.publicKey, label: `${k.name} (${k.publicKey})${k.revoked ? ', revoked' : ''}` })),
+    (facets.keys ?? []).map((k) => ({
+      value: k.publicKey,
+      label: `${k.name} (${k.publicKey})${k.revoked ? ', revoked' : ''}`,
+    })),
     values.publicKey,
   );
-  const users = withCurrent((facets.users ?? []).map((u) => ({ value: u.id, label: u.name })), values.userId);
+  const users = withCurrent(
+    (facets.users ?? []).map((u) => ({ value: u.id, label: u.name })),
+    values.userId,
+  );
   const filtered = Object.values(values).some((v) => typeof v === 'string' && v !== '');
   return (
-    <form method="get" action={basePath} className="flex flex-wrap items-end gap-3" aria-label="Filter the audit trail" data-testid="audit-filters">
+    <form
+      method="get"
+      action={basePath}
+      className="flex flex-wrap items-end gap-3"
+      aria-label="Filter the audit trail"
+      data-testid="audit-filters"
+    >
       <FilterSelect label="Tool" name="tool" value={values.tool} anyLabel="All tools" options={tools} />
       <FilterSelect label="Status" name="status" value={values.status} anyLabel="Any status" options={STATUS_OPTIONS} />
-      <FilterSelect label="Caller" name="keyKind" value={values.keyKind} anyLabel="Any caller" options={CALLER_OPTIONS} />
+      <FilterSelect
+        label="Caller"
+        name="keyKind"
+        value={values.keyKind}
+        anyLabel="Any caller"
+        options={CALLER_OPTIONS}
+      />
       <FilterSelect label="Project key" name="publicKey" value={values.publicKey} anyLabel="Any key" options={keys} />
       <FilterSelect label="Assistant user" name="userId" value={values.userId} anyLabel="Any user" options={users} />
       <label className="flex flex-col gap-1 text-sm">
         <span>Assistant run id</span>
-        <input name="runId" defaultValue={values.runId ?? ''} maxLength={100} className={`${field} w-64`} placeholder="run_…" />
+        <input
+          name="runId"
+          defaultValue={values.runId ?? ''}
+          maxLength={100}
+          className={`${field} w-64`}
+          placeholder="run_…"
+        />
       </label>
-      <button type="submit" className="rounded bg-blue-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-blue-800">
+      <button
+        type="submit"
+        className="rounded bg-blue-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-blue-800"
+      >
         Filter
       </button>
       {filtered ? (
@@ -116,7 +156,9 @@ function Preview({ label, text }: { label: string; text: string }) {
       <summary className="cursor-pointer text-slate-700 dark:text-slate-300">
         {label} <span className="sr-only">preview</span>
       </summary>
-      <pre className="mt-1 max-w-md overflow-x-auto whitespace-pre-wrap break-all rounded bg-slate-100 p-2 text-xs dark:bg-slate-900">{text}</pre>
+      <pre className="mt-1 max-w-md overflow-x-auto whitespace-pre-wrap break-all rounded bg-slate-100 p-2 text-xs dark:bg-slate-900">
+        {text}
+      </pre>
     </details>
   );
 }
@@ -175,21 +217,42 @@ export function AuditTable({ rows }: { rows: AuditRow[] }) {
         <caption className="sr-only">MCP tool calls, newest first</caption>
         <thead>
           <tr className="border-b border-slate-300 text-left dark:border-slate-700">
-            <th scope="col" className="px-2 py-2 font-medium">Time</th>
-            <th scope="col" className="px-2 py-2 font-medium">Tool</th>
-            <th scope="col" className="px-2 py-2 font-medium">Status</th>
-            <th scope="col" className="px-2 py-2 font-medium">Caller</th>
-            <th scope="col" className="px-2 py-2 font-medium">Run</th>
-            <th scope="col" className="px-2 py-2 text-right font-medium">Duration</th>
-            <th scope="col" className="px-2 py-2 font-medium">Arguments</th>
-            <th scope="col" className="px-2 py-2 font-medium">Result</th>
+            <th scope="col" className="px-2 py-2 font-medium">
+              Time
+            </th>
+            <th scope="col" className="px-2 py-2 font-medium">
+              Tool
+            </th>
+            <th scope="col" className="px-2 py-2 font-medium">
+              Status
+            </th>
+            <th scope="col" className="px-2 py-2 font-medium">
+              Caller
+            </th>
+            <th scope="col" className="px-2 py-2 font-medium">
+              Run
+            </th>
+            <th scope="col" className="px-2 py-2 text-right font-medium">
+              Duration
+            </th>
+            <th scope="col" className="px-2 py-2 font-medium">
+              Arguments
+            </th>
+            <th scope="col" className="px-2 py-2 font-medium">
+              Result
+            </th>
           </tr>
         </thead>
         <tbody>
           {rows.map((r) => {
             const t = fmt(r.startedAt);
             return (
-              <tr key={r.id} className="border-b border-slate-200 align-top dark:border-slate-800" data-testid="audit-row" data-status={r.status}>
+              <tr
+                key={r.id}
+                className="border-b border-slate-200 align-top dark:border-slate-800"
+                data-testid="audit-row"
+                data-status={r.status}
+              >
                 <td className="whitespace-nowrap px-2 py-2">
                   <time dateTime={t.iso}>{t.text}</time>
                 </td>
@@ -197,8 +260,12 @@ export function AuditTable({ rows }: { rows: AuditRow[] }) {
                   <ToolCell row={r} />
                 </td>
                 <td className="px-2 py-2">
-                  <span className={`rounded px-1.5 py-0.5 text-xs font-semibold ${STATUS_STYLE[r.status]}`}>{r.status}</span>
-                  {r.errorCode ? <div className="mt-1 font-mono text-xs text-slate-600 dark:text-slate-400">{r.errorCode}</div> : null}
+                  <span className={`rounded px-1.5 py-0.5 text-xs font-semibold ${STATUS_STYLE[r.status]}`}>
+                    {r.status}
+                  </span>
+                  {r.errorCode ? (
+                    <div className="mt-1 font-mono text-xs text-slate-600 dark:text-slate-400">{r.errorCode}</div>
+                  ) : null}
                 </td>
                 <td className="px-2 py-2">
                   {r.keyKind === 'IN_APP_AGENT' ? (
@@ -208,7 +275,9 @@ export function AuditTable({ rows }: { rows: AuditRow[] }) {
                   ) : (
                     <span className="text-slate-500">Deleted key</span>
                   )}
-                  {r.keyPublicKey ? <div className="font-mono text-xs text-slate-600 dark:text-slate-400">{r.keyPublicKey}</div> : null}
+                  {r.keyPublicKey ? (
+                    <div className="font-mono text-xs text-slate-600 dark:text-slate-400">{r.keyPublicKey}</div>
+                  ) : null}
                   {r.keyScopes ? (
                     <div className="text-xs text-slate-600 dark:text-slate-400" data-testid="audit-key-scopes">
                       Scopes: <span className="font-mono">{r.keyScopes.length ? r.keyScopes.join(', ') : 'none'}</span>

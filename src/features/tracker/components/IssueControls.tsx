@@ -99,11 +99,21 @@ export function IssueStateControls({
     <div className="space-y-3">
       <div className="flex flex-wrap gap-2">
         {issue.status === 'CLOSED' ? (
-          <button type="button" className={btn.secondary} disabled={pending} onClick={() => void run(() => client.tracker.issues.reopen.mutate(ref))}>
+          <button
+            type="button"
+            className={btn.secondary}
+            disabled={pending}
+            onClick={() => void run(() => client.tracker.issues.reopen.mutate(ref))}
+          >
             Reopen issue
           </button>
         ) : (
-          <button type="button" className={btn.secondary} disabled={pending} onClick={() => void run(() => client.tracker.issues.close.mutate(ref))}>
+          <button
+            type="button"
+            className={btn.secondary}
+            disabled={pending}
+            onClick={() => void run(() => client.tracker.issues.close.mutate(ref))}
+          >
             Close issue
           </button>
         )}
@@ -117,7 +127,9 @@ export function IssueStateControls({
           value={issue.status}
           disabled={pending}
           className={field}
-          onChange={(e) => void run(() => client.tracker.issues.update.mutate({ ...ref, status: e.target.value as IssueStatus }))}
+          onChange={(e) =>
+            void run(() => client.tracker.issues.update.mutate({ ...ref, status: e.target.value as IssueStatus }))
+          }
         >
           <StatusOptions />
         </select>
@@ -131,7 +143,9 @@ export function IssueStateControls({
           value={issue.assigneeId ?? ''}
           disabled={pending}
           className={field}
-          onChange={(e) => void run(() => client.tracker.issues.assign.mutate({ ...ref, assigneeId: e.target.value || null }))}
+          onChange={(e) =>
+            void run(() => client.tracker.issues.assign.mutate({ ...ref, assigneeId: e.target.value || null }))
+          }
         >
           <option value="">Unassigned</option>
           <MemberOptions members={members} />
@@ -148,7 +162,9 @@ export function IssueLabelsControl({ issue, all, selected }: { issue: IssueRef; 
   const { run, error, pending } = useAction();
   const toggle = (name: string, on: boolean) => {
     const next = on ? [...new Set([...selected, name])] : selected.filter((l) => l !== name);
-    void run(() => client.tracker.issues.update.mutate({ projectId: issue.projectId, number: issue.number, labels: next }));
+    void run(() =>
+      client.tracker.issues.update.mutate({ projectId: issue.projectId, number: issue.number, labels: next }),
+    );
   };
   return (
     <fieldset className="space-y-1" disabled={pending}>
@@ -180,7 +196,11 @@ export function DeleteIssueButton({ issue }: { issue: IssueRef }) {
     );
   }
   return (
-    <div role="group" aria-label="Confirm deletion" className="space-y-2 rounded-md border border-red-300 p-3 dark:border-red-800">
+    <div
+      role="group"
+      aria-label="Confirm deletion"
+      className="space-y-2 rounded-md border border-red-300 p-3 dark:border-red-800"
+    >
       <p className="text-sm">Delete issue #{issue.number} and all its comments? This cannot be undone.</p>
       <div className="flex gap-2">
         <button
@@ -222,7 +242,14 @@ export function CommentForm({ issue }: { issue: IssueRef }) {
       <label htmlFor="comment-body" className={labelText}>
         Add a comment
       </label>
-      <textarea id="comment-body" value={body} onChange={(e) => setBody(e.target.value)} rows={4} maxLength={10000} className={field} />
+      <textarea
+        id="comment-body"
+        value={body}
+        onChange={(e) => setBody(e.target.value)}
+        rows={4}
+        maxLength={10000}
+        className={field}
+      />
       <ErrorText message={error} />
       <button type="submit" className={btn.primary} disabled={pending || !body.trim()}>
         Comment

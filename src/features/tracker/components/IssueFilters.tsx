@@ -17,12 +17,26 @@ export function IssueFilters({
   labels: string[];
 }) {
   return (
-    <form method="get" action={action} role="search" aria-label="Filter issues" className="mb-4 grid gap-3 sm:grid-cols-2 lg:grid-cols-[2fr_1fr_1fr_1fr_auto]">
+    <form
+      method="get"
+      action={action}
+      role="search"
+      aria-label="Filter issues"
+      className="mb-4 grid gap-3 sm:grid-cols-2 lg:grid-cols-[2fr_1fr_1fr_1fr_auto]"
+    >
       <div className="space-y-1">
         <label htmlFor="filter-q" className={labelText}>
           Search
         </label>
-        <input id="filter-q" name="q" type="search" defaultValue={values.q} maxLength={200} placeholder="Words in title or description" className={field} />
+        <input
+          id="filter-q"
+          name="q"
+          type="search"
+          defaultValue={values.q}
+          maxLength={200}
+          placeholder="Words in title or description"
+          className={field}
+        />
       </div>
       <div className="space-y-1">
         <label htmlFor="filter-status" className={labelText}>

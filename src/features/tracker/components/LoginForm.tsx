@@ -5,7 +5,13 @@ import { signInErrorMessage } from '@/lib/sign-in-errors';
 import { btn, field, labelText } from './ui';
 
 /** Email + password sign-in, plus a button per OAuth provider enabled on the server. */
-export function LoginForm({ callbackUrl, providers }: { callbackUrl: string; providers: Array<{ id: string; name: string }> }) {
+export function LoginForm({
+  callbackUrl,
+  providers,
+}: {
+  callbackUrl: string;
+  providers: Array<{ id: string; name: string }>;
+}) {
   const [error, setError] = useState<string | null>(null);
   const [pending, setPending] = useState(false);
   useEffect(() => {
@@ -46,13 +52,29 @@ export function LoginForm({ callbackUrl, providers }: { callbackUrl: string; pro
           <label htmlFor="email" className={labelText}>
             Email
           </label>
-          <input id="email" name="email" type="email" autoComplete="username" required maxLength={320} className={field} />
+          <input
+            id="email"
+            name="email"
+            type="email"
+            autoComplete="username"
+            required
+            maxLength={320}
+            className={field}
+          />
         </div>
         <div className="space-y-1">
           <label htmlFor="password" className={labelText}>
             Password
           </label>
-          <input id="password" name="password" type="password" autoComplete="current-password" required maxLength={1024} className={field} />
+          <input
+            id="password"
+            name="password"
+            type="password"
+            autoComplete="current-password"
+            required
+            maxLength={1024}
+            className={field}
+          />
         </div>
         {error ? (
           <p id="login-error" role="alert" className="text-sm text-red-700 dark:text-red-300">
@@ -67,7 +89,12 @@ export function LoginForm({ callbackUrl, providers }: { callbackUrl: string; pro
         <div className="space-y-2">
           <p className="text-center text-xs uppercase tracking-wide text-slate-500 dark:text-slate-400">or</p>
           {providers.map((p) => (
-            <button key={p.id} type="button" className={`${btn.secondary} w-full`} onClick={() => void signIn(p.id, { callbackUrl })}>
+            <button
+              key={p.id}
+              type="button"
+              className={`${btn.secondary} w-full`}
+              onClick={() => void signIn(p.id, { callbackUrl })}
+            >
               Continue with {p.name}
             </button>
           ))}

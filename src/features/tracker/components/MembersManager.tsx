@@ -22,7 +22,11 @@ export function AddMemberForm({ projectId, actorRole }: { projectId: string; act
     const f = new FormData(form);
     setDone(null);
     const res = await run(() =>
-      client.tracker.members.add.mutate({ projectId, email: String(f.get('email') ?? ''), role: String(f.get('role')) as Role }),
+      client.tracker.members.add.mutate({
+        projectId,
+        email: String(f.get('email') ?? ''),
+        role: String(f.get('role')) as Role,
+      }),
     );
     if (res) {
       setDone(`${res.name} was added as ${ROLE_LABEL[res.role].toLowerCase()}.`);
@@ -78,48 +82,64 @@ export function MemberRowControls({
   if (locked) return <span className="text-xs text-slate-500 dark:text-slate-400">Only owners can change owners</span>;
   return (
     <div className="space-y-1">
-    <div className="flex flex-wrap items-center justify-end gap-2 sm:flex-nowrap">
-      <label className="sr-only" htmlFor={`role-${member.userId}`}>
-        Role of {member.name}
-      </label>
-      <select
-        id={`role-${member.userId}`}
-        value={member.role}
-        disabled={pending}
-        className={fieldInline}
-        onChange={(e) => void run(() => client.tracker.members.changeRole.mutate({ projectId, userId: member.userId, role: e.target.value as Role }))}
-      >
-        {grantableRoles(actorRole).map((r) => (
-          <option key={r} value={r}>
-            {ROLE_LABEL[r]}
-          </option>
-        ))}
-      </select>
-      {confirming ? (
-        <span role="group" aria-label={`Confirm removing ${member.name}`} className="inline-flex gap-1">
+      <div className="flex flex-wrap items-center justify-end gap-2 sm:flex-nowrap">
+        <label className="sr-only" htmlFor={`role-${member.userId}`}>
+          Role of {member.name}
+        </label>
+        <select
+          id={`role-${member.userId}`}
+          value={member.role}
+          disabled={pending}
+          className={fieldInline}
+          onChange={(e) =>
+            void run(() =>
+              client.tracker.members.changeRole.mutate({
+                projectId,
+                userId: member.userId,
+                role: e.target.value as Role,
+              }),
+            )
+          }
+        >
+          {grantableRoles(actorRole).map((r) => (
+            <option key={r} value={r}>
+              {ROLE_LABEL[r]}
+            </option>
+          ))}
+        </select>
+        {confirming ? (
+          <span role="group" aria-label={`Confirm removing ${member.name}`} className="inline-flex gap-1">
+            <button
+              type="button"
+              className={btn.danger}
+              disabled={pending}
+              autoFocus
+              onClick={async () => {
+                const res = await run(
+                  () => client.tracker.members.remove.mutate({ projectId, userId: member.userId }),
+                  { refresh: !isSelf },
+                );
+                if (res && isSelf) window.location.assign('/projects');
+                else setConfirming(false);
+              }}
+            >
+              Confirm remove
+            </button>
+            <button type="button" className={btn.secondary} onClick={() => setConfirming(false)}>
+              Cancel
+            </button>
+          </span>
+        ) : (
           <button
             type="button"
-            className={btn.danger}
-            disabled={pending}
-            autoFocus
-            onClick={async () => {
-              const res = await run(() => client.tracker.members.remove.mutate({ projectId, userId: member.userId }), { refresh: !isSelf });
-              if (res && isSelf) window.location.assign('/projects');
-              else setConfirming(false);
-            }}
+            className={btn.dangerOutline}
+            onClick={() => setConfirming(true)}
+            aria-label={`Remove ${member.name}`}
           >
-            Confirm remove
+            {isSelf ? 'Leave' : 'Remove'}
           </button>
-          <button type="button" className={btn.secondary} onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-        </span>
-      ) : (
-        <button type="button" className={btn.dangerOutline} onClick={() => setConfirming(true)} aria-label={`Remove ${member.name}`}>
-          {isSelf ? 'Leave' : 'Remove'}
-        </button>
-      )}
-    </div>
+        )}
+      </div>
       {error ? (
         <div className="text-right">
           <ErrorText message={error} />

@@ -227,17 +227,27 @@ export function CreateKeyForm(props: { projectId: string; grantableScopes: reado
       </form>
       <ErrorText message={error} />
       {created ? (
-        <div role="status" data-testid="new-key-secret" className="space-y-2 rounded-md border border-amber-300 bg-amber-50 p-3 dark:border-amber-700 dark:bg-amber-950/40">
+        <div
+          role="status"
+          data-testid="new-key-secret"
+          className="space-y-2 rounded-md border border-amber-300 bg-amber-50 p-3 dark:border-amber-700 dark:bg-amber-950/40"
+        >
           <p className="text-sm font-semibold">Copy the secret of “{created.name}” now: it will not be shown again.</p>
           <p className="text-xs text-slate-700 dark:text-slate-300">
-            Anyone with this secret can use the project&apos;s MCP tools its scopes allow (
-            {created.scopes.join(', ')}). Store it in a secret manager, never in code.
+            Anyone with this secret can use the project&apos;s MCP tools its scopes allow ({created.scopes.join(', ')}).
+            Store it in a secret manager, never in code.
           </p>
           <div className="flex flex-wrap items-center gap-2">
             <label htmlFor="key-secret" className="sr-only">
               Secret
             </label>
-            <input id="key-secret" readOnly value={created.secret} className={`${field} flex-1 font-mono text-xs`} onFocus={(e) => e.currentTarget.select()} />
+            <input
+              id="key-secret"
+              readOnly
+              value={created.secret}
+              className={`${field} flex-1 font-mono text-xs`}
+              onFocus={(e) => e.currentTarget.select()}
+            />
             <button type="button" className={btn.secondary} onClick={() => void copy()}>
               {copied ? 'Copied' : 'Copy'}
             </button>
@@ -257,13 +267,22 @@ export function RevokeKeyButton({ projectId, keyId, name }: { projectId: string;
   const [confirming, setConfirming] = useState(false);
   if (!confirming) {
     return (
-      <button type="button" className={btn.dangerOutline} onClick={() => setConfirming(true)} aria-label={`Revoke ${name}`}>
+      <button
+        type="button"
+        className={btn.dangerOutline}
+        onClick={() => setConfirming(true)}
+        aria-label={`Revoke ${name}`}
+      >
         Revoke
       </button>
     );
   }
   return (
-    <span role="group" aria-label={`Confirm revoking ${name}`} className="inline-flex flex-wrap items-center justify-end gap-1">
+    <span
+      role="group"
+      aria-label={`Confirm revoking ${name}`}
+      className="inline-flex flex-wrap items-center justify-end gap-1"
+    >
       <button
         type="button"
         className={btn.danger}

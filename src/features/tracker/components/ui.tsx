@@ -25,7 +25,12 @@ export const card = 'rounded-lg border border-slate-200 bg-white p-4 dark:border
 export const link = 'text-blue-700 underline-offset-2 hover:underline dark:text-blue-300';
 
 export const STATUS_LABEL: Record<IssueStatus, string> = { OPEN: 'Open', IN_PROGRESS: 'In progress', CLOSED: 'Closed' };
-export const PRIORITY_LABEL: Record<IssuePriority, string> = { LOW: 'Low', MEDIUM: 'Medium', HIGH: 'High', URGENT: 'Urgent' };
+export const PRIORITY_LABEL: Record<IssuePriority, string> = {
+  LOW: 'Low',
+  MEDIUM: 'Medium',
+  HIGH: 'High',
+  URGENT: 'Urgent',
+};
 export const ROLE_LABEL: Record<Role, string> = { OWNER: 'Owner', ADMIN: 'Admin', MEMBER: 'Member', VIEWER: 'Viewer' };
 
 const STATUS_CLASS: Record<IssueStatus, string> = {
@@ -42,7 +47,11 @@ const PRIORITY_CLASS: Record<IssuePriority, string> = {
 
 export function StatusBadge({ status }: { status: IssueStatus }) {
   return (
-    <span data-testid="issue-status" data-status={status} className={`inline-block whitespace-nowrap rounded-full px-2 py-0.5 text-xs font-medium ${STATUS_CLASS[status]}`}>
+    <span
+      data-testid="issue-status"
+      data-status={status}
+      className={`inline-block whitespace-nowrap rounded-full px-2 py-0.5 text-xs font-medium ${STATUS_CLASS[status]}`}
+    >
       {STATUS_LABEL[status]}
     </span>
   );
@@ -70,7 +79,11 @@ function safeColor(c: string): string {
 export function LabelChip({ name, color }: { name: string; color: string }) {
   return (
     <span className="inline-flex items-center gap-1 rounded-full border border-slate-300 px-2 py-0.5 text-xs text-slate-700 dark:border-slate-600 dark:text-slate-300">
-      <span aria-hidden="true" className="inline-block h-2 w-2 rounded-full" style={{ backgroundColor: safeColor(color) }} />
+      <span
+        aria-hidden="true"
+        className="inline-block h-2 w-2 rounded-full"
+        style={{ backgroundColor: safeColor(color) }}
+      />
       {name}
     </span>
   );
@@ -128,11 +141,21 @@ export function PriorityOptions() {
   );
 }
 
-export function NotAllowed({ projectId, what, testId = 'not-allowed' }: { projectId: string; what: string; testId?: string }) {
+export function NotAllowed({
+  projectId,
+  what,
+  testId = 'not-allowed',
+}: {
+  projectId: string;
+  what: string;
+  testId?: string;
+}) {
   return (
     <main className="mx-auto max-w-xl py-10" data-testid={testId}>
       <h1 className="text-xl font-semibold">Not allowed</h1>
-      <p className="mt-2 text-sm text-slate-700 dark:text-slate-300">Your role in this project does not allow you to {what}.</p>
+      <p className="mt-2 text-sm text-slate-700 dark:text-slate-300">
+        Your role in this project does not allow you to {what}.
+      </p>
       <p className="mt-4 text-sm">
         <Link href={`/projects/${encodeURIComponent(projectId)}/issues`} className={link}>
           Back to the issues
@@ -191,7 +214,11 @@ export function DataTable({
           <tr>
             {columns.map((column) =>
               column ? (
-                <th key={column.label} scope="col" className={column.className ? `px-3 py-2 ${column.className}` : 'px-3 py-2'}>
+                <th
+                  key={column.label}
+                  scope="col"
+                  className={column.className ? `px-3 py-2 ${column.className}` : 'px-3 py-2'}
+                >
                   {column.srOnly ? <span className="sr-only">{column.label}</span> : column.label}
                 </th>
               ) : null,

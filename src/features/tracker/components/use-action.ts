@@ -14,7 +14,7 @@ export function useAction() {
   const [refreshing, startTransition] = useTransition();
 
   const run = useCallback(
-    async <T,>(fn: () => Promise<T>, opts: { refresh?: boolean } = {}): Promise<T | undefined> => {
+    async <T>(fn: () => Promise<T>, opts: { refresh?: boolean } = {}): Promise<T | undefined> => {
       setBusy(true);
       setError(null);
       try {

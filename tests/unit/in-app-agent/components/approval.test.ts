@@ -44,7 +44,13 @@ function interrupt(over: Partial<Interrupt> = {}, meta: Record<string, unknown> 
 describe('readApprovalInterrupt', () => {
   it('reads a tool approval interrupt', () => {
     const r = readApprovalInterrupt(interrupt());
-    expect(r).toMatchObject({ interruptId: 'int_1', toolCallId: 'call_1', toolName: 'create_issue', reason: 'mutating', args: { title: 'Panel test' } });
+    expect(r).toMatchObject({
+      interruptId: 'int_1',
+      toolCallId: 'call_1',
+      toolName: 'create_issue',
+      reason: 'mutating',
+      args: { title: 'Panel test' },
+    });
   });
   it('ignores other interrupts and malformed metadata', () => {
     expect(readApprovalInterrupt(interrupt({ reason: 'other' }))).toBeNull();
@@ -110,7 +116,16 @@ describe('wording', () => {
 describe('buildResume', () => {
   const a = readApprovalInterrupt(interrupt())!;
   const b = readApprovalInterrupt(
-    interrupt({ id: 'int_2', toolCallId: 'call_2' }, { toolName: 'close_issue', args: { number: 3 }, argsFingerprint: 'fp2', approvalReason: 'destructive', destructive: true }),
+    interrupt(
+      { id: 'int_2', toolCallId: 'call_2' },
+      {
+        toolName: 'close_issue',
+        args: { number: 3 },
+        argsFingerprint: 'fp2',
+        approvalReason: 'destructive',
+        destructive: true,
+      },
+    ),
   )!;
 
   it('needs an answer for every request of the batch', () => {
@@ -131,15 +146,26 @@ describe('buildResume', () => {
     expect(res).toEqual({
       ok: true,
       resume: [
-        { interruptId: 'int_1', status: 'resolved', payload: { approved: true, argsFingerprint: 'fp1', args: { title: 'Panel test edited' } } },
-        { interruptId: 'int_2', status: 'resolved', payload: { approved: false, argsFingerprint: 'fp2', feedback: 'not this one' } },
+        {
+          interruptId: 'int_1',
+          status: 'resolved',
+          payload: { approved: true, argsFingerprint: 'fp1', args: { title: 'Panel test edited' } },
+        },
+        {
+          interruptId: 'int_2',
+          status: 'resolved',
+          payload: { approved: false, argsFingerprint: 'fp2', feedback: 'not this one' },
+        },
       ],
     });
   });
 
   it('does not send unchanged args and refuses invalid JSON on approve', () => {
     const ok = buildResume([a], { int_1: { ...initialDraft(a), decision: 'approve' } }, Date.now());
-    expect(ok).toEqual({ ok: true, resume: [{ interruptId: 'int_1', status: 'resolved', payload: { approved: true, argsFingerprint: 'fp1' } }] });
+    expect(ok).toEqual({
+      ok: true,
+      resume: [{ interruptId: 'int_1', status: 'resolved', payload: { approved: true, argsFingerprint: 'fp1' } }],
+    });
     const bad = buildResume([a], { int_1: { decision: 'approve', argsText: '{', feedback: '' } }, Date.now());
     expect(bad.ok).toBe(false);
     // A rejection does not care about the edited text.
@@ -148,9 +174,17 @@ describe('buildResume', () => {
   });
 
   it('refuses approving arguments the tool schema rejects, naming the field', () => {
-    const res = buildResume([a], { int_1: { decision: 'approve', argsText: '{"title":"ok","labels":"bug"}', feedback: '' } }, Date.now());
+    const res = buildResume(
+      [a],
+      { int_1: { decision: 'approve', argsText: '{"title":"ok","labels":"bug"}', feedback: '' } },
+      Date.now(),
+    );
     expect(res).toEqual({ ok: false, error: 'Arguments of “Create issue”: labels: must be a list' });
-    const unknown = buildResume([a], { int_1: { decision: 'approve', argsText: '{"title":"ok","due":"friday"}', feedback: '' } }, Date.now());
+    const unknown = buildResume(
+      [a],
+      { int_1: { decision: 'approve', argsText: '{"title":"ok","due":"friday"}', feedback: '' } },
+      Date.now(),
+    );
     expect(unknown.ok).toBe(false);
     if (!unknown.ok) expect(unknown.error).toContain('due: is not an argument of this tool');
   });
@@ -167,7 +201,10 @@ describe('cardState', () => {
   const a = readApprovalInterrupt(interrupt())!;
   it('decided beats expired beats open', () => {
     const decided = { call_1: { toolCallId: 'call_1', decision: 'rejected' as const, feedback: 'no' } };
-    expect(cardState({ ...a, expiresAt: past }, decided, Date.now(), true)).toEqual({ kind: 'decided', decision: decided.call_1 });
+    expect(cardState({ ...a, expiresAt: past }, decided, Date.now(), true)).toEqual({
+      kind: 'decided',
+      decision: decided.call_1,
+    });
     expect(cardState({ ...a, expiresAt: past }, {}, Date.now(), true)).toEqual({ kind: 'expired' });
     expect(cardState(a, {}, Date.now(), true)).toEqual({ kind: 'open' });
     expect(cardState(a, {}, Date.now(), false)).toEqual({ kind: 'unanswered' });

@@ -1,7 +1,10 @@
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { ConversationMessages, type ConversationMessagesProps } from '@/features/in-app-agent/components/ConversationMessages';
+import {
+  ConversationMessages,
+  type ConversationMessagesProps,
+} from '@/features/in-app-agent/components/ConversationMessages';
 import { CUSTOM_EVENTS } from '@/features/in-app-agent/constants';
 import { emptyView, foldEvents } from '@/features/in-app-agent/fold';
 import type { AgentEvent } from '@/features/in-app-agent/schema';
@@ -59,7 +62,13 @@ function render(events: AgentEvent[], props: Partial<ConversationMessagesProps> 
   return renderToStaticMarkup(createElement(ConversationMessages, { view, now: Date.now(), ...props }));
 }
 
-const approvals = { drafts: {}, onDraftChange: () => undefined, onSubmit: () => undefined, submitting: false, error: null };
+const approvals = {
+  drafts: {},
+  onDraftChange: () => undefined,
+  onSubmit: () => undefined,
+  submitting: false,
+  error: null,
+};
 
 describe('ConversationMessages', () => {
   it('shows an answerable approval card with editable args in the live panel', () => {
@@ -127,7 +136,11 @@ describe('ConversationMessages', () => {
       [
         ...interruptedRun(),
         { type: 'RUN_STARTED', threadId: T, runId: 'run_2' },
-        { type: 'CUSTOM', name: CUSTOM_EVENTS.approvalDecided, value: { toolCallId: 'call_1', decision: 'rejected', feedback: 'wrong title' } },
+        {
+          type: 'CUSTOM',
+          name: CUSTOM_EVENTS.approvalDecided,
+          value: { toolCallId: 'call_1', decision: 'rejected', feedback: 'wrong title' },
+        },
         { type: 'TOOL_CALL_RESULT', messageId: 't1', toolCallId: 'call_1', content: '{"rejected":true}', role: 'tool' },
         { type: 'RUN_FINISHED', threadId: T, runId: 'run_2', outcome: { type: 'success' } },
       ],
@@ -152,8 +165,18 @@ describe('ConversationMessages', () => {
         [
           ...interruptedRun(),
           { type: 'RUN_STARTED', threadId: T, runId: 'run_2' },
-          { type: 'CUSTOM', name: CUSTOM_EVENTS.approvalDecided, value: { toolCallId: 'call_1', decision: 'approved', edited } },
-          { type: 'TOOL_CALL_RESULT', messageId: 't1', toolCallId: 'call_1', content: '{"number":11,"title":"Panel test edited"}', role: 'tool' },
+          {
+            type: 'CUSTOM',
+            name: CUSTOM_EVENTS.approvalDecided,
+            value: { toolCallId: 'call_1', decision: 'approved', edited },
+          },
+          {
+            type: 'TOOL_CALL_RESULT',
+            messageId: 't1',
+            toolCallId: 'call_1',
+            content: '{"number":11,"title":"Panel test edited"}',
+            role: 'tool',
+          },
           { type: 'RUN_FINISHED', threadId: T, runId: 'run_2', outcome: { type: 'success' } },
         ],
         { approvals },
@@ -174,7 +197,11 @@ describe('ConversationMessages', () => {
         [
           ...interruptedRun(),
           { type: 'RUN_STARTED', threadId: T, runId: 'run_2' },
-          { type: 'CUSTOM', name: CUSTOM_EVENTS.approvalDecided, value: { toolCallId: 'call_1', decision: 'approved', ...value } },
+          {
+            type: 'CUSTOM',
+            name: CUSTOM_EVENTS.approvalDecided,
+            value: { toolCallId: 'call_1', decision: 'approved', ...value },
+          },
           { type: 'TOOL_CALL_RESULT', messageId: 't1', toolCallId: 'call_1', content: '{"number":11}', role: 'tool' },
           { type: 'RUN_FINISHED', threadId: T, runId: 'run_2', outcome: { type: 'success' } },
         ],
@@ -185,7 +212,9 @@ describe('ConversationMessages', () => {
     expect(edited).toContain('&quot;title&quot;: &quot;Panel test edited&quot;');
     expect(edited).toContain('data-testid="approval-ran-diff"');
     expect(edited).toMatch(/<code>priority<\/code>:\s*added “HIGH”/);
-    expect(edited).toMatch(/data-testid="tool-card-ran-with"[^>]*>Ran with: title: “Panel test edited”, priority: “HIGH”/);
+    expect(edited).toMatch(
+      /data-testid="tool-card-ran-with"[^>]*>Ran with: title: “Panel test edited”, priority: “HIGH”/,
+    );
     // The proposal shows struck through on the tool card, labelled for screen readers.
     expect(edited).toContain('Proposed: </span>title: “Panel test”');
     expect(edited).not.toContain('Ran with the arguments you edited');
@@ -199,7 +228,11 @@ describe('ConversationMessages', () => {
 
   it('offers feedback only on completed assistant messages and shows the stored choice', () => {
     const streaming = render(
-      [...userTurn('run_1', 'u1', 'hi'), { type: 'TEXT_MESSAGE_START', messageId: 'a1', role: 'assistant' }, { type: 'TEXT_MESSAGE_CONTENT', messageId: 'a1', delta: 'Hel' }],
+      [
+        ...userTurn('run_1', 'u1', 'hi'),
+        { type: 'TEXT_MESSAGE_START', messageId: 'a1', role: 'assistant' },
+        { type: 'TEXT_MESSAGE_CONTENT', messageId: 'a1', delta: 'Hel' },
+      ],
       { onFeedback: async () => undefined },
     );
     expect(streaming).toContain('data-streaming="true"');

@@ -35,7 +35,9 @@ describe('validateJsonSchema on the real tool schemas', () => {
     expect(messages(schema('close_issue'), { number: '3' })).toEqual(['number: must be a whole number']);
     expect(messages(schema('close_issue'), { number: 0 })).toEqual(['number: must be at least 1']);
     expect(messages(schema('list_issues'), { pageSize: 51 })).toEqual(['pageSize: must be at most 50']);
-    expect(messages(schema('create_issue'), { title: 'a', labels: Array(11).fill('x') })).toEqual(['labels: at most 10 items (it has 11)']);
+    expect(messages(schema('create_issue'), { title: 'a', labels: Array(11).fill('x') })).toEqual([
+      'labels: at most 10 items (it has 11)',
+    ]);
     expect(messages(schema('create_issue'), { title: 'a', labels: 'bug' })).toEqual(['labels: must be a list']);
     expect(messages(schema('notify_webhook'), { message: '' })).toEqual(['message: cannot be empty']);
   });
@@ -103,7 +105,9 @@ describe('validateJsonSchema keywords', () => {
   it('counts characters as people do and ignores what it does not know', () => {
     expect(messages({ type: 'string', maxLength: 2 }, '👍👍')).toEqual([]);
     expect(messages({ type: 'string', format: 'email', 'x-unknown': true }, 'not an email')).toEqual([]);
-    expect(messages({ oneOf: [{ type: 'integer' }, { type: 'number' }] }, 3)).toEqual(['matches more than one allowed shape']);
+    expect(messages({ oneOf: [{ type: 'integer' }, { type: 'number' }] }, 3)).toEqual([
+      'matches more than one allowed shape',
+    ]);
     expect(validateJsonSchema(undefined, { anything: true })).toEqual([]);
     expect(messages({ type: 'object' }, [])).toEqual(['must be an object']);
   });

@@ -9,7 +9,9 @@ function render(text: string): string {
 
 describe('Markdown', () => {
   it('shows raw HTML as text, never as elements', () => {
-    const html = render('Hi <img src=x onerror="alert(1)"> and <script>alert(2)</script>\n\n<iframe src="https://evil.example"></iframe>');
+    const html = render(
+      'Hi <img src=x onerror="alert(1)"> and <script>alert(2)</script>\n\n<iframe src="https://evil.example"></iframe>',
+    );
     expect(html).not.toMatch(/<img/i);
     expect(html).not.toMatch(/<script/i);
     expect(html).not.toMatch(/<iframe/i);

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { LIMITS } from '@/features/in-app-agent/constants';
-import { buildPageContext, issueNumberFromPath, pageKind, suggestionsFor } from '@/features/in-app-agent/components/page-context';
+import {
+  buildPageContext,
+  issueNumberFromPath,
+  pageKind,
+  suggestionsFor,
+} from '@/features/in-app-agent/components/page-context';
 import { PageContextSchema } from '@/features/in-app-agent/schema';
 
 describe('page context', () => {

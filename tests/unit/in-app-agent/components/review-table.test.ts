@@ -16,11 +16,16 @@ const row = (over: Partial<ReviewRow> = {}): ReviewRow => ({
   ...over,
 });
 
-const render = (rows: ReviewRow[]) => renderToStaticMarkup(createElement(ReviewTable, { rows, basePath: '/projects/p/assistant/review' }));
+const render = (rows: ReviewRow[]) =>
+  renderToStaticMarkup(createElement(ReviewTable, { rows, basePath: '/projects/p/assistant/review' }));
 
 describe('ReviewTable', () => {
   it('marks a conversation its user deleted, and only that one', () => {
-    const html = render([row({ id: 'cv_gone', deleted: true }), row({ id: 'cv_kept', deleted: false }), row({ id: 'cv_old' })]);
+    const html = render([
+      row({ id: 'cv_gone', deleted: true }),
+      row({ id: 'cv_kept', deleted: false }),
+      row({ id: 'cv_old' }),
+    ]);
     expect(html.match(/data-testid="review-deleted"/g)).toHaveLength(1);
     expect(html).toMatch(/data-conversation-id="cv_gone" data-deleted="true"/);
     expect(html).toContain('deleted by user');

@@ -25,14 +25,23 @@ function turn(runId: string, question: string, answer: string, usage?: TokenUsag
     ...(end
       ? ([
           { type: 'TEXT_MESSAGE_END', messageId: `a-${runId}` },
-          { type: 'RUN_FINISHED', threadId: T, runId, outcome: { type: 'success' }, ...(usage ? { usage: [usage] } : {}) },
+          {
+            type: 'RUN_FINISHED',
+            threadId: T,
+            runId,
+            outcome: { type: 'success' },
+            ...(usage ? { usage: [usage] } : {}),
+          },
         ] as AgentEvent[])
       : []),
   ];
 }
 
 function conversation(): ConversationView {
-  const events = [...turn('run_1', 'first question', 'First answer.'), ...turn('run_2b', 'second question', 'Second answer.')];
+  const events = [
+    ...turn('run_1', 'first question', 'First answer.'),
+    ...turn('run_2b', 'second question', 'Second answer.'),
+  ];
   const view = foldEvents(events, emptyView(T));
   view.versions = { run_2b: { index: 2, count: 3, runIds: ['run_2', 'run_2b', 'run_2c'] } };
   return view;
@@ -86,7 +95,10 @@ describe('versions of a turn', () => {
     expect(atStart).toMatch(/aria-label="Previous version"[^>]*disabled=""/);
     expect(atStart).not.toMatch(/aria-label="Next version"[^>]*disabled=""/);
 
-    const busy = part(render(conversation(), { ...live, versions: { onSelect: noop, disabled: true } }), 'assistant-versions');
+    const busy = part(
+      render(conversation(), { ...live, versions: { onSelect: noop, disabled: true } }),
+      'assistant-versions',
+    );
     expect(busy).toMatch(/aria-label="Previous version"[^>]*disabled=""/);
     expect(busy).toMatch(/aria-label="Next version"[^>]*disabled=""/);
   });
@@ -114,7 +126,10 @@ describe('edit and regenerate', () => {
   });
 
   it('offers no Regenerate when the newest user message has no answer yet', () => {
-    const view = foldEvents([...turn('run_1', 'q', 'A.'), { type: 'RUN_STARTED', threadId: T, runId: 'run_2' }], emptyView(T));
+    const view = foldEvents(
+      [...turn('run_1', 'q', 'A.'), { type: 'RUN_STARTED', threadId: T, runId: 'run_2' }],
+      emptyView(T),
+    );
     view.messages.push({ id: 'u-run_2', role: 'user', content: 'and then?', runId: 'run_2' });
     const html = render(view, live);
     expect(html).not.toContain('assistant-regenerate');
@@ -154,12 +169,16 @@ describe('earlier messages', () => {
   it('offers "Show earlier messages" at the top when there are earlier ones, and says so while loading or failing', () => {
     const view = conversation();
     const idle = render(view, { earlier: { onLoad: noop, loading: false, error: null } });
-    expect(idle.indexOf('data-testid="assistant-earlier"')).toBeLessThan(idle.indexOf('data-testid="assistant-message"'));
+    expect(idle.indexOf('data-testid="assistant-earlier"')).toBeLessThan(
+      idle.indexOf('data-testid="assistant-message"'),
+    );
     expect(part(idle, 'assistant-earlier')).toContain('>Show earlier messages</button>');
     const loading = part(render(view, { earlier: { onLoad: noop, loading: true, error: null } }), 'assistant-earlier');
     expect(loading).toContain('disabled=""');
     expect(loading).toContain('Loading earlier messages…');
-    const failed = render(view, { earlier: { onLoad: noop, loading: false, error: 'Could not load earlier messages.' } });
+    const failed = render(view, {
+      earlier: { onLoad: noop, loading: false, error: 'Could not load earlier messages.' },
+    });
     expect(failed).toMatch(/role="alert"[^>]*>Could not load earlier messages\./);
     expect(render(view)).not.toContain('assistant-earlier');
   });

@@ -1,7 +1,13 @@
 // A conversation view cut and joined by run: the pieces the panel puts together when earlier pages
 // load and when a turn gets a new version.
 import { describe, expect, it } from 'vitest';
-import { addVersion, joinViews, lastTurnRunId, viewBefore, viewFrom } from '@/features/in-app-agent/components/view-pages';
+import {
+  addVersion,
+  joinViews,
+  lastTurnRunId,
+  viewBefore,
+  viewFrom,
+} from '@/features/in-app-agent/components/view-pages';
 import { emptyView, foldEvents } from '@/features/in-app-agent/fold';
 import type { AgentEvent } from '@/features/in-app-agent/schema';
 
@@ -15,7 +21,12 @@ function turn(runId: string, text: string, withCall = false): AgentEvent[] {
     { type: 'TEXT_MESSAGE_END', messageId: `u-${runId}` },
     ...(withCall
       ? ([
-          { type: 'TOOL_CALL_START', toolCallId: `call-${runId}`, toolCallName: 'close_issue', parentMessageId: `a-${runId}` },
+          {
+            type: 'TOOL_CALL_START',
+            toolCallId: `call-${runId}`,
+            toolCallName: 'close_issue',
+            parentMessageId: `a-${runId}`,
+          },
           { type: 'TOOL_CALL_END', toolCallId: `call-${runId}` },
           {
             type: 'CUSTOM',
@@ -59,7 +70,10 @@ describe('view pages', () => {
 
   it('counts a new version as the last of its turn, and drops the replaced one from the map', () => {
     expect(addVersion(undefined, 'r2', 'r2b')).toEqual({ r2b: { index: 2, count: 2, runIds: ['r2', 'r2b'] } });
-    const two = { r2b: { index: 2, count: 2, runIds: ['r2', 'r2b'] }, r1: { index: 1, count: 2, runIds: ['r1', 'r1b'] } };
+    const two = {
+      r2b: { index: 2, count: 2, runIds: ['r2', 'r2b'] },
+      r1: { index: 1, count: 2, runIds: ['r1', 'r1b'] },
+    };
     expect(addVersion(two, 'r2b', 'r2c')).toEqual({
       r1: two.r1,
       r2c: { index: 3, count: 3, runIds: ['r2', 'r2b', 'r2c'] },

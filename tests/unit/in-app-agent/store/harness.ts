@@ -202,7 +202,10 @@ export class FakeAgentServer {
   readonly requests: RecordedRequest[] = [];
   private readonly responders = { start: [] as Responder[], follow: [] as Responder[], cancel: [] as Responder[] };
   /** Conversations `conversations.get` knows (its newest page, and the run before which older ones start). */
-  readonly conversations = new Map<string, { view: ConversationView; liveRunId: string | null; olderBefore?: string | null }>();
+  readonly conversations = new Map<
+    string,
+    { view: ConversationView; liveRunId: string | null; olderBefore?: string | null }
+  >();
   /** Pages `conversations.older` answers, by `${conversationId} ${before}`. */
   readonly olderPages = new Map<string, { view: ConversationView; olderBefore: string | null }>();
   /** What `conversations.selectVersion` answers, by run id (absent: VERSION_NOT_SELECTABLE). */

@@ -36,7 +36,13 @@ function turn(runId: string, question: string, answer: string): AgentEvent[] {
     { type: 'TEXT_MESSAGE_START', messageId: `a-${runId}`, role: 'assistant' },
     { type: 'TEXT_MESSAGE_CONTENT', messageId: `a-${runId}`, delta: answer },
     { type: 'TEXT_MESSAGE_END', messageId: `a-${runId}` },
-    { type: 'RUN_FINISHED', threadId: T, runId, outcome: { type: 'success' }, usage: [{ inputTokens: 1200, outputTokens: 30 }] },
+    {
+      type: 'RUN_FINISHED',
+      threadId: T,
+      runId,
+      outcome: { type: 'success' },
+      usage: [{ inputTokens: 1200, outputTokens: 30 }],
+    },
   ];
 }
 
@@ -104,7 +110,11 @@ describe('agent store: edit and regenerate', () => {
     stream.emit(...userTurn(T, 'run_2c', 'u-run_2c', 'hello'));
     await settle();
     // Counted as soon as the run started, while it answers.
-    expect(h.store.getSnapshot().view.versions?.run_2c).toEqual({ index: 3, count: 3, runIds: ['run_2', 'run_2b', 'run_2c'] });
+    expect(h.store.getSnapshot().view.versions?.run_2c).toEqual({
+      index: 3,
+      count: 3,
+      runIds: ['run_2', 'run_2b', 'run_2c'],
+    });
     stream.emit(...turn('run_2c', 'hello', 'Hello!').slice(4));
     stream.close();
     await settle();
@@ -183,7 +193,10 @@ describe('agent store: versions and earlier messages', () => {
     const h = harness();
     await open(h, viewOf(turn('run_2', 'second', 'B')), 'run_2');
     await h.store.loadOlder();
-    expect(h.store.getSnapshot()).toMatchObject({ olderBefore: 'run_2', olderError: 'Could not load earlier messages.' });
+    expect(h.store.getSnapshot()).toMatchObject({
+      olderBefore: 'run_2',
+      olderError: 'Could not load earlier messages.',
+    });
     expect(h.store.getSnapshot().view.runs).toHaveLength(1);
   });
 
@@ -220,7 +233,11 @@ describe('agent store: versions and earlier messages', () => {
 
   it('switching a turn older than the newest page loads pages back until the turn is in', async () => {
     const h = harness();
-    const shown = viewOf(turn('run_1b', 'first, edited', 'A2'), turn('run_2', 'second', 'B'), turn('run_3', 'third', 'C'));
+    const shown = viewOf(
+      turn('run_1b', 'first, edited', 'A2'),
+      turn('run_2', 'second', 'B'),
+      turn('run_3', 'third', 'C'),
+    );
     shown.versions = { run_1b: { index: 2, count: 2, runIds: ['run_1', 'run_1b'] } };
     await open(h, shown);
     const newestOfBranch = viewOf(turn('run_4', 'fourth', 'D'));

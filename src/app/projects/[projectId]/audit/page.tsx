@@ -27,7 +27,8 @@ export default async function AuditPage({
   const basePath = `/projects/${encodeURIComponent(projectId)}/audit`;
 
   const ctx = await requireProjectPage(projectId, basePath);
-  if (!ctx.can('audit:read')) return <NotAllowed projectId={projectId} what="read the tool-call audit trail" testId="audit-not-allowed" />;
+  if (!ctx.can('audit:read'))
+    return <NotAllowed projectId={projectId} what="read the tool-call audit trail" testId="audit-not-allowed" />;
 
   // Each filter is checked with the procedure's own schema; an invalid one is ignored, not an error.
   const filterSchemas = AuditListInput.shape;
@@ -62,8 +63,8 @@ export default async function AuditPage({
       <div>
         <h1 className="text-2xl font-semibold tracking-tight">Tool-call audit</h1>
         <p className="text-sm text-slate-600 dark:text-slate-300">
-          Every call to this project&apos;s MCP tools — by project keys and by the assistant — newest first, including denied
-          and failed calls. Previews of arguments and results are shortened.
+          Every call to this project&apos;s MCP tools — by project keys and by the assistant — newest first, including
+          denied and failed calls. Previews of arguments and results are shortened.
         </p>
       </div>
       <AuditFilters basePath={basePath} facets={facets} values={values} />
@@ -75,7 +76,11 @@ export default async function AuditPage({
           </Link>
         ) : null}
         {data.nextCursor ? (
-          <Link href={`${basePath}?${nextQuery}`} className="text-blue-700 underline dark:text-blue-300" data-testid="audit-next">
+          <Link
+            href={`${basePath}?${nextQuery}`}
+            className="text-blue-700 underline dark:text-blue-300"
+            data-testid="audit-next"
+          >
             Older calls
           </Link>
         ) : null}

@@ -2,10 +2,26 @@ import type { Metadata } from 'next';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { IssueFilters } from '@/features/tracker/components/IssueFilters';
-import { LabelChip, PageHeading, PriorityText, StatusBadge, DataTable, btn, link, When } from '@/features/tracker/components/ui';
+import {
+  LabelChip,
+  PageHeading,
+  PriorityText,
+  StatusBadge,
+  DataTable,
+  btn,
+  link,
+  When,
+} from '@/features/tracker/components/ui';
 import { NotAllowed } from '@/features/tracker/components/ui';
 import { requireProjectPage } from '@/features/tracker/page-access';
-import { ISSUE_STATUSES, ListIssuesInput, listIssues, listLabels, listMembers, type IssueStatus } from '@/features/tracker/service';
+import {
+  ISSUE_STATUSES,
+  ListIssuesInput,
+  listIssues,
+  listLabels,
+  listMembers,
+  type IssueStatus,
+} from '@/features/tracker/service';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Issues · Tracker' };
@@ -19,16 +35,26 @@ function one(sp: SP, key: string, max = 200): string | undefined {
   return s ? s.slice(0, max) : undefined;
 }
 
-export default async function IssuesPage({ params, searchParams }: { params: Promise<{ projectId: string }>; searchParams: Promise<SP> }) {
+export default async function IssuesPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ projectId: string }>;
+  searchParams: Promise<SP>;
+}) {
   const { projectId } = await params;
   const sp = await searchParams;
   const base = `/projects/${encodeURIComponent(projectId)}`;
-  const query = new URLSearchParams(Object.entries(sp).flatMap(([k, v]) => (typeof v === 'string' ? [[k, v]] : []))).toString();
+  const query = new URLSearchParams(
+    Object.entries(sp).flatMap(([k, v]) => (typeof v === 'string' ? [[k, v]] : [])),
+  ).toString();
   const ctx = await requireProjectPage(projectId, `${base}/issues${query ? `?${query}` : ''}`);
   if (!ctx.can('issues:read')) return <NotAllowed projectId={projectId} what="see issues" />;
 
   const statusParam = one(sp, 'status');
-  const status = (ISSUE_STATUSES as readonly string[]).includes(statusParam ?? '') ? (statusParam as IssueStatus) : undefined;
+  const status = (ISSUE_STATUSES as readonly string[]).includes(statusParam ?? '')
+    ? (statusParam as IssueStatus)
+    : undefined;
   const assigneeParam = one(sp, 'assignee', 64);
   const label = one(sp, 'label', 50);
   const q = one(sp, 'q', 200);
@@ -131,7 +157,9 @@ export default async function IssuesPage({ params, searchParams }: { params: Pro
               <td className="px-3 py-2">
                 <PriorityText priority={i.priority} />
               </td>
-              <td className="px-3 py-2">{i.assignee?.name ?? <span className="text-slate-500 dark:text-slate-400">Unassigned</span>}</td>
+              <td className="px-3 py-2">
+                {i.assignee?.name ?? <span className="text-slate-500 dark:text-slate-400">Unassigned</span>}
+              </td>
               <td className="hidden whitespace-nowrap px-3 py-2 text-slate-600 md:table-cell dark:text-slate-400">
                 <When date={i.createdAt} />
               </td>

@@ -39,7 +39,9 @@ export default async function MembersPage({ params }: { params: Promise<{ projec
           <tr key={m.userId} data-testid="member-row" data-email={m.email}>
             <td className="px-3 py-2 font-medium">
               {m.name}
-              {m.userId === ctx.user.id ? <span className="ml-1 text-xs text-slate-500 dark:text-slate-400">(you)</span> : null}
+              {m.userId === ctx.user.id ? (
+                <span className="ml-1 text-xs text-slate-500 dark:text-slate-400">(you)</span>
+              ) : null}
             </td>
             <td className="px-3 py-2">{m.email}</td>
             <td className="px-3 py-2">

@@ -39,8 +39,8 @@ export default async function SettingsPage({ params }: { params: Promise<{ proje
               API keys
             </h2>
             <p className="text-sm text-slate-600 dark:text-slate-400">
-              Keys let external MCP clients use this project&apos;s tools at <code className="font-mono">/api/public/mcp</code>. Secrets are
-              stored hashed and shown only once.
+              Keys let external MCP clients use this project&apos;s tools at{' '}
+              <code className="font-mono">/api/public/mcp</code>. Secrets are stored hashed and shown only once.
             </p>
           </div>
           <CreateKeyForm projectId={ctx.project.id} grantableScopes={KEY_SCOPES.filter((scope) => ctx.can(scope))} />
@@ -70,17 +70,35 @@ export default async function SettingsPage({ params }: { params: Promise<{ proje
                   </td>
                   <td className="px-3 py-2">
                     <When date={k.createdAt} />
-                    {k.createdBy ? <span className="block text-xs text-slate-500 dark:text-slate-400">by {k.createdBy.name}</span> : null}
+                    {k.createdBy ? (
+                      <span className="block text-xs text-slate-500 dark:text-slate-400">by {k.createdBy.name}</span>
+                    ) : null}
                   </td>
                   <td className="px-3 py-2" data-testid="key-expires">
-                    {k.expiresAt ? <When date={k.expiresAt} /> : <span className="text-slate-500 dark:text-slate-400">Never</span>}
+                    {k.expiresAt ? (
+                      <When date={k.expiresAt} />
+                    ) : (
+                      <span className="text-slate-500 dark:text-slate-400">Never</span>
+                    )}
                   </td>
-                  <td className="px-3 py-2">{k.lastUsedAt ? <When date={k.lastUsedAt} /> : <span className="text-slate-500 dark:text-slate-400">Never</span>}</td>
                   <td className="px-3 py-2">
-                    <span className={`inline-block rounded-full px-2 py-0.5 text-xs font-medium capitalize ${STATUS_CLASS[k.status]}`}>{k.status}</span>
+                    {k.lastUsedAt ? (
+                      <When date={k.lastUsedAt} />
+                    ) : (
+                      <span className="text-slate-500 dark:text-slate-400">Never</span>
+                    )}
+                  </td>
+                  <td className="px-3 py-2">
+                    <span
+                      className={`inline-block rounded-full px-2 py-0.5 text-xs font-medium capitalize ${STATUS_CLASS[k.status]}`}
+                    >
+                      {k.status}
+                    </span>
                   </td>
                   <td className="px-3 py-2 text-right">
-                    {k.status === 'revoked' ? null : <RevokeKeyButton projectId={ctx.project.id} keyId={k.id} name={k.name} />}
+                    {k.status === 'revoked' ? null : (
+                      <RevokeKeyButton projectId={ctx.project.id} keyId={k.id} name={k.name} />
+                    )}
                   </td>
                 </tr>
               ))}

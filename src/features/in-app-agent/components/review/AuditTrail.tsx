@@ -22,7 +22,16 @@ export interface ApprovalEntry {
   decidedAt: Date | string | null;
 }
 
-const STATUS_ICON: Record<string, string> = { OK: '✓', ERROR: '✕', DENIED: '⊘', APPROVED: '✓', CONSUMED: '✓', REJECTED: '⊘', EXPIRED: '–', PENDING: '?' };
+const STATUS_ICON: Record<string, string> = {
+  OK: '✓',
+  ERROR: '✕',
+  DENIED: '⊘',
+  APPROVED: '✓',
+  CONSUMED: '✓',
+  REJECTED: '⊘',
+  EXPIRED: '–',
+  PENDING: '?',
+};
 
 function iso(d: Date | string | null): string {
   if (!d) return '';
@@ -39,7 +48,12 @@ export function AuditTrail({ audit, approvals }: { audit: AuditEntry[]; approval
         {audit.length === 0 ? <p className="text-slate-600 dark:text-slate-300">No tool was executed.</p> : null}
         <ol className="space-y-2" data-testid="review-audit">
           {audit.map((a) => (
-            <li key={a.id} className="rounded-md border border-slate-200 p-2 dark:border-slate-700" data-testid="review-audit-entry" data-status={a.status}>
+            <li
+              key={a.id}
+              className="rounded-md border border-slate-200 p-2 dark:border-slate-700"
+              data-testid="review-audit-entry"
+              data-status={a.status}
+            >
               <div className="flex flex-wrap items-baseline gap-x-2">
                 <code className="font-medium">{a.tool}</code>
                 <span>
@@ -47,7 +61,9 @@ export function AuditTrail({ audit, approvals }: { audit: AuditEntry[]; approval
                   {a.status}
                   {a.errorCode ? ` (${a.errorCode})` : ''}
                 </span>
-                {a.durationMs !== null ? <span className="text-xs text-slate-500 dark:text-slate-400">{a.durationMs} ms</span> : null}
+                {a.durationMs !== null ? (
+                  <span className="text-xs text-slate-500 dark:text-slate-400">{a.durationMs} ms</span>
+                ) : null}
                 <time className="text-xs text-slate-500 dark:text-slate-400" dateTime={iso(a.startedAt)}>
                   {iso(a.startedAt).replace('T', ' ').slice(0, 19)} UTC
                 </time>
@@ -61,7 +77,9 @@ export function AuditTrail({ audit, approvals }: { audit: AuditEntry[]; approval
               {a.resultPreview ? (
                 <details className="mt-1">
                   <summary className="cursor-pointer text-xs">Result</summary>
-                  <pre className="mt-1 max-h-60 overflow-auto whitespace-pre-wrap break-words font-mono text-xs">{a.resultPreview}</pre>
+                  <pre className="mt-1 max-h-60 overflow-auto whitespace-pre-wrap break-words font-mono text-xs">
+                    {a.resultPreview}
+                  </pre>
                 </details>
               ) : null}
             </li>
@@ -72,10 +90,16 @@ export function AuditTrail({ audit, approvals }: { audit: AuditEntry[]; approval
         <h2 id="approvals-title" className="mb-2 text-base font-semibold">
           Approvals ({approvals.length})
         </h2>
-        {approvals.length === 0 ? <p className="text-slate-600 dark:text-slate-300">No approval was requested.</p> : null}
+        {approvals.length === 0 ? (
+          <p className="text-slate-600 dark:text-slate-300">No approval was requested.</p>
+        ) : null}
         <ul className="space-y-2" data-testid="review-approvals">
           {approvals.map((a) => (
-            <li key={a.toolCallId} className="rounded-md border border-slate-200 p-2 dark:border-slate-700" data-status={a.status}>
+            <li
+              key={a.toolCallId}
+              className="rounded-md border border-slate-200 p-2 dark:border-slate-700"
+              data-status={a.status}
+            >
               <code className="font-medium">{a.toolName}</code>{' '}
               <span>
                 <span aria-hidden="true">{STATUS_ICON[a.status] ?? '•'} </span>

@@ -78,11 +78,7 @@ export function FeedbackExportForm({ projectId }: { projectId: string }) {
           ))}
         </select>
       </label>
-      <button
-        type="submit"
-        data-testid="feedback-export-submit"
-        className={button}
-      >
+      <button type="submit" data-testid="feedback-export-submit" className={button}>
         Download JSONL
       </button>
       {error ? (

@@ -55,7 +55,10 @@ export function RunOutcome({ status }: { status: string | null }) {
 
 function fmt(d: Date | string): { text: string; iso: string } {
   const date = typeof d === 'string' ? new Date(d) : d;
-  return { text: `${date.toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' })} UTC`, iso: date.toISOString() };
+  return {
+    text: `${date.toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' })} UTC`,
+    iso: date.toISOString(),
+  };
 }
 
 /** The review list's URL for a filter, a reason, a page and a usage period (defaults left out). */
@@ -127,14 +130,30 @@ export function ReviewTable({ rows, basePath }: { rows: ReviewRow[]; basePath: s
       <table className="min-w-full border-collapse text-sm" data-testid="review-table">
         <thead>
           <tr className="border-b border-slate-300 text-left dark:border-slate-700">
-            <th scope="col" className="py-2 pr-3">Conversation</th>
-            <th scope="col" className="py-2 pr-3">User</th>
-            <th scope="col" className="py-2 pr-3">Updated</th>
-            <th scope="col" className="py-2 pr-3">Last run</th>
-            <th scope="col" className="py-2 pr-3">Feedback</th>
-            <th scope="col" className="py-2 pr-3 text-right">Approvals</th>
-            <th scope="col" className="py-2 pr-3 text-right">Tool calls</th>
-            <th scope="col" className="py-2 pr-3 text-right">Usage</th>
+            <th scope="col" className="py-2 pr-3">
+              Conversation
+            </th>
+            <th scope="col" className="py-2 pr-3">
+              User
+            </th>
+            <th scope="col" className="py-2 pr-3">
+              Updated
+            </th>
+            <th scope="col" className="py-2 pr-3">
+              Last run
+            </th>
+            <th scope="col" className="py-2 pr-3">
+              Feedback
+            </th>
+            <th scope="col" className="py-2 pr-3 text-right">
+              Approvals
+            </th>
+            <th scope="col" className="py-2 pr-3 text-right">
+              Tool calls
+            </th>
+            <th scope="col" className="py-2 pr-3 text-right">
+              Usage
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -149,7 +168,10 @@ export function ReviewTable({ rows, basePath }: { rows: ReviewRow[]; basePath: s
                 data-deleted={r.deleted === true ? 'true' : undefined}
               >
                 <td className="py-2 pr-3">
-                  <Link href={`${basePath}/${encodeURIComponent(r.id)}`} className="font-medium text-blue-700 underline dark:text-blue-300">
+                  <Link
+                    href={`${basePath}/${encodeURIComponent(r.id)}`}
+                    className="font-medium text-blue-700 underline dark:text-blue-300"
+                  >
                     {r.title || 'Untitled conversation'}
                   </Link>
                   {r.deleted === true ? (
@@ -171,8 +193,16 @@ export function ReviewTable({ rows, basePath }: { rows: ReviewRow[]; basePath: s
                 <td className="py-2 pr-3">
                   <RunOutcome status={r.lastRunStatus} />
                 </td>
-                <td className="py-2 pr-3 whitespace-nowrap" data-testid="review-feedback" data-negative={r.negativeFeedback} data-positive={r.positiveFeedback}>
-                  <span title="positive"><ThumbUpIcon /> {r.positiveFeedback}<span className="sr-only"> positive</span></span>{' '}
+                <td
+                  className="py-2 pr-3 whitespace-nowrap"
+                  data-testid="review-feedback"
+                  data-negative={r.negativeFeedback}
+                  data-positive={r.positiveFeedback}
+                >
+                  <span title="positive">
+                    <ThumbUpIcon /> {r.positiveFeedback}
+                    <span className="sr-only"> positive</span>
+                  </span>{' '}
                   <span title="negative" className={r.negativeFeedback ? 'font-semibold' : ''}>
                     <ThumbDownIcon /> {r.negativeFeedback}
                     <span className="sr-only"> negative</span>

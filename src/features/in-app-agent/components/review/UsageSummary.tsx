@@ -116,10 +116,18 @@ function UsageTable(props: {
           <th scope="col" className={TH}>
             {props.first}
           </th>
-          <th scope="col" className={`${TH} text-right`}>Answers</th>
-          <th scope="col" className={`${TH} text-right`}>Tokens in</th>
-          <th scope="col" className={`${TH} text-right`}>Tokens out</th>
-          <th scope="col" className={`${TH} text-right`}>Cost</th>
+          <th scope="col" className={`${TH} text-right`}>
+            Answers
+          </th>
+          <th scope="col" className={`${TH} text-right`}>
+            Tokens in
+          </th>
+          <th scope="col" className={`${TH} text-right`}>
+            Tokens out
+          </th>
+          <th scope="col" className={`${TH} text-right`}>
+            Cost
+          </th>
         </tr>
       </thead>
       <tbody>{props.children}</tbody>

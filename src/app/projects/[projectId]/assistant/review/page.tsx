@@ -8,11 +8,7 @@ import {
   ReviewTable,
   type ReviewFilter,
 } from '@/features/in-app-agent/components/review/ReviewTable';
-import {
-  DEFAULT_USAGE_DAYS,
-  USAGE_RANGES,
-  UsageSummary,
-} from '@/features/in-app-agent/components/review/UsageSummary';
+import { DEFAULT_USAGE_DAYS, USAGE_RANGES, UsageSummary } from '@/features/in-app-agent/components/review/UsageSummary';
 import { FeedbackReasonSchema } from '@/features/in-app-agent/schema';
 import { reviewGate } from './access';
 import { NotAllowed } from '@/features/tracker/components/ui';
@@ -35,7 +31,8 @@ export default async function AssistantReviewPage({
   const sp = await searchParams;
   const basePath = `/projects/${encodeURIComponent(projectId)}/assistant/review`;
   const gate = await reviewGate(projectId, basePath);
-  if (gate.kind === 'forbidden') return <NotAllowed projectId={projectId} what="review assistant conversations" testId="review-not-allowed" />;
+  if (gate.kind === 'forbidden')
+    return <NotAllowed projectId={projectId} what="review assistant conversations" testId="review-not-allowed" />;
 
   const rawFilter = one(sp.filter);
   const filter: ReviewFilter = REVIEW_FILTERS.some((f) => f.value === rawFilter) ? (rawFilter as ReviewFilter) : 'all';

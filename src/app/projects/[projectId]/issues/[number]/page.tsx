@@ -2,8 +2,23 @@ import { TRPCError } from '@trpc/server';
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
-import { CommentForm, DeleteIssueButton, IssueEditor, IssueLabelsControl, IssueStateControls } from '@/features/tracker/components/IssueControls';
-import { LabelChip, NotAllowed, PRIORITY_LABEL, PriorityText, StatusBadge, card, link, When } from '@/features/tracker/components/ui';
+import {
+  CommentForm,
+  DeleteIssueButton,
+  IssueEditor,
+  IssueLabelsControl,
+  IssueStateControls,
+} from '@/features/tracker/components/IssueControls';
+import {
+  LabelChip,
+  NotAllowed,
+  PRIORITY_LABEL,
+  PriorityText,
+  StatusBadge,
+  card,
+  link,
+  When,
+} from '@/features/tracker/components/ui';
 import { parseIssueNumber, requireProjectPage } from '@/features/tracker/page-access';
 import { getIssue, listLabels, listMembers, type IssueDetail } from '@/features/tracker/service';
 
@@ -29,7 +44,9 @@ export default async function IssuePage({ params }: { params: Promise<{ projectI
     throw err;
   }
   const canWrite = ctx.can('issues:write');
-  const [members, labels] = canWrite ? await Promise.all([listMembers(ctx.prisma, ctx.project.id), listLabels(ctx.prisma, ctx.project.id)]) : [[], []];
+  const [members, labels] = canWrite
+    ? await Promise.all([listMembers(ctx.prisma, ctx.project.id), listLabels(ctx.prisma, ctx.project.id)])
+    : [[], []];
   const ref = { projectId: ctx.project.id, number: issue.number };
 
   const view = (
@@ -61,7 +78,13 @@ export default async function IssuePage({ params }: { params: Promise<{ projectI
               </span>
             </div>
             <div>
-              {canWrite ? <IssueEditor issue={{ ...ref, title: issue.title, body: issue.body, priority: issue.priority }}>{view}</IssueEditor> : view}
+              {canWrite ? (
+                <IssueEditor issue={{ ...ref, title: issue.title, body: issue.body, priority: issue.priority }}>
+                  {view}
+                </IssueEditor>
+              ) : (
+                view
+              )}
             </div>
           </article>
 
@@ -69,7 +92,9 @@ export default async function IssuePage({ params }: { params: Promise<{ projectI
             <h2 id="comments-heading" className="text-lg font-semibold">
               Comments ({issue.commentCount})
             </h2>
-            {issue.comments.length === 0 ? <p className="text-sm text-slate-600 dark:text-slate-400">No comments yet.</p> : null}
+            {issue.comments.length === 0 ? (
+              <p className="text-sm text-slate-600 dark:text-slate-400">No comments yet.</p>
+            ) : null}
             {issue.comments.length < issue.commentCount ? (
               <p className="text-sm text-slate-600 dark:text-slate-400" data-testid="older-comments-omitted">
                 Showing the newest {issue.comments.length} of {issue.commentCount} comments.
@@ -112,8 +137,15 @@ export default async function IssuePage({ params }: { params: Promise<{ projectI
           <div className={`${card} space-y-3 text-sm`}>
             {canWrite ? (
               <>
-                <IssueStateControls issue={{ ...ref, status: issue.status, assigneeId: issue.assignee?.id ?? null }} members={members.map((m) => ({ id: m.userId, name: m.name }))} />
-                <IssueLabelsControl issue={ref} all={labels.map((l) => l.name)} selected={issue.labels.map((l) => l.name)} />
+                <IssueStateControls
+                  issue={{ ...ref, status: issue.status, assigneeId: issue.assignee?.id ?? null }}
+                  members={members.map((m) => ({ id: m.userId, name: m.name }))}
+                />
+                <IssueLabelsControl
+                  issue={ref}
+                  all={labels.map((l) => l.name)}
+                  selected={issue.labels.map((l) => l.name)}
+                />
               </>
             ) : (
               <dl className="space-y-2">
@@ -128,7 +160,9 @@ export default async function IssuePage({ params }: { params: Promise<{ projectI
                 <div>
                   <dt className="font-medium">Labels</dt>
                   <dd className="flex flex-wrap gap-1">
-                    {issue.labels.length ? issue.labels.map((l) => <LabelChip key={l.id} name={l.name} color={l.color} />) : 'None'}
+                    {issue.labels.length
+                      ? issue.labels.map((l) => <LabelChip key={l.id} name={l.name} color={l.color} />)
+                      : 'None'}
                   </dd>
                 </div>
               </dl>

@@ -11,11 +11,18 @@ export default async function NewIssuePage({ params }: { params: Promise<{ proje
   const { projectId } = await params;
   const ctx = await requireProjectPage(projectId, `/projects/${projectId}/issues/new`);
   if (!ctx.can('issues:write')) return <NotAllowed projectId={projectId} what="create issues" />;
-  const [members, labels] = await Promise.all([listMembers(ctx.prisma, ctx.project.id), listLabels(ctx.prisma, ctx.project.id)]);
+  const [members, labels] = await Promise.all([
+    listMembers(ctx.prisma, ctx.project.id),
+    listLabels(ctx.prisma, ctx.project.id),
+  ]);
   return (
     <main>
       <PageHeading title="New issue" />
-      <NewIssueForm projectId={ctx.project.id} members={members.map((m) => ({ id: m.userId, name: m.name }))} labels={labels.map((l) => l.name)} />
+      <NewIssueForm
+        projectId={ctx.project.id}
+        members={members.map((m) => ({ id: m.userId, name: m.name }))}
+        labels={labels.map((l) => l.name)}
+      />
     </main>
   );
 }

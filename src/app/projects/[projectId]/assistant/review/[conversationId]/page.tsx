@@ -12,11 +12,16 @@ import { NotAllowed } from '@/features/tracker/components/ui';
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Assistant review: conversation' };
 
-export default async function AssistantReviewConversationPage({ params }: { params: Promise<{ projectId: string; conversationId: string }> }) {
+export default async function AssistantReviewConversationPage({
+  params,
+}: {
+  params: Promise<{ projectId: string; conversationId: string }>;
+}) {
   const { projectId, conversationId } = await params;
   const basePath = `/projects/${encodeURIComponent(projectId)}/assistant/review`;
   const gate = await reviewGate(projectId, `${basePath}/${encodeURIComponent(conversationId)}`);
-  if (gate.kind === 'forbidden') return <NotAllowed projectId={projectId} what="review assistant conversations" testId="review-not-allowed" />;
+  if (gate.kind === 'forbidden')
+    return <NotAllowed projectId={projectId} what="review assistant conversations" testId="review-not-allowed" />;
 
   const data = await gate.caller.agent.review.get({ projectId, conversationId }).catch((err: unknown) => {
     if (isNotFound(err)) notFound();
@@ -24,7 +29,15 @@ export default async function AssistantReviewConversationPage({ params }: { para
   });
   const lastRun = data.view.runs[data.view.runs.length - 1];
   const lastStatus = lastRun
-    ? ({ running: 'RUNNING', completed: 'COMPLETED', interrupted: 'INTERRUPTED', cancelled: 'ABORTED', failed: 'FAILED' } as const)[lastRun.status]
+    ? (
+        {
+          running: 'RUNNING',
+          completed: 'COMPLETED',
+          interrupted: 'INTERRUPTED',
+          cancelled: 'ABORTED',
+          failed: 'FAILED',
+        } as const
+      )[lastRun.status]
     : null;
   const model = [...data.view.runs].reverse().find((r) => r.model)?.model;
 
@@ -37,13 +50,18 @@ export default async function AssistantReviewConversationPage({ params }: { para
       </p>
       <div className="flex flex-wrap items-start justify-between gap-3">
         <div>
-          <h1 className="text-2xl font-semibold tracking-tight">{data.conversation.title || 'Untitled conversation'}</h1>
+          <h1 className="text-2xl font-semibold tracking-tight">
+            {data.conversation.title || 'Untitled conversation'}
+          </h1>
           <p className="text-sm text-slate-600 dark:text-slate-300">
             {data.user.name || data.user.email} ({data.user.email}) · started{' '}
-            <time dateTime={data.conversation.createdAt.toISOString()}>{data.conversation.createdAt.toISOString().replace('T', ' ').slice(0, 16)} UTC</time> ·{' '}
-            {/* With earlier pages the count is of the newest page (the whole tree is in the export). */}
+            <time dateTime={data.conversation.createdAt.toISOString()}>
+              {data.conversation.createdAt.toISOString().replace('T', ' ').slice(0, 16)} UTC
+            </time>{' '}
+            · {/* With earlier pages the count is of the newest page (the whole tree is in the export). */}
             {data.olderBefore ? 'latest ' : ''}
-            {data.view.runs.length} run{data.view.runs.length === 1 ? '' : 's'} · last: <RunOutcome status={lastStatus} />
+            {data.view.runs.length} run{data.view.runs.length === 1 ? '' : 's'} · last:{' '}
+            <RunOutcome status={lastStatus} />
             {model ? ` · model ${model.label}` : ''}
             {data.conversation.deletedAt ? ' · deleted by the user' : ''}
             <span data-testid="review-conversation-usage">
@@ -56,7 +74,10 @@ export default async function AssistantReviewConversationPage({ params }: { para
         <ReviewExport projectId={projectId} conversationId={conversationId} />
       </div>
       <div className="grid gap-6 lg:grid-cols-[minmax(0,3fr)_minmax(0,2fr)]">
-        <section aria-label="Conversation (read-only)" className="rounded-lg border border-slate-200 p-3 dark:border-slate-800">
+        <section
+          aria-label="Conversation (read-only)"
+          className="rounded-lg border border-slate-200 p-3 dark:border-slate-800"
+        >
           <ReviewConversation
             projectId={projectId}
             conversationId={conversationId}
