@@ -74,7 +74,10 @@ function readConfig(): Config {
     fail(`Invalid load settings:\n${lines.join('\n')}`);
   }
   if (!parsed.data.LOAD_BASE_URLS && !parsed.data.LOAD_DATABASE_URL) {
-    fail('Set LOAD_DATABASE_URL (a PostgreSQL database: two instances are started on it) or LOAD_BASE_URLS (running instances).');
+    fail(
+      'Set LOAD_DATABASE_URL (a PostgreSQL database: two instances are started on it) ' +
+        'or LOAD_BASE_URLS (running instances).',
+    );
   }
   return parsed.data;
 }
@@ -110,8 +113,14 @@ const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : null;
 };
-const round = (n: number | null, d = 1) => (n === null || !Number.isFinite(n) ? null : Math.round(n * 10 ** d) / 10 ** d);
-const summary = (xs: number[]) => ({ count: xs.length, p50: round(pct(xs, 50)), p99: round(pct(xs, 99)), max: round(pct(xs, 100)) });
+const round = (n: number | null, d = 1) =>
+  n === null || !Number.isFinite(n) ? null : Math.round(n * 10 ** d) / 10 ** d;
+const summary = (xs: number[]) => ({
+  count: xs.length,
+  p50: round(pct(xs, 50)),
+  p99: round(pct(xs, 99)),
+  max: round(pct(xs, 100)),
+});
 const bump = (m: Map<string, number>, key: string) => m.set(key, (m.get(key) ?? 0) + 1);
 
 class Metrics {
@@ -316,12 +325,15 @@ async function startRun(
       continue;
     }
     shared.metrics.runsStarted += 1;
-    const watched = await watch(conv, res, shared, controller, onEvent, () => shared.metrics.ttfbMs.push(performance.now() - t0));
+    const firstByte = () => shared.metrics.ttfbMs.push(performance.now() - t0);
+    const watched = await watch(conv, res, shared, controller, onEvent, firstByte);
     if (!watched.dropped && !watched.terminal) {
       conv.tainted ??= 'stream ended without a terminal event';
       shared.metrics.error('client STREAM_ENDED_EARLY', `run ${watched.runId}`);
     }
-    if (watched.terminal?.type === 'RUN_ERROR') shared.metrics.error(`stream ${String(watched.terminal.data.code)}`, `run ${watched.runId}`);
+    if (watched.terminal?.type === 'RUN_ERROR') {
+      shared.metrics.error(`stream ${String(watched.terminal.data.code)}`, `run ${watched.runId}`);
+    }
     return watched;
   }
   return null;
@@ -348,7 +360,8 @@ async function followRun(conv: Conversation, runId: string, lastId: number, shar
     shared.metrics.error(await refusalOf(res), `GET runs/${runId}/events`);
     return null;
   }
-  const watched = await watch(conv, res, shared, controller, undefined, () => shared.metrics.reconnectFirstByteMs.push(performance.now() - t0));
+  const firstByte = () => shared.metrics.reconnectFirstByteMs.push(performance.now() - t0);
+  const watched = await watch(conv, res, shared, controller, undefined, firstByte);
   if (!watched.terminal) {
     conv.tainted ??= 'reconnected stream ended without a terminal event';
     shared.metrics.error('client STREAM_ENDED_EARLY', `follow of run ${runId}`);
@@ -395,8 +408,11 @@ async function mcpRead(user: LoadUser, call: number, shared: Shared): Promise<vo
       error?: { data?: { code?: string } };
     } | null;
     if (res.status === 429) bump(shared.metrics.refusals, `429 ${body?.error?.data?.code ?? '?'} (mcp)`);
-    else if (res.status !== 200 || body?.error) shared.metrics.error(`${res.status} ${body?.error?.data?.code ?? '?'} (mcp)`);
-    else if (body?.result?.isError) shared.metrics.error(`mcp tool ${body.result.structuredContent?.error?.code ?? '?'}`);
+    else if (res.status !== 200 || body?.error) {
+      shared.metrics.error(`${res.status} ${body?.error?.data?.code ?? '?'} (mcp)`);
+    } else if (body?.result?.isError) {
+      shared.metrics.error(`mcp tool ${body.result.structuredContent?.error?.code ?? '?'}`);
+    }
     else shared.metrics.mcpMs.push(performance.now() - t0);
   } catch (err) {
     shared.metrics.error(`network ${networkCode(err)}`, 'POST /api/public/mcp');
@@ -423,19 +439,23 @@ async function userScript(user: LoadUser, schedule: Schedule, shared: Shared): P
   // Issue numbers of the demo project (it has 13): approvals close 1-8, rejections name 9-13.
   const issue = (from: number, count: number) => from + Math.floor(Math.random() * count);
   const expect = (w: Watched | null, outcome: string) => {
-    const got = w?.terminal?.type === 'RUN_FINISHED' ? String((w.terminal.data.outcome as { type?: string } | undefined)?.type) : null;
-    if (w?.terminal && got !== outcome && w.terminal.type !== 'RUN_ERROR') metrics.error(`client UNEXPECTED_OUTCOME ${got}`, `wanted ${outcome}`);
+    const finished = w?.terminal?.type === 'RUN_FINISHED' ? w.terminal : null;
+    const got = finished ? String((finished.data.outcome as { type?: string } | undefined)?.type) : null;
+    // A RUN_ERROR is already counted by its code.
+    if (w?.terminal && got !== outcome && w.terminal.type !== 'RUN_ERROR') {
+      metrics.error(`client UNEXPECTED_OUTCOME ${got}`, `wanted ${outcome}`);
+    }
     return got === outcome;
   };
+  const say = (text: string) => ({ messages: [{ id: 'm', role: 'user', content: text }] });
   /** A message, the held calls it asks for, and the answer to each (one resume request). */
   const approvals = async (text: string, payload: { approved: boolean; feedback?: string }) => {
-    const asked = await startRun(conv, { messages: [{ id: 'm', role: 'user', content: text }] }, shared);
+    const asked = await startRun(conv, say(text), shared);
     if (!asked || !expect(asked, 'interrupt')) return;
     const interrupts = (asked.terminal!.data.outcome as { interrupts: Array<{ id: string }> }).interrupts;
     const resume = interrupts.map((i) => ({ interruptId: i.id, status: 'resolved', payload }));
     expect(await startRun(conv, { resume }, shared), 'success');
   };
-  const say = (text: string) => ({ messages: [{ id: 'm', role: 'user', content: text }] });
 
   for (let turn = 0; schedule.more(turn); turn++) {
     if (turn > 0 && turn % TURNS_PER_CONVERSATION === 0) conv = newConversation(user, shared);
@@ -477,13 +497,14 @@ async function userScript(user: LoadUser, schedule: Schedule, shared: Shared): P
         await mcpRead(user, user.index + turn, shared);
         break;
     }
-    await sleep(schedule.thinkMs());
+    if (schedule.more(turn + 1)) await sleep(schedule.thinkMs());
   }
 }
 
 function newConversation(user: LoadUser, shared: Shared): Conversation {
   // A client-chosen conversation id (the product accepts 8-100 letters, digits, - and _).
-  const conv: Conversation = { id: `load_${randomBytes(10).toString('hex')}`, user, assistantIds: new Set(), live: new Map(), tainted: null };
+  const id = `load_${randomBytes(10).toString('hex')}`;
+  const conv: Conversation = { id, user, assistantIds: new Set(), live: new Map(), tainted: null };
   shared.conversations.push(conv);
   return conv;
 }
@@ -499,7 +520,8 @@ interface ReplayMessage {
 }
 
 async function checkReplay(shared: Shared) {
-  const mismatches: Array<{ conversationId: string; messageId: string; liveChars: number | null; replayedChars: number | null }> = [];
+  type Mismatch = { conversationId: string; messageId: string; liveChars: number | null; replayedChars: number | null };
+  const mismatches: Mismatch[] = [];
   let checked = 0;
   let skipped = 0;
   const queue = shared.conversations.filter((c) => c.live.size > 0 || c.assistantIds.size > 0);
@@ -512,14 +534,15 @@ async function checkReplay(shared: Shared) {
       const client = trpcClient(conv.user.home, conv.user.session.cookie);
       const replayed = new Map<string, string>();
       try {
-        const page = await client.agent.conversations.get.query({ projectId: shared.projectId, conversationId: conv.id });
+        const which = { projectId: shared.projectId, conversationId: conv.id };
+        const page = await client.agent.conversations.get.query(which);
         let older = page.olderBefore;
         const collect = (messages: ReplayMessage[]) => {
           for (const m of messages) if (m.role === 'assistant') replayed.set(m.id, m.content ?? '');
         };
         collect(page.view.messages);
         while (older) {
-          const more = await client.agent.conversations.older.query({ projectId: shared.projectId, conversationId: conv.id, before: older });
+          const more = await client.agent.conversations.older.query({ ...which, before: older });
           collect(more.view.messages);
           older = more.olderBefore;
         }
@@ -535,7 +558,8 @@ async function checkReplay(shared: Shared) {
         const live = conv.live.get(id) ?? (conv.assistantIds.has(id) ? '' : undefined);
         const again = replayed.get(id);
         if (live !== again) {
-          mismatches.push({ conversationId: conv.id, messageId: id, liveChars: live?.length ?? null, replayedChars: again?.length ?? null });
+          const lengths = { liveChars: live?.length ?? null, replayedChars: again?.length ?? null };
+          mismatches.push({ conversationId: conv.id, messageId: id, ...lengths });
         }
       }
     }
@@ -554,7 +578,8 @@ interface Instances {
   selfStarted: boolean;
   /** The Next.js server processes (self-started only), for their CPU time. */
   pids: number[];
-  stop(): Promise<void>;
+  /** Stops self-started instances; their logs are kept (and named) when `keepLogs`. */
+  stop(keepLogs: boolean): Promise<void>;
 }
 
 /** Two production instances (`npm start`) on `databaseUrl`, sharing their secrets, logs to files. */
@@ -566,7 +591,7 @@ async function startInstances(databaseUrl: string, count: number): Promise<Insta
     MCP_OVERRIDE_SECRET: randomBytes(32).toString('base64'),
   };
   const started: Array<{ url: string; launcher: ChildProcess; log: string }> = [];
-  const stop = async () => {
+  const stop = async (keepLogs: boolean) => {
     await Promise.all(
       started.map(({ launcher }) =>
         launcher.exitCode !== null || launcher.signalCode !== null
@@ -577,7 +602,8 @@ async function startInstances(databaseUrl: string, count: number): Promise<Insta
             }),
       ),
     );
-    rmSync(logDir, { recursive: true, force: true });
+    if (keepLogs) process.stderr.write(`[load] the instances' logs: ${started.map((s) => s.log).join(', ')}\n`);
+    else rmSync(logDir, { recursive: true, force: true });
   };
   try {
     for (let i = 0; i < count; i++) {
@@ -606,7 +632,7 @@ async function startInstances(databaseUrl: string, count: number): Promise<Insta
     }
     await Promise.all(started.map(({ url, launcher, log }) => waitForReady(url, launcher, log)));
   } catch (err) {
-    await stop();
+    await stop(true);
     throw err;
   }
   return { urls: started.map((s) => s.url), selfStarted: true, pids: started.map((s) => serverPid(s.launcher)), stop };
@@ -615,7 +641,9 @@ async function startInstances(databaseUrl: string, count: number): Promise<Insta
 async function waitForReady(url: string, launcher: ChildProcess, log: string): Promise<void> {
   const deadline = Date.now() + 180_000;
   while (Date.now() < deadline) {
-    if (launcher.exitCode !== null) throw new Error(`the instance at ${url} exited:\n${readFileSync(log, 'utf8').slice(-3000)}`);
+    if (launcher.exitCode !== null) {
+      throw new Error(`the instance at ${url} exited:\n${readFileSync(log, 'utf8').slice(-3000)}`);
+    }
     const res = await fetch(`${url}/api/ready`).catch(() => null);
     if (res?.status === 200) return;
     await sleep(500);
@@ -625,7 +653,8 @@ async function waitForReady(url: string, launcher: ChildProcess, log: string): P
 
 /** The Next.js server process: the `next start` child of `npm start`'s launcher. */
 function serverPid(launcher: ChildProcess): number {
-  const out = spawnSync('pgrep', ['-P', String(launcher.pid)], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean);
+  const pgrep = spawnSync('pgrep', ['-P', String(launcher.pid)], { encoding: 'utf8' });
+  const out = pgrep.stdout.trim().split('\n').filter(Boolean);
   return Number(out.at(-1) ?? launcher.pid);
 }
 
@@ -684,8 +713,12 @@ async function prepare(cfg: Config, urls: string[], db: pg.Client | null): Promi
   const owners = trpcClient(urls[0]!, owner.cookie);
   const projects = (await owners.tracker.projects.list.query()) as Array<{ id: string; slug: string }>;
   const project = projects.find((p) => p.slug === DEMO_PROJECT_SLUG);
-  if (!project) throw new Error(`The demo project (${DEMO_PROJECT_SLUG}) is missing: start the instances with AUTO_SEED=1 on an empty database.`);
-  const created = await owners.tracker.apiKeys.create.mutate({ projectId: project.id, name: 'load test', scopes: [...READ_ONLY_KEY_SCOPES] });
+  if (!project) {
+    const hint = 'start the instances with AUTO_SEED=1 on an empty database';
+    throw new Error(`The demo project (${DEMO_PROJECT_SLUG}) is missing: ${hint}.`);
+  }
+  const keyInput = { projectId: project.id, name: 'load test', scopes: [...READ_ONLY_KEY_SCOPES] };
+  const created = await owners.tracker.apiKeys.create.mutate(keyInput);
 
   let emails: string[];
   let accounts: Prepared['accounts'];
@@ -742,6 +775,8 @@ function redact(url: string): string {
 
 async function main(): Promise<number> {
   const cfg = readConfig();
+  // The instances' logs are worth keeping when something failed.
+  let keepLogs = true;
   const db = cfg.LOAD_DATABASE_URL ? new pg.Client({ connectionString: cfg.LOAD_DATABASE_URL }) : null;
   await db?.connect();
   const instances: Instances = cfg.LOAD_BASE_URLS
@@ -750,22 +785,34 @@ async function main(): Promise<number> {
   try {
     process.stderr.write(`[load] instances ready: ${instances.urls.join(', ')}; signing in ${cfg.LOAD_USERS} users\n`);
     const prepared = await prepare(cfg, instances.urls, db);
-    const shared: Shared = { projectId: prepared.projectId, mcpKey: prepared.mcpKey.secret, metrics: new Metrics(), conversations: [] };
+    const shared: Shared = {
+      projectId: prepared.projectId,
+      mcpKey: prepared.mcpKey.secret,
+      metrics: new Metrics(),
+      conversations: [],
+    };
 
     // Warm-up, not measured: one user per instance goes once through the mix (the first requests
     // of a fresh process load its route modules and compile its hot paths).
     const warmUp: Shared = { ...shared, metrics: new Metrics(), conversations: [] };
     const once: Schedule = { more: (turn) => turn < MIX.length, thinkMs: () => 0 };
-    await Promise.all(instances.urls.map((_, i) => userScript(prepared.users[i % prepared.users.length]!, once, warmUp)));
-    if (warmUp.metrics.errors.size) process.stderr.write(`[load] warm-up errors: ${JSON.stringify(warmUp.metrics.errorSamples)}\n`);
+    const warmUsers = instances.urls.map((_, i) => prepared.users[i % prepared.users.length]!);
+    await Promise.all(warmUsers.map((user) => userScript(user, once, warmUp)));
+    if (warmUp.metrics.errors.size) {
+      process.stderr.write(`[load] warm-up errors: ${JSON.stringify(warmUp.metrics.errorSamples)}\n`);
+    }
 
     // Database connections in use, sampled while the users run (the sampler's own excluded).
-    let peakConnections: number | null = null;
+    const peak = { connections: null as number | null, active: null as number | null };
     let sampling = true;
     const sampler = (async () => {
       while (db && sampling) {
-        const r = await db.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
-        peakConnections = Math.max(peakConnections ?? 0, Number(r.rows[0]!.n));
+        const r = await db.query<{ n: string; active: string }>(
+          `SELECT count(*) AS n, count(*) FILTER (WHERE state = 'active') AS active
+           FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+        );
+        peak.connections = Math.max(peak.connections ?? 0, Number(r.rows[0]!.n));
+        peak.active = Math.max(peak.active ?? 0, Number(r.rows[0]!.active));
         await sleep(250);
       }
     })();
@@ -776,7 +823,8 @@ async function main(): Promise<number> {
     const t0 = performance.now();
     const deadline = t0 + cfg.LOAD_DURATION_SECONDS * 1000;
     const schedule: Schedule = {
-      more: (turn) => (cfg.LOAD_TURNS_PER_USER !== undefined ? turn < cfg.LOAD_TURNS_PER_USER : performance.now() < deadline),
+      more: (turn) =>
+        cfg.LOAD_TURNS_PER_USER !== undefined ? turn < cfg.LOAD_TURNS_PER_USER : performance.now() < deadline,
       thinkMs: () => cfg.LOAD_THINK_MS * (0.5 + Math.random()),
     };
     process.stderr.write(`[load] ${cfg.LOAD_USERS} users ramping over ${cfg.LOAD_RAMP_SECONDS} s\n`);
@@ -797,11 +845,14 @@ async function main(): Promise<number> {
       return after !== null && before !== null && before !== undefined ? round(after - before) : null;
     });
 
-    process.stderr.write(`[load] load done in ${seconds.toFixed(1)} s; checking replay of ${shared.conversations.length} conversations\n`);
+    const conversations = shared.conversations.length;
+    process.stderr.write(`[load] done in ${seconds.toFixed(1)} s; checking replay of ${conversations} conversations\n`);
     const replay = await checkReplay(shared);
     await trpcClient(instances.urls[0]!, prepared.owner.cookie)
       .tracker.apiKeys.revoke.mutate({ projectId: prepared.projectId, keyId: prepared.mcpKey.id })
-      .catch((err: unknown) => process.stderr.write(`[load] could not revoke the load key: ${(err as Error).message}\n`));
+      .catch((err: unknown) => {
+        process.stderr.write(`[load] could not revoke the load key: ${(err as Error).message}\n`);
+      });
 
     const m = shared.metrics;
     const errorsTotal = [...m.errors.values()].reduce((a, b) => a + b, 0);
@@ -818,7 +869,9 @@ async function main(): Promise<number> {
         accounts: prepared.accounts,
         instances: instances.urls,
         selfStarted: instances.selfStarted,
-        ...(cfg.LOAD_TURNS_PER_USER !== undefined ? { turnsPerUser: cfg.LOAD_TURNS_PER_USER } : { durationSeconds: cfg.LOAD_DURATION_SECONDS }),
+        ...(cfg.LOAD_TURNS_PER_USER !== undefined
+          ? { turnsPerUser: cfg.LOAD_TURNS_PER_USER }
+          : { durationSeconds: cfg.LOAD_DURATION_SECONDS }),
         rampSeconds: cfg.LOAD_RAMP_SECONDS,
         thinkMs: cfg.LOAD_THINK_MS,
         database: cfg.LOAD_DATABASE_URL ? redact(cfg.LOAD_DATABASE_URL) : null,
@@ -843,19 +896,24 @@ async function main(): Promise<number> {
         eventsPerSecond: round(m.deltaEvents / seconds),
         charsPerSecond: round(m.deltaChars / seconds),
       },
-      databaseConnections: { peak: peakConnections },
+      // Peaks of the connections to the database, and of those running a statement at that moment.
+      databaseConnections: { peak: peak.connections, peakActive: peak.active },
       replayChecked: replay.checked,
       replaySkipped: replay.skipped,
       replayMismatches: replay.mismatches,
       replayMismatchSamples: replay.samples,
-      cpuSeconds: { client: round((clientCpu.user + clientCpu.system) / 1e6), instances: instances.selfStarted ? instanceCpu : null },
+      cpuSeconds: {
+        client: round((clientCpu.user + clientCpu.system) / 1e6),
+        instances: instances.selfStarted ? instanceCpu : null,
+      },
       clientEventLoopDelayMs: { p99: round(loopDelay.percentile(99) / 1e6), max: round(loopDelay.max / 1e6) },
       budget: { ...budget, ok },
     };
     console.log(JSON.stringify(out, null, 2));
+    keepLogs = errorsTotal > 0;
     return cfg.LOAD_ENFORCE === '1' && !ok ? 2 : 0;
   } finally {
-    await instances.stop();
+    await instances.stop(keepLogs);
     await db?.end();
   }
 }
