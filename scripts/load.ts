@@ -89,8 +89,9 @@ function fail(message: string): never {
 
 /**
  * Settings of self-started instances, beyond the defaults (an operator's environment wins). A user
- * of the mix starts up to ~40 runs a minute (an approval is two runs), all on one instance: the
- * default of 20 runs per user and minute would refuse most of them.
+ * of the mix starts about 34 runs a minute at LOAD_THINK_MS=1000 (an approval is two runs), all on
+ * one instance, and more without pauses: the default of 20 runs per user and minute would refuse
+ * most of them.
  */
 const INSTANCE_LIMITS = {
   AGENT_RATE_LIMIT_PER_MINUTE: process.env.AGENT_RATE_LIMIT_PER_MINUTE ?? '600',
