@@ -3,7 +3,8 @@
  * because the database is down, restarting, unreachable or out of connections is answered
  * `503 DATABASE_UNAVAILABLE` with `Retry-After` (a client may retry), never `500`.
  *
- * The shapes recognised: Prisma's own error codes, the driver adapters' error kinds (`pg` and
+ * The shapes recognised: Prisma's own error codes (and a transaction that could not start because
+ * every pooled connection stayed busy), the driver adapters' error kinds (`pg` and
  * PGlite, under `meta.driverAdapterError.cause`), `pg`'s and Node's socket errors, PostgreSQL's
  * SQLSTATE classes for connection trouble, `pg-pool`'s connect timeout, and the same anywhere in
  * the `cause` chain (Prisma and tRPC wrap errors).
@@ -71,6 +72,11 @@ function isInfrastructureErrorShallow(err: object): boolean {
   if (err instanceof DatabaseUnavailableError || e.name === 'PrismaClientInitializationError') return true;
   if (typeof e.code === 'string') {
     if (UNAVAILABLE_PRISMA_CODES.has(e.code) || UNAVAILABLE_SOCKET_CODES.has(e.code)) return true;
+    // P2028 is any transaction API error; only "could not start in time" means every pooled
+    // connection was busy (the pool is saturated: retry later), not a mistake in the transaction.
+    if (e.code === 'P2028' && typeof e.message === 'string' && e.message.includes('Unable to start a transaction')) {
+      return true;
+    }
     // A `pg` error straight from the driver carries the SQLSTATE as `code`.
     if (UNAVAILABLE_SQLSTATE.test(e.code)) return true;
   }
