@@ -58,7 +58,12 @@ const ConfigSchema = z.object({
     unsetIfBlank,
     z
       .string()
-      .transform((s) => s.split(',').map((u) => u.trim().replace(/\/+$/, '')).filter(Boolean))
+      .transform((s) =>
+        s
+          .split(',')
+          .map((u) => u.trim().replace(/\/+$/, ''))
+          .filter(Boolean),
+      )
       .pipe(z.array(z.url({ protocol: /^https?$/ })).min(1))
       .optional(),
   ),
@@ -219,7 +224,7 @@ async function watch(
   res: Response,
   shared: Shared,
   controller: AbortController,
-  onEvent?: (w: Watched) => 'drop' | void,
+  onEvent?: (w: Watched) => 'drop' | undefined,
   onFirstByte?: () => void,
 ): Promise<Watched & { dropped: boolean }> {
   const w: Watched = { runId: res.headers.get('x-in-app-agent-run-id'), lastId: null, deltas: 0, terminal: null };
@@ -295,7 +300,7 @@ async function startRun(
   conv: Conversation,
   body: Record<string, unknown>,
   shared: Shared,
-  onEvent?: (w: Watched) => 'drop' | void,
+  onEvent?: (w: Watched) => 'drop' | undefined,
 ): Promise<(Watched & { dropped: boolean }) | null> {
   const { home, session } = conv.user;
   for (let attempt = 1; attempt <= 3; attempt++) {
@@ -413,8 +418,7 @@ async function mcpRead(user: LoadUser, call: number, shared: Shared): Promise<vo
       shared.metrics.error(`${res.status} ${body?.error?.data?.code ?? '?'} (mcp)`);
     } else if (body?.result?.isError) {
       shared.metrics.error(`mcp tool ${body.result.structuredContent?.error?.code ?? '?'}`);
-    }
-    else shared.metrics.mcpMs.push(performance.now() - t0);
+    } else shared.metrics.mcpMs.push(performance.now() - t0);
   } catch (err) {
     shared.metrics.error(`network ${networkCode(err)}`, 'POST /api/public/mcp');
   }
@@ -480,6 +484,7 @@ async function userScript(user: LoadUser, schedule: Schedule, shared: Shared): P
         let stopping: Promise<void> | null = null;
         const run = await startRun(conv, say('write a long answer'), shared, (w) => {
           if (w.deltas >= 3 && w.runId && !stopping) stopping = cancelRun(conv, w.runId, shared);
+          return undefined;
         });
         await stopping;
         if (run?.terminal) expect(run, 'cancelled');
