@@ -1,36 +1,49 @@
 /**
  * tRPC for the assistant: conversation list, replay, rename, delete/restore, feedback, model info,
  * and the review of all conversations of a project (ADMIN and OWNER). Only the owner of a
- * conversation sees it through `conversations.*`; another user's id is NOT_FOUND.
+ * conversation sees it through `conversations.*`; another user's id is NOT_FOUND. Procedures hold
+ * no queries: they call the named functions of `queries.ts` and `persistence.ts`.
  */
 import { z } from 'zod';
 import type { PrismaClient } from '@/generated/prisma/client';
 import { env } from '@/server/env';
-import { newId } from '@/server/ids';
 import { appError, ProjectInput, projectProcedure, router } from '@/server/trpc';
 import { LIMITS } from '../constants';
 import { ConversationIdSchema, FeedbackReasonSchema, FeedbackSubmitSchema, normalizeFeedbackReasons } from '../schema';
 import { createModel, DEMO_MODEL_INFO, ModelConfigError } from './model';
 import { loadStoredEvents, replayPage, runningRunOf, selectVersion } from './persistence';
+import {
+  decodeCursor,
+  feedbackByMessage,
+  findOwnConversation,
+  findProjectConversationId,
+  isAssistantMessage,
+  type ListCursor,
+  listConversationRuns,
+  listOwnConversations,
+  listReviewConversations,
+  projectUsage,
+  renameConversation,
+  reviewDetail,
+  saveFeedback,
+  setConversationDeleted,
+} from './queries';
 
 const ConversationInput = ProjectInput.extend({ conversationId: ConversationIdSchema });
 const PAGE = 20;
 
-function cursorOf(d: Date, id: string): string {
-  return Buffer.from(`${d.toISOString()}|${id}`).toString('base64url');
-}
-function parseCursor(c: string | undefined): { at: Date; id: string } | null {
+function parseCursor(c: string | undefined): ListCursor | null {
   if (!c) return null;
-  const [iso, id] = Buffer.from(c, 'base64url').toString('utf8').split('|');
-  const at = new Date(iso ?? '');
-  if (!id || Number.isNaN(at.getTime())) throw appError('BAD_REQUEST', 'INVALID_CURSOR', 'Invalid cursor.');
-  return { at, id };
-}
-/** Keyset pagination on (updatedAt desc, id desc). */
-function afterCursor(c: { at: Date; id: string } | null) {
-  return c ? { OR: [{ updatedAt: { lt: c.at } }, { updatedAt: c.at, id: { lt: c.id } }] } : {};
+  const cursor = decodeCursor(c);
+  if (!cursor) throw appError('BAD_REQUEST', 'INVALID_CURSOR', 'Invalid cursor.');
+  return cursor;
 }
 
+function notFound(): never {
+  throw appError('NOT_FOUND', 'CONVERSATION_NOT_FOUND', 'Conversation not found.');
+}
+
+/** The user's own conversation, or NOT_FOUND (also for another user's id: never revealed). */
 async function ownConversation(
   prisma: PrismaClient,
   projectId: string,
@@ -38,32 +51,7 @@ async function ownConversation(
   conversationId: string,
   includeDeleted = false,
 ) {
-  const c = await prisma.agentConversation.findFirst({
-    where: { id: conversationId, projectId, userId, ...(includeDeleted ? {} : { deletedAt: null }) },
-  });
-  if (!c) throw appError('NOT_FOUND', 'CONVERSATION_NOT_FOUND', 'Conversation not found.');
-  return c;
-}
-
-async function lastRunStatuses(prisma: PrismaClient, ids: string[]): Promise<Map<string, string>> {
-  if (!ids.length) return new Map();
-  const runs = await prisma.agentRun.findMany({
-    where: { conversationId: { in: ids } },
-    orderBy: { startedAt: 'desc' },
-    distinct: ['conversationId'],
-    select: { conversationId: true, status: true },
-  });
-  return new Map(runs.map((r) => [r.conversationId, r.status]));
-}
-
-/** A stored rating as the panel and the review show it (reasons this build does not know are left out). */
-function feedbackView(r: { value: number; comment: string | null; reasons: string[] }) {
-  return { value: (r.value < 0 ? -1 : 1) as 1 | -1, comment: r.comment, reasons: normalizeFeedbackReasons(r.reasons) };
-}
-
-async function feedbackMap(prisma: PrismaClient, conversationId: string, userId: string) {
-  const rows = await prisma.agentFeedback.findMany({ where: { conversationId, userId } });
-  return Object.fromEntries(rows.map((r) => [r.messageId, feedbackView(r)]));
+  return (await findOwnConversation(prisma, { projectId, userId, conversationId }, includeDeleted)) ?? notFound();
 }
 
 export const agentRouter = router({
@@ -77,34 +65,13 @@ export const agentRouter = router({
         }),
       )
       .query(async ({ ctx, input }) => {
-        const take = input.limit ?? PAGE;
-        const rows = await ctx.prisma.agentConversation.findMany({
-          where: {
-            projectId: input.projectId,
-            userId: ctx.user.id,
-            deletedAt: null,
-            ...(input.search?.trim() ? { title: { contains: input.search.trim(), mode: 'insensitive' as const } } : {}),
-            ...afterCursor(parseCursor(input.cursor)),
-          },
-          orderBy: [{ updatedAt: 'desc' }, { id: 'desc' }],
-          take: take + 1,
+        return listOwnConversations(ctx.prisma, {
+          projectId: input.projectId,
+          userId: ctx.user.id,
+          search: input.search,
+          cursor: parseCursor(input.cursor),
+          take: input.limit ?? PAGE,
         });
-        const page = rows.slice(0, take);
-        const statuses = await lastRunStatuses(
-          ctx.prisma,
-          page.map((r) => r.id),
-        );
-        const last = page[page.length - 1];
-        return {
-          items: page.map((r) => ({
-            id: r.id,
-            title: r.title,
-            createdAt: r.createdAt,
-            updatedAt: r.updatedAt,
-            lastRunStatus: statuses.get(r.id) ?? null,
-          })),
-          nextCursor: rows.length > take && last ? cursorOf(last.updatedAt, last.id) : null,
-        };
       }),
 
     get: projectProcedure('agent:use')
@@ -113,7 +80,7 @@ export const agentRouter = router({
         const c = await ownConversation(ctx.prisma, input.projectId, ctx.user.id, input.conversationId);
         const [page, feedback, liveRunId] = await Promise.all([
           replayPage(ctx.prisma, c.id, { page: { runs: LIMITS.replayPageRuns } }),
-          feedbackMap(ctx.prisma, c.id, ctx.user.id),
+          feedbackByMessage(ctx.prisma, c.id, ctx.user.id),
           runningRunOf(ctx.prisma, c.id),
         ]);
         // The newest page of the conversation (`olderBefore` asks for the one before it), and
@@ -158,21 +125,14 @@ export const agentRouter = router({
       )
       .mutation(async ({ ctx, input }) => {
         const c = await ownConversation(ctx.prisma, input.projectId, ctx.user.id, input.conversationId);
-        const updated = await ctx.prisma.agentConversation.update({
-          where: { id: c.id },
-          data: { title: input.title },
-        });
-        return { id: updated.id, title: updated.title };
+        return renameConversation(ctx.prisma, c.id, input.title);
       }),
 
     delete: projectProcedure('agent:use')
       .input(ConversationInput.pick({ conversationId: true }))
       .mutation(async ({ ctx, input }) => {
         const c = await ownConversation(ctx.prisma, input.projectId, ctx.user.id, input.conversationId);
-        await ctx.prisma.agentConversation.update({
-          where: { id: c.id },
-          data: { deletedAt: new Date(), updatedAt: c.updatedAt },
-        });
+        await setConversationDeleted(ctx.prisma, c, true);
         return { id: c.id, deleted: true };
       }),
 
@@ -180,10 +140,7 @@ export const agentRouter = router({
       .input(ConversationInput.pick({ conversationId: true }))
       .mutation(async ({ ctx, input }) => {
         const c = await ownConversation(ctx.prisma, input.projectId, ctx.user.id, input.conversationId, true);
-        await ctx.prisma.agentConversation.update({
-          where: { id: c.id },
-          data: { deletedAt: null, updatedAt: c.updatedAt },
-        });
+        await setConversationDeleted(ctx.prisma, c, false);
         return { id: c.id, deleted: false };
       }),
   }),
@@ -195,11 +152,7 @@ export const agentRouter = router({
       .mutation(async ({ ctx, input }) => {
         const c = await ownConversation(ctx.prisma, input.projectId, ctx.user.id, input.conversationId);
         // The rated message, found by its id (one indexed row, not a replay of the conversation).
-        const target = await ctx.prisma.agentEvent.findFirst({
-          where: { conversationId: c.id, messageId: input.messageId, type: 'TEXT_MESSAGE' },
-          select: { payload: true },
-        });
-        if ((target?.payload as { role?: string } | undefined)?.role !== 'assistant') {
+        if (!(await isAssistantMessage(ctx.prisma, c.id, input.messageId))) {
           throw appError('NOT_FOUND', 'MESSAGE_NOT_FOUND', 'Message not found.');
         }
         // A comment is kept with either rating (what was good is worth as much as what was not).
@@ -207,20 +160,14 @@ export const agentRouter = router({
         // Reasons explain a thumbs down; a new rating replaces the old one's reasons (none for a
         // thumbs up), so a changed mind never leaves stale reasons behind.
         const reasons = input.value === -1 ? normalizeFeedbackReasons(input.reasons ?? []) : [];
-        const row = await ctx.prisma.agentFeedback.upsert({
-          where: { messageId_userId: { messageId: input.messageId, userId: ctx.user.id } },
-          update: { value: input.value, comment, reasons },
-          create: {
-            id: newId('fb_'),
-            conversationId: c.id,
-            messageId: input.messageId,
-            userId: ctx.user.id,
-            value: input.value,
-            comment,
-            reasons,
-          },
+        return saveFeedback(ctx.prisma, {
+          conversationId: c.id,
+          messageId: input.messageId,
+          userId: ctx.user.id,
+          value: input.value,
+          comment,
+          reasons,
         });
-        return { messageId: row.messageId, ...feedbackView(row) };
       }),
   }),
 
@@ -246,65 +193,21 @@ export const agentRouter = router({
         }),
       )
       .query(async ({ ctx, input }) => {
-        const filter = input.filter ?? 'all';
-        // Deleted conversations stay reviewable (flagged `deleted`): deleting hides a conversation
-        // from its owner's list, not from the project's review.
-        const rows = await ctx.prisma.agentConversation.findMany({
-          where: {
-            projectId: input.projectId,
-            ...(filter === 'negative' ? { feedback: { some: { value: -1 } } } : {}),
-            ...(filter === 'failed' ? { runs: { some: { status: 'FAILED' } } } : {}),
-            ...(filter === 'approvals' ? { approvals: { some: {} } } : {}),
-            ...(input.reason ? { AND: [{ feedback: { some: { value: -1, reasons: { has: input.reason } } } }] } : {}),
-            ...afterCursor(parseCursor(input.cursor)),
-          },
-          orderBy: [{ updatedAt: 'desc' }, { id: 'desc' }],
-          take: PAGE + 1,
-          include: {
-            user: { select: { id: true, name: true, email: true } },
-            feedback: { select: { value: true, reasons: true } },
-            _count: { select: { approvals: true } },
-          },
+        return listReviewConversations(ctx.prisma, {
+          projectId: input.projectId,
+          filter: input.filter ?? 'all',
+          reason: input.reason,
+          cursor: parseCursor(input.cursor),
+          take: PAGE,
         });
-        const page = rows.slice(0, PAGE);
-        const ids = page.map((r) => r.id);
-        const statuses = await lastRunStatuses(ctx.prisma, ids);
-        // Tool calls as replay shows them: one stored TOOL_CALL row per call (MCP and local tools,
-        // executed, rejected or interrupted alike), counted without replaying every conversation.
-        const toolCounts = ids.length
-          ? await ctx.prisma.agentEvent.groupBy({
-              by: ['conversationId'],
-              where: { conversationId: { in: ids }, type: 'TOOL_CALL' },
-              _count: { _all: true },
-            })
-          : [];
-        const perConversation = new Map(toolCounts.map((t) => [t.conversationId, t._count._all]));
-        const usage = await usageByConversation(ctx.prisma, ids);
-        const last = page[page.length - 1];
-        return {
-          items: page.map((r) => ({
-            id: r.id,
-            title: r.title,
-            user: r.user,
-            updatedAt: r.updatedAt,
-            deleted: r.deletedAt !== null,
-            lastRunStatus: statuses.get(r.id) ?? null,
-            negativeFeedback: r.feedback.filter((f) => f.value < 0).length,
-            positiveFeedback: r.feedback.filter((f) => f.value > 0).length,
-            /** Every reason given with this conversation's thumbs down, in the product's order. */
-            reasons: normalizeFeedbackReasons(r.feedback.flatMap((f) => (f.value < 0 ? f.reasons : []))),
-            approvals: r._count.approvals,
-            toolCalls: perConversation.get(r.id) ?? 0,
-            usage: usage.get(r.id) ?? { inputTokens: 0, outputTokens: 0, costUsd: null },
-          })),
-          nextCursor: rows.length > PAGE && last ? cursorOf(last.updatedAt, last.id) : null,
-        };
       }),
 
     get: projectProcedure('agent:review')
       .input(ConversationInput.pick({ conversationId: true }))
-      .query(async ({ ctx, input }) =>
-        reviewDetail(ctx.prisma, input.projectId, input.conversationId, { runs: LIMITS.replayPageRuns }),
+      .query(
+        async ({ ctx, input }) =>
+          (await reviewDetail(ctx.prisma, input.projectId, input.conversationId, { runs: LIMITS.replayPageRuns })) ??
+          notFound(),
       ),
 
     /**
@@ -319,12 +222,8 @@ export const agentRouter = router({
     older: projectProcedure('agent:review')
       .input(ConversationInput.pick({ conversationId: true }).extend({ before: z.string().min(1).max(64) }))
       .query(async ({ ctx, input }) => {
-        const c = await ctx.prisma.agentConversation.findFirst({
-          where: { id: input.conversationId, projectId: input.projectId },
-          select: { id: true },
-        });
-        if (!c) throw appError('NOT_FOUND', 'CONVERSATION_NOT_FOUND', 'Conversation not found.');
-        return replayPage(ctx.prisma, c.id, { page: { runs: LIMITS.replayPageRuns, before: input.before } });
+        const id = (await findProjectConversationId(ctx.prisma, input.projectId, input.conversationId)) ?? notFound();
+        return replayPage(ctx.prisma, id, { page: { runs: LIMITS.replayPageRuns, before: input.before } });
       }),
 
     /**
@@ -334,12 +233,9 @@ export const agentRouter = router({
     export: projectProcedure('agent:review')
       .input(ConversationInput.pick({ conversationId: true }))
       .query(async ({ ctx, input }) => {
-        const detail = await reviewDetail(ctx.prisma, input.projectId, input.conversationId);
+        const detail = (await reviewDetail(ctx.prisma, input.projectId, input.conversationId)) ?? notFound();
         const [runs, events] = await Promise.all([
-          ctx.prisma.agentRun.findMany({
-            where: { conversationId: input.conversationId },
-            orderBy: { startedAt: 'asc' },
-          }),
+          listConversationRuns(ctx.prisma, input.conversationId),
           loadStoredEvents(ctx.prisma, input.conversationId),
         ]);
         return {
@@ -353,115 +249,3 @@ export const agentRouter = router({
       }),
   }),
 });
-
-type UsageTotals = { inputTokens: number; outputTokens: number; costUsd: number | null };
-
-/** Tokens and cost per conversation (sums over its runs). */
-async function usageByConversation(prisma: PrismaClient, ids: string[]): Promise<Map<string, UsageTotals>> {
-  if (!ids.length) return new Map();
-  const rows = await prisma.agentRun.groupBy({
-    by: ['conversationId'],
-    where: { conversationId: { in: ids } },
-    _sum: { inputTokens: true, outputTokens: true, costUsd: true },
-  });
-  return new Map(
-    rows.map((r) => [
-      r.conversationId,
-      { inputTokens: r._sum.inputTokens ?? 0, outputTokens: r._sum.outputTokens ?? 0, costUsd: r._sum.costUsd ?? null },
-    ]),
-  );
-}
-
-async function projectUsage(prisma: PrismaClient, projectId: string, days: number) {
-  const since = new Date(Date.now() - days * 86_400_000);
-  type Row = {
-    key: string;
-    name: string | null;
-    runs: bigint | number;
-    input: bigint | number | null;
-    output: bigint | number | null;
-    cost: number | null;
-  };
-  const totals = (r: Row) => ({
-    runs: Number(r.runs),
-    inputTokens: Number(r.input ?? 0),
-    outputTokens: Number(r.output ?? 0),
-    costUsd: r.cost === null ? null : Math.round(Number(r.cost) * 1e6) / 1e6,
-  });
-  const [byDay, byUser] = await Promise.all([
-    prisma.$queryRaw<Row[]>`
-      SELECT to_char(date_trunc('day', r."startedAt"), 'YYYY-MM-DD') AS key, NULL AS name, count(*) AS runs,
-        sum(r."inputTokens") AS input, sum(r."outputTokens") AS output, sum(r."costUsd") AS cost
-      FROM "AgentRun" r JOIN "AgentConversation" c ON c."id" = r."conversationId"
-      WHERE c."projectId" = ${projectId} AND r."startedAt" >= ${since}
-      GROUP BY 1 ORDER BY 1 DESC`,
-    prisma.$queryRaw<Row[]>`
-      SELECT u."id" AS key, u."name" AS name, count(*) AS runs,
-        sum(r."inputTokens") AS input, sum(r."outputTokens") AS output, sum(r."costUsd") AS cost
-      FROM "AgentRun" r JOIN "AgentConversation" c ON c."id" = r."conversationId" JOIN "User" u ON u."id" = r."userId"
-      WHERE c."projectId" = ${projectId} AND r."startedAt" >= ${since}
-      GROUP BY u."id", u."name" ORDER BY sum(r."inputTokens") + sum(r."outputTokens") DESC NULLS LAST`,
-  ]);
-  const all = [...byDay].map(totals);
-  const sum = (f: (t: ReturnType<typeof totals>) => number) => all.reduce((n, t) => n + f(t), 0);
-  const priced = all.some((t) => t.costUsd !== null);
-  return {
-    days,
-    byDay: byDay.map((r) => ({ day: r.key, ...totals(r) })),
-    byUser: byUser.map((r) => ({ user: { id: r.key, name: r.name ?? '' }, ...totals(r) })),
-    total: {
-      runs: sum((t) => t.runs),
-      inputTokens: sum((t) => t.inputTokens),
-      outputTokens: sum((t) => t.outputTokens),
-      costUsd: priced ? Math.round(sum((t) => t.costUsd ?? 0) * 1e6) / 1e6 : null,
-    },
-  };
-}
-
-async function reviewDetail(prisma: PrismaClient, projectId: string, conversationId: string, page?: { runs: number }) {
-  const c = await prisma.agentConversation.findFirst({
-    where: { id: conversationId, projectId },
-    include: { user: { select: { id: true, name: true, email: true } } },
-  });
-  if (!c) throw appError('NOT_FOUND', 'CONVERSATION_NOT_FOUND', 'Conversation not found.');
-  const runs = await prisma.agentRun.findMany({ where: { conversationId }, select: { id: true } });
-  const [replayed, feedbackRows, audit, approvals] = await Promise.all([
-    replayPage(prisma, conversationId, page ? { page } : {}),
-    prisma.agentFeedback.findMany({ where: { conversationId } }),
-    prisma.toolCallAudit.findMany({ where: { runId: { in: runs.map((r) => r.id) } }, orderBy: { startedAt: 'asc' } }),
-    prisma.agentPendingApproval.findMany({ where: { conversationId }, orderBy: { createdAt: 'asc' } }),
-  ]);
-  const usage = (await usageByConversation(prisma, [conversationId])).get(conversationId) ?? {
-    inputTokens: 0,
-    outputTokens: 0,
-    costUsd: null,
-  };
-  return {
-    conversation: { id: c.id, title: c.title, createdAt: c.createdAt, updatedAt: c.updatedAt, deletedAt: c.deletedAt },
-    usage,
-    user: c.user,
-    view: replayed.view,
-    olderBefore: replayed.olderBefore,
-    feedback: Object.fromEntries(feedbackRows.map((f) => [f.messageId, feedbackView(f)])),
-    audit: audit.map((a) => ({
-      id: a.id,
-      tool: a.tool,
-      status: a.status,
-      errorCode: a.errorCode,
-      argsPreview: a.argsPreview,
-      resultPreview: a.resultPreview,
-      durationMs: a.durationMs,
-      startedAt: a.startedAt,
-      toolCallId: a.toolCallId,
-      runId: a.runId,
-    })),
-    approvals: approvals.map((a) => ({
-      toolCallId: a.toolCallId,
-      toolName: a.toolName,
-      status: a.status,
-      reason: a.reason,
-      feedback: a.feedback,
-      decidedAt: a.decidedAt,
-    })),
-  };
-}
