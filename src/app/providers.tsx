@@ -1,24 +1,13 @@
 'use client';
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { useEffect, useState, type ReactNode } from 'react';
+import { type ReactNode, useEffect, useState } from 'react';
 import { makeTrpcClient, TRPCProvider } from '@/lib/trpc/client';
 
-/** React Query + tRPC for client components. One client per browser tab. */
+/** The tRPC client for client components: one per browser tab. */
 export function Providers({ children }: { children: ReactNode }) {
-  const [queryClient] = useState(
-    () =>
-      new QueryClient({ defaultOptions: { queries: { staleTime: 10_000, retry: 1, refetchOnWindowFocus: false } } }),
-  );
   const [trpcClient] = useState(() => makeTrpcClient());
   useEffect(() => {
     // Lets browser tests (and anyone curious) tell when the page is interactive.
     document.body.dataset.hydrated = 'true';
   }, []);
-  return (
-    <QueryClientProvider client={queryClient}>
-      <TRPCProvider trpcClient={trpcClient} queryClient={queryClient}>
-        {children}
-      </TRPCProvider>
-    </QueryClientProvider>
-  );
+  return <TRPCProvider client={trpcClient}>{children}</TRPCProvider>;
 }
