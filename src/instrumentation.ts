@@ -14,8 +14,8 @@ export async function register(): Promise<void> {
   const { trackAsyncLocalStorages } = await import('./server/diagnostics');
   trackAsyncLocalStorages();
   const { env } = await import('./server/env');
-  const e = env();
-  if (e.NODE_ENV === 'test') return;
+  const settings = env();
+  if (settings.NODE_ENV === 'test') return;
   const { installShutdownHandlers } = await import('./server/shutdown');
   const { startHousekeeping } = await import('./server/housekeeping');
   installShutdownHandlers();

@@ -20,10 +20,11 @@ import {
  * (X-Forwarded-Proto, only with TRUST_PROXY). HSTS sent over plain http is ignored by browsers.
  */
 function servedOverHttps(request: NextRequest): boolean {
-  const e = env();
+  const settings = env();
   if (request.nextUrl.protocol === 'https:') return true;
-  if (e.NEXTAUTH_URL?.startsWith('https://')) return true;
-  if (e.TRUST_PROXY > 0) return (request.headers.get('x-forwarded-proto') ?? '').split(',')[0]?.trim() === 'https';
+  if (settings.NEXTAUTH_URL?.startsWith('https://')) return true;
+  if (settings.TRUST_PROXY > 0)
+    return (request.headers.get('x-forwarded-proto') ?? '').split(',')[0]?.trim() === 'https';
   return false;
 }
 

@@ -57,13 +57,13 @@ export async function authorizeCredentials(
 ): Promise<{ id: string; email: string; name: string } | null> {
   const parsed = CredentialsSchema.safeParse(raw);
   if (!parsed.success) return null;
-  const e = env();
+  const settings = env();
   const { email, password } = parsed.data;
-  const address = request.headers ? clientAddress(request.headers, e.TRUST_PROXY) : null;
+  const address = request.headers ? clientAddress(request.headers, settings.TRUST_PROXY) : null;
 
   let attempt: SignInAttempt;
   try {
-    attempt = await reserveSignInAttempt(prisma, { email, address }, e);
+    attempt = await reserveSignInAttempt(prisma, { email, address }, settings);
   } catch (err) {
     if (err instanceof SignInRefusedError) throw err;
     throw unavailable(err);
@@ -178,12 +178,12 @@ export async function isOAuthEmailVerified(
 }
 
 /** The OAuth providers whose two variables are both set (env() refuses a half-configured pair). */
-export function oauthProviders(e: Env = env()): NextAuthOptions['providers'] {
+export function oauthProviders(settings: Env = env()): NextAuthOptions['providers'] {
   const list: NextAuthOptions['providers'] = [];
-  if (e.GITHUB_ID && e.GITHUB_SECRET)
-    list.push(GitHubProvider({ clientId: e.GITHUB_ID, clientSecret: e.GITHUB_SECRET }));
-  if (e.GOOGLE_CLIENT_ID && e.GOOGLE_CLIENT_SECRET)
-    list.push(GoogleProvider({ clientId: e.GOOGLE_CLIENT_ID, clientSecret: e.GOOGLE_CLIENT_SECRET }));
+  if (settings.GITHUB_ID && settings.GITHUB_SECRET)
+    list.push(GitHubProvider({ clientId: settings.GITHUB_ID, clientSecret: settings.GITHUB_SECRET }));
+  if (settings.GOOGLE_CLIENT_ID && settings.GOOGLE_CLIENT_SECRET)
+    list.push(GoogleProvider({ clientId: settings.GOOGLE_CLIENT_ID, clientSecret: settings.GOOGLE_CLIENT_SECRET }));
   return list;
 }
 
@@ -196,9 +196,9 @@ let cachedOptions: NextAuthOptions | undefined;
 
 export function authOptions(): NextAuthOptions {
   if (cachedOptions) return cachedOptions;
-  const e = env();
+  const settings = env();
   cachedOptions = {
-    secret: e.NEXTAUTH_SECRET,
+    secret: settings.NEXTAUTH_SECRET,
     session: { strategy: 'jwt', maxAge: 7 * 24 * 3600 },
     pages: { signIn: '/login' },
     providers: [

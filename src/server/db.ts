@@ -148,8 +148,12 @@ interface Holder {
 const holder: Holder = processWide<Holder>('__inAppAgentDb', () => ({}));
 
 async function init(): Promise<Database> {
-  const e = env();
-  const db = openDatabase({ databaseUrl: e.DATABASE_URL, pgliteDir: e.PGLITE_DIR, poolMax: e.DATABASE_POOL_MAX });
+  const settings = env();
+  const db = openDatabase({
+    databaseUrl: settings.DATABASE_URL,
+    pgliteDir: settings.PGLITE_DIR,
+    poolMax: settings.DATABASE_POOL_MAX,
+  });
   try {
     await migrate(db);
   } catch (err) {
@@ -157,7 +161,7 @@ async function init(): Promise<Database> {
     await db.close().catch(() => undefined);
     throw err;
   }
-  if (db.kind === 'pglite' && e.AUTO_SEED && e.NODE_ENV !== 'test') {
+  if (db.kind === 'pglite' && settings.AUTO_SEED && settings.NODE_ENV !== 'test') {
     const { seedIfEmpty } = await import('./seed');
     await seedIfEmpty(db.prisma);
   }

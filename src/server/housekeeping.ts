@@ -34,12 +34,12 @@ const holder: Holder = processWide<Holder>('__trackerHousekeeping', () => ({
 /** One purge pass now (the timer's job; also used by tests). Never throws. */
 export function runPurge(): Promise<unknown> {
   if (holder.purging) return holder.purging;
-  const e = env();
+  const settings = env();
   holder.purging = getDb()
     .then((db) =>
       purgeExpired(db, {
-        agentRetentionDays: e.AGENT_RETENTION_DAYS,
-        auditRetentionDays: e.AUDIT_RETENTION_DAYS,
+        agentRetentionDays: settings.AGENT_RETENTION_DAYS,
+        auditRetentionDays: settings.AUDIT_RETENTION_DAYS,
         shouldStop: () => holder.stopping,
       }),
     )
@@ -55,14 +55,14 @@ export function startHousekeeping(opts: HousekeepingOptions = {}): void {
   if (holder.started) return;
   holder.started = true;
   holder.stopping = false;
-  const e = env();
-  startStaleSweep(getPrisma, e.AGENT_RUN_STALE_SECONDS, opts.staleSweepMs);
+  const settings = env();
+  startStaleSweep(getPrisma, settings.AGENT_RUN_STALE_SECONDS, opts.staleSweepMs);
   // The embedded database belongs to this process alone: runs a previous process left RUNNING are
   // closed now rather than at the first assistant request.
   void getDb()
     .then((db) => (db.kind === 'pglite' ? recoverAfterRestart(db.prisma, true) : 0))
     .catch(() => undefined);
-  const every = opts.purgeEveryMs ?? e.RETENTION_PURGE_INTERVAL_SECONDS * 1000;
+  const every = opts.purgeEveryMs ?? settings.RETENTION_PURGE_INTERVAL_SECONDS * 1000;
   // The first pass soon after boot (not at once: boot has enough to do), then every period.
   holder.firstPurge = setTimeout(() => void runPurge(), Math.min(every, 60_000));
   holder.firstPurge.unref();

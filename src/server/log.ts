@@ -106,10 +106,10 @@ function scrubValue(value: unknown, depth: number): unknown {
 }
 
 function createLogger(destination: DestinationStream | undefined): Logger {
-  const e = env();
+  const settings = env();
   return pino(
     {
-      level: e.LOG_LEVEL ?? (e.NODE_ENV === 'test' ? 'warn' : 'info'),
+      level: settings.LOG_LEVEL ?? (settings.NODE_ENV === 'test' ? 'warn' : 'info'),
       base: { instance: holder.instanceId },
       timestamp: pino.stdTimeFunctions.isoTime,
       messageKey: 'msg',

@@ -65,9 +65,9 @@ function takeOverNextSignalHandlers(): number {
 /** Drains and closes everything; resolves with the exit code (does not exit). Idempotent. */
 export function shutdown(reason: string): Promise<number> {
   holder.shutdown ??= (async () => {
-    const e = env();
+    const settings = env();
     startDraining();
-    const drainSeconds = e.SHUTDOWN_DRAIN_SECONDS;
+    const drainSeconds = settings.SHUTDOWN_DRAIN_SECONDS;
     logger().info({ event: 'drain.started', reason, drainSeconds }, 'draining: no new runs; answers may finish');
     // Whatever happens below, the process does not outlive the window by much.
     const started = Date.now();

@@ -144,11 +144,11 @@ const CONNECTION_TEXT: Record<ConnectionPhase, string> = {
 };
 
 export function AssistantPanel() {
-  const a = useInAppAgent();
+  const assistant = useInAppAgent();
   const pathname = usePathname();
   const desktop = useDesktop();
   const placeholder = useRef<HTMLDivElement>(null);
-  const top = useDockTop(placeholder, a.open && desktop);
+  const top = useDockTop(placeholder, assistant.open && desktop);
   const inputRef = useRef<HTMLTextAreaElement>(null);
   const scrollRef = useRef<HTMLDivElement>(null);
   const panelRef = useRef<HTMLDivElement>(null);
@@ -156,13 +156,13 @@ export function AssistantPanel() {
   /** The message the user was reading when earlier ones were asked for, and where it was. */
   const anchor = useRef<{ id: string; top: number } | null>(null);
   const [showJump, setShowJump] = useState(false);
-  const mode = a.panelView;
+  const mode = assistant.panelView;
 
   // Focus the input when the user opens the panel (or starts a new conversation).
   useEffect(() => {
-    if (!a.focusRequest) return;
+    if (!assistant.focusRequest) return;
     window.requestAnimationFrame(() => inputRef.current?.focus());
-  }, [a.focusRequest]);
+  }, [assistant.focusRequest]);
 
   // Follow new content while the user is at the bottom; stop when they scroll up. Earlier messages
   // arriving above keep the message the user was reading where it was.
@@ -176,12 +176,19 @@ export function AssistantPanel() {
         (m) => m.dataset.messageId === pin.id,
       );
       if (target) el.scrollTop += target.getBoundingClientRect().top - el.getBoundingClientRect().top - pin.top;
-      if (!a.loadingOlder) anchor.current = null;
+      if (!assistant.loadingOlder) anchor.current = null;
       return;
     }
     if (stick.current) el.scrollTop = el.scrollHeight;
     else setShowJump(true);
-  }, [a.view, a.pendingUserMessage, a.requestError, mode, a.open, a.loadingOlder]);
+  }, [
+    assistant.view,
+    assistant.pendingUserMessage,
+    assistant.requestError,
+    mode,
+    assistant.open,
+    assistant.loadingOlder,
+  ]);
 
   // Content also grows after React commits (markdown, code blocks, a card expanding): keep
   // following it while the user is at the bottom, so a reloaded conversation opens at its latest.
@@ -195,15 +202,15 @@ export function AssistantPanel() {
     for (const child of Array.from(el.children)) observer.observe(child);
     observer.observe(el);
     return () => observer.disconnect();
-  }, [a.open, mode, a.view.messages.length]);
+  }, [assistant.open, mode, assistant.view.messages.length]);
 
   // A conversation that finished loading opens at its newest message.
   useEffect(() => {
-    if (a.hydrating) return;
+    if (assistant.hydrating) return;
     stick.current = true;
     const el = scrollRef.current;
     if (el) el.scrollTop = el.scrollHeight;
-  }, [a.hydrating]);
+  }, [assistant.hydrating]);
 
   const onScroll = () => {
     const el = scrollRef.current;
@@ -220,16 +227,20 @@ export function AssistantPanel() {
     setShowJump(false);
   };
 
-  if (!a.open) return null;
+  if (!assistant.open) return null;
 
-  const empty = a.view.messages.length === 0 && !a.pendingUserMessage && !a.hydrating && !a.requestError;
+  const empty =
+    assistant.view.messages.length === 0 &&
+    !assistant.pendingUserMessage &&
+    !assistant.hydrating &&
+    !assistant.requestError;
   const suggestions = suggestionsFor(pathname);
   const pick = (s: Suggestion) => {
     if (s.complete) {
       stick.current = true;
-      a.send(s.prompt);
+      assistant.send(s.prompt);
     } else {
-      a.setDraft(s.prompt);
+      assistant.setDraft(s.prompt);
       window.requestAnimationFrame(() => {
         const el = inputRef.current;
         if (el) {
@@ -241,7 +252,7 @@ export function AssistantPanel() {
   };
   const submit = () => {
     stick.current = true;
-    a.send();
+    assistant.send();
   };
   const loadEarlier = () => {
     const el = scrollRef.current;
@@ -253,7 +264,7 @@ export function AssistantPanel() {
       const first = Array.from(shown).find((m) => m.getBoundingClientRect().bottom > top);
       anchor.current = first ? { id: first.dataset.messageId!, top: first.getBoundingClientRect().top - top } : null;
     }
-    a.loadOlder();
+    assistant.loadOlder();
   };
 
   const onKeyDown = (e: ReactKeyboardEvent<HTMLElement>) => {
@@ -267,7 +278,7 @@ export function AssistantPanel() {
         panelRef.current?.focus();
         return;
       }
-      a.setOpen(false);
+      assistant.setOpen(false);
       return;
     }
     // Full screen on small screens: the page behind is hidden, so Tab cycles within the panel.
@@ -291,7 +302,12 @@ export function AssistantPanel() {
   return (
     <>
       {/* In-flow placeholder: reserves the panel's width beside the page content on desktop. */}
-      <div ref={placeholder} aria-hidden="true" className="hidden shrink-0 md:block" style={{ width: a.width }} />
+      <div
+        ref={placeholder}
+        aria-hidden="true"
+        className="hidden shrink-0 md:block"
+        style={{ width: assistant.width }}
+      />
       {/* A div, not an aside: an aside may not carry the dialog role of the small-screen layout. The
           roles keep the landmark (complementary) when docked. */}
       {/* biome-ignore-start lint/a11y/noStaticElementInteractions: the role is set below (complementary or dialog) */}
@@ -302,17 +318,17 @@ export function AssistantPanel() {
         tabIndex={-1}
         data-testid="assistant-panel"
         data-layout={desktop ? 'docked' : 'fullscreen'}
-        data-conversation-id={a.conversationId ?? ''}
+        data-conversation-id={assistant.conversationId ?? ''}
         aria-label="Assistant"
         role={desktop ? 'complementary' : 'dialog'}
         aria-modal={desktop ? undefined : true}
         onKeyDown={onKeyDown}
-        style={desktop ? { width: a.width, top } : undefined}
+        style={desktop ? { width: assistant.width, top } : undefined}
         className="fixed inset-0 z-50 flex flex-col outline-none border-slate-200 bg-white text-slate-900 md:inset-auto md:bottom-0 md:right-0 md:z-30 md:border-l dark:border-slate-800 dark:bg-slate-950 dark:text-slate-100"
       >
         {/* biome-ignore-end lint/a11y/noStaticElementInteractions: end of the panel's opening tag */}
         {/* biome-ignore-end lint/a11y/useAriaPropsSupportedByRole: end of the panel's opening tag */}
-        {desktop ? <ResizeHandle width={a.width} setWidth={a.setWidth} /> : null}
+        {desktop ? <ResizeHandle width={assistant.width} setWidth={assistant.setWidth} /> : null}
         {/* Not a <header>: inside the dialog it would be a second banner landmark of the page. */}
         <div className="flex items-center gap-1 border-b border-slate-200 px-3 py-2 dark:border-slate-800">
           <h2 className="flex-1 text-sm font-semibold">
@@ -322,7 +338,7 @@ export function AssistantPanel() {
             type="button"
             data-testid="assistant-history"
             aria-pressed={mode === 'history'}
-            onClick={() => a.setPanelView(mode === 'history' ? 'chat' : 'history')}
+            onClick={() => assistant.setPanelView(mode === 'history' ? 'chat' : 'history')}
             className="rounded px-2 py-1 text-sm hover:bg-slate-100 dark:hover:bg-slate-800"
           >
             History
@@ -330,8 +346,8 @@ export function AssistantPanel() {
           <button
             type="button"
             data-testid="assistant-new"
-            disabled={a.busy}
-            onClick={() => a.newConversation()}
+            disabled={assistant.busy}
+            onClick={() => assistant.newConversation()}
             className="rounded px-2 py-1 text-sm hover:bg-slate-100 disabled:opacity-50 dark:hover:bg-slate-800"
           >
             New
@@ -341,40 +357,40 @@ export function AssistantPanel() {
             data-testid="assistant-close"
             aria-label="Close the assistant (Escape)"
             title="Close (Esc)"
-            onClick={() => a.setOpen(false)}
+            onClick={() => assistant.setOpen(false)}
             className="rounded px-2 py-1 text-sm hover:bg-slate-100 dark:hover:bg-slate-800"
           >
             <span aria-hidden="true">✕</span>
           </button>
         </div>
-        <ModelNotice model={a.model} />
-        <Announcer items={a.announcements} />
+        <ModelNotice model={assistant.model} />
+        <Announcer items={assistant.announcements} />
 
         {mode === 'history' ? (
           <>
             <ConversationList
-              items={a.history.items}
-              currentId={a.conversationId}
-              loading={a.history.loading}
-              error={a.history.error}
-              search={a.history.search}
-              onSearch={a.history.setSearch}
+              items={assistant.history.items}
+              currentId={assistant.conversationId}
+              loading={assistant.history.loading}
+              error={assistant.history.error}
+              search={assistant.history.search}
+              onSearch={assistant.history.setSearch}
               onSelect={(id) => {
-                if (id !== a.conversationId) a.selectConversation(id);
-                else a.setPanelView('chat');
+                if (id !== assistant.conversationId) assistant.selectConversation(id);
+                else assistant.setPanelView('chat');
               }}
-              onRename={a.history.rename}
-              onDelete={(id, title) => void a.history.remove(id, title)}
-              onNew={() => a.newConversation()}
-              hasMore={a.history.hasMore}
-              onLoadMore={a.history.loadMore}
-              disabled={a.busy}
+              onRename={assistant.history.rename}
+              onDelete={(id, title) => void assistant.history.remove(id, title)}
+              onNew={() => assistant.newConversation()}
+              hasMore={assistant.history.hasMore}
+              onLoadMore={assistant.history.loadMore}
+              disabled={assistant.busy}
             />
             <UndoToast
-              undo={a.history.pendingUndo}
-              error={a.history.undoError}
-              onUndo={() => void a.history.undo()}
-              onDismiss={a.history.dismissUndo}
+              undo={assistant.history.pendingUndo}
+              error={assistant.history.undoError}
+              onUndo={() => void assistant.history.undo()}
+              onDismiss={assistant.history.dismissUndo}
             />
           </>
         ) : (
@@ -386,41 +402,50 @@ export function AssistantPanel() {
                 className="h-full overflow-y-auto px-3 py-3"
                 data-testid="assistant-scroll"
               >
-                {a.hydrating && a.view.messages.length === 0 ? (
+                {assistant.hydrating && assistant.view.messages.length === 0 ? (
                   <p className="text-sm text-slate-500">Loading the conversation…</p>
                 ) : null}
-                {a.hydrateError ? (
+                {assistant.hydrateError ? (
                   <p role="alert" className="text-sm text-red-800 dark:text-red-300">
-                    {a.hydrateError}
+                    {assistant.hydrateError}
                   </p>
                 ) : null}
                 {empty ? (
-                  <EmptyState suggestions={suggestions} onPick={pick} disabled={!a.canSend} />
+                  <EmptyState suggestions={suggestions} onPick={pick} disabled={!assistant.canSend} />
                 ) : (
                   <ConversationMessages
-                    view={a.view}
-                    feedback={a.feedback}
-                    onFeedback={a.submitFeedback}
-                    feedbackDrafts={a.feedbackDrafts}
-                    onFeedbackDraft={a.setFeedbackDraft}
+                    view={assistant.view}
+                    feedback={assistant.feedback}
+                    onFeedback={assistant.submitFeedback}
+                    feedbackDrafts={assistant.feedbackDrafts}
+                    onFeedbackDraft={assistant.setFeedbackDraft}
                     approvals={{
-                      drafts: a.approvalDrafts,
-                      onDraftChange: a.setApprovalDraft,
-                      onSubmit: a.submitApprovals,
-                      onAnswerAll: a.answerAll,
-                      submitting: a.busy,
-                      error: a.approvalError,
+                      drafts: assistant.approvalDrafts,
+                      onDraftChange: assistant.setApprovalDraft,
+                      onSubmit: assistant.submitApprovals,
+                      onAnswerAll: assistant.answerAll,
+                      submitting: assistant.busy,
+                      error: assistant.approvalError,
                     }}
-                    now={a.now}
-                    pendingUserMessage={a.pendingUserMessage}
-                    requestError={a.requestError}
-                    onRetry={a.retry}
-                    busy={a.busy}
-                    revise={a.canRevise ? { onEdit: a.editLastMessage, onRegenerate: a.regenerate } : undefined}
-                    versions={{ onSelect: a.selectVersion, disabled: a.busy || a.switchingVersion }}
+                    now={assistant.now}
+                    pendingUserMessage={assistant.pendingUserMessage}
+                    requestError={assistant.requestError}
+                    onRetry={assistant.retry}
+                    busy={assistant.busy}
+                    revise={
+                      assistant.canRevise
+                        ? { onEdit: assistant.editLastMessage, onRegenerate: assistant.regenerate }
+                        : undefined
+                    }
+                    versions={{
+                      onSelect: assistant.selectVersion,
+                      disabled: assistant.busy || assistant.switchingVersion,
+                    }}
                     showUsage
                     earlier={
-                      a.hasOlder ? { onLoad: loadEarlier, loading: a.loadingOlder, error: a.olderError } : undefined
+                      assistant.hasOlder
+                        ? { onLoad: loadEarlier, loading: assistant.loadingOlder, error: assistant.olderError }
+                        : undefined
                     }
                   />
                 )}
@@ -437,10 +462,10 @@ export function AssistantPanel() {
               ) : null}
             </div>
             <UndoToast
-              undo={a.history.pendingUndo}
-              error={a.history.undoError}
-              onUndo={() => void a.history.undo()}
-              onDismiss={a.history.dismissUndo}
+              undo={assistant.history.pendingUndo}
+              error={assistant.history.undoError}
+              onUndo={() => void assistant.history.undo()}
+              onDismiss={assistant.history.dismissUndo}
             />
             <form
               className="border-t border-slate-200 p-2 dark:border-slate-800"
@@ -450,24 +475,24 @@ export function AssistantPanel() {
               }}
             >
               <QueuedMessages
-                items={a.queue}
-                busy={a.busy}
-                held={a.queueHeld}
-                onEdit={a.editQueued}
-                onEditing={a.setQueuedEditing}
-                onRemove={a.removeQueued}
-                onSendNow={a.sendQueuedNow}
+                items={assistant.queue}
+                busy={assistant.busy}
+                held={assistant.queueHeld}
+                onEdit={assistant.editQueued}
+                onEditing={assistant.setQueuedEditing}
+                onRemove={assistant.removeQueued}
+                onSendNow={assistant.sendQueuedNow}
               />
-              {a.selection ? (
+              {assistant.selection ? (
                 <div
                   className="mb-1 flex items-center gap-1 text-xs text-slate-600 dark:text-slate-300"
                   data-testid="assistant-selection"
                 >
                   <span className="min-w-0 flex-1 truncate">
-                    Includes your selection: “{a.selection.slice(0, 80)}
-                    {a.selection.length > 80 ? '…' : ''}”
+                    Includes your selection: “{assistant.selection.slice(0, 80)}
+                    {assistant.selection.length > 80 ? '…' : ''}”
                   </span>
-                  <button type="button" className="underline" onClick={a.clearSelection}>
+                  <button type="button" className="underline" onClick={assistant.clearSelection}>
                     Remove
                   </button>
                 </div>
@@ -479,8 +504,8 @@ export function AssistantPanel() {
                 id="assistant-input"
                 ref={inputRef}
                 data-testid="assistant-input"
-                value={a.draft}
-                onChange={(e) => a.setDraft(e.target.value)}
+                value={assistant.draft}
+                onChange={(e) => assistant.setDraft(e.target.value)}
                 onKeyDown={(e) => {
                   if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
                     e.preventDefault();
@@ -490,24 +515,26 @@ export function AssistantPanel() {
                 rows={2}
                 maxLength={LIMITS.maxUserMessageChars}
                 placeholder="Ask the assistant… (Enter to send, Shift+Enter for a new line)"
-                aria-describedby={a.blockedReason ? 'assistant-blocked' : undefined}
+                aria-describedby={assistant.blockedReason ? 'assistant-blocked' : undefined}
                 className="w-full resize-none rounded-md border border-slate-300 bg-white p-2 text-sm dark:border-slate-600 dark:bg-slate-900"
               />
               <div className="mt-1 flex items-center gap-2">
                 <p
                   id="assistant-blocked"
                   data-testid="assistant-status"
-                  data-connection={a.connection}
+                  data-connection={assistant.connection}
                   className="min-w-0 flex-1 text-xs text-slate-600 dark:text-slate-300"
                 >
-                  {a.blockedReason ?? a.statusNote ?? (a.busy ? CONNECTION_TEXT[a.connection] : (a.inputHint ?? ''))}
+                  {assistant.blockedReason ??
+                    assistant.statusNote ??
+                    (assistant.busy ? CONNECTION_TEXT[assistant.connection] : (assistant.inputHint ?? ''))}
                 </p>
-                {a.busy ? (
+                {assistant.busy ? (
                   <>
                     <button
                       type="submit"
                       data-testid="assistant-queue-send"
-                      disabled={!a.canSend || !a.draft.trim()}
+                      disabled={!assistant.canSend || !assistant.draft.trim()}
                       title="Queue this message: it is sent when the answer ends (Enter)"
                       className={[
                         'rounded-md border border-blue-700 px-3 py-1 text-sm font-medium text-blue-800',
@@ -519,19 +546,19 @@ export function AssistantPanel() {
                     <button
                       type="button"
                       data-testid="assistant-stop"
-                      onClick={a.stop}
-                      disabled={a.connection === 'stopping'}
+                      onClick={assistant.stop}
+                      disabled={assistant.connection === 'stopping'}
                       className="rounded-md border border-slate-400 px-3 py-1 text-sm font-medium disabled:opacity-50"
                     >
                       <span aria-hidden="true">■ </span>
-                      {a.connection === 'stopping' ? 'Stopping…' : 'Stop'}
+                      {assistant.connection === 'stopping' ? 'Stopping…' : 'Stop'}
                     </button>
                   </>
                 ) : (
                   <button
                     type="submit"
                     data-testid="assistant-send"
-                    disabled={!a.canSend || !a.draft.trim()}
+                    disabled={!assistant.canSend || !assistant.draft.trim()}
                     className="rounded-md bg-blue-700 px-3 py-1 text-sm font-medium text-white disabled:opacity-50"
                   >
                     Send

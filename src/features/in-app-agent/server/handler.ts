@@ -85,10 +85,10 @@ export interface HandlerOptions {
  * a crafted Host header cannot receive the key.
  */
 export function resolveMcpTarget(
-  e: Pick<Env, 'AGENT_MCP_URL'>,
+  settings: Pick<Env, 'AGENT_MCP_URL'>,
   override?: string,
 ): { url: string } | { dispatch: typeof handleMcpPost } {
-  const url = override ?? e.AGENT_MCP_URL;
+  const url = override ?? settings.AGENT_MCP_URL;
   return url ? { url } : { dispatch: (req: Request) => handleMcpPost(req) };
 }
 
@@ -224,20 +224,20 @@ export interface AgentRoutes {
 }
 
 export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
-  const settingsOf = (e: Env): RunSettings => ({
-    maxSteps: e.AGENT_MAX_STEPS,
-    maxRetries: e.AGENT_MODEL_MAX_RETRIES,
-    contextTokens: e.AGENT_CONTEXT_TOKENS,
-    staleSeconds: e.AGENT_RUN_STALE_SECONDS,
-    maxConcurrentRuns: e.AGENT_MAX_CONCURRENT_RUNS_PER_USER,
-    approvalTtlSeconds: e.AGENT_APPROVAL_TTL_SECONDS,
+  const settingsOf = (settings: Env): RunSettings => ({
+    maxSteps: settings.AGENT_MAX_STEPS,
+    maxRetries: settings.AGENT_MODEL_MAX_RETRIES,
+    contextTokens: settings.AGENT_CONTEXT_TOKENS,
+    staleSeconds: settings.AGENT_RUN_STALE_SECONDS,
+    maxConcurrentRuns: settings.AGENT_MAX_CONCURRENT_RUNS_PER_USER,
+    approvalTtlSeconds: settings.AGENT_APPROVAL_TTL_SECONDS,
     keyTtlSeconds: opts.runKeyTtlSeconds ?? LIMITS.runKeyTtlSeconds,
-    idleTimeoutMs: opts.modelIdleTimeoutMs ?? e.AGENT_MODEL_IDLE_TIMEOUT_SECONDS * 1000,
+    idleTimeoutMs: opts.modelIdleTimeoutMs ?? settings.AGENT_MODEL_IDLE_TIMEOUT_SECONDS * 1000,
     flushIntervalMs: opts.flushIntervalMs,
     heartbeatMs: opts.heartbeatMs,
     requireApproval: opts.requireApproval?.length ? new Set(opts.requireApproval) : undefined,
-    ...(e.AGENT_MODEL_PRICE_INPUT !== undefined && e.AGENT_MODEL_PRICE_OUTPUT !== undefined
-      ? { prices: { input: e.AGENT_MODEL_PRICE_INPUT, output: e.AGENT_MODEL_PRICE_OUTPUT } }
+    ...(settings.AGENT_MODEL_PRICE_INPUT !== undefined && settings.AGENT_MODEL_PRICE_OUTPUT !== undefined
+      ? { prices: { input: settings.AGENT_MODEL_PRICE_INPUT, output: settings.AGENT_MODEL_PRICE_OUTPUT } }
       : {}),
   });
 
@@ -255,7 +255,7 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
         'retry-after': String(DRAINING_RETRY_AFTER_SECONDS),
       });
     }
-    const e = env();
+    const settings = env();
     const projectId = param((await ctx.params).projectId);
     const { prisma, member } = await authorize(req, projectId, 'agent:use');
     if (!isSameOrigin(req)) throw new RequestError(403, 'CROSS_ORIGIN', 'Cross-origin request refused.');
@@ -313,7 +313,7 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
 
     // Runs per user and minute, counted in the limits store: one statement, shared by every instance.
     const runLimit = { key: runLimitKey(member.user.id), windowSeconds: RUN_LIMIT_WINDOW_SECONDS };
-    const counted = await hitLimit(prisma, { ...runLimit, limit: e.AGENT_RATE_LIMIT_PER_MINUTE });
+    const counted = await hitLimit(prisma, { ...runLimit, limit: settings.AGENT_RATE_LIMIT_PER_MINUTE });
     if (!counted.allowed) {
       const wait = counted.retryAfterSeconds;
       throw new RequestError(429, 'RATE_LIMITED', `Too many requests. Try again in ${wait} s.`, {
@@ -322,14 +322,14 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     }
     let model: ModelHandle;
     try {
-      model = opts.model?.() ?? modelFor(e);
+      model = opts.model?.() ?? modelFor(settings);
     } catch (err) {
       if (err instanceof ModelConfigError) throw new RequestError(503, 'MODEL_UNAVAILABLE', err.message);
       throw err;
     }
 
-    await configureTracing(e);
-    await fanOut(e.DATABASE_URL).listen();
+    await configureTracing(settings);
+    await fanOut(settings.DATABASE_URL).listen();
     await housekeeping(prisma);
     const conversationId = input.conversationId ?? newId('cv_');
     const started = await startRun({
@@ -347,8 +347,8 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       resume: input.resume,
       pageContext: input.pageContext,
       model,
-      gateway: mcpGateway(resolveMcpTarget(e, opts.mcpUrl)),
-      settings: settingsOf(e),
+      gateway: mcpGateway(resolveMcpTarget(settings, opts.mcpUrl)),
+      settings: settingsOf(settings),
       receivedAt,
       onTimings: opts.onRunTimings,
     });
