@@ -31,6 +31,13 @@ function afterCursor(c: ListCursor | null) {
   return c ? { OR: [{ updatedAt: { lt: c.at } }, { updatedAt: c.at, id: { lt: c.id } }] } : {};
 }
 
+/** A page of `take` rows from `take + 1` read, and the cursor of the next page when there is one. */
+function keysetPage<T extends { updatedAt: Date; id: string }>(rows: T[], take: number) {
+  const page = rows.slice(0, take);
+  const last = page[page.length - 1];
+  return { page, nextCursor: rows.length > take && last ? encodeCursor(last.updatedAt, last.id) : null };
+}
+
 /** A conversation of this user in this project (deleted ones only when asked), or null. */
 export function findOwnConversation(
   prisma: PrismaClient,
@@ -74,12 +81,11 @@ export async function listOwnConversations(
     orderBy: [{ updatedAt: 'desc' }, { id: 'desc' }],
     take: input.take + 1,
   });
-  const page = rows.slice(0, input.take);
+  const { page, nextCursor } = keysetPage(rows, input.take);
   const statuses = await lastRunStatuses(
     prisma,
     page.map((r) => r.id),
   );
-  const last = page[page.length - 1];
   return {
     items: page.map((r) => ({
       id: r.id,
@@ -88,7 +94,7 @@ export async function listOwnConversations(
       updatedAt: r.updatedAt,
       lastRunStatus: statuses.get(r.id) ?? null,
     })),
-    nextCursor: rows.length > input.take && last ? encodeCursor(last.updatedAt, last.id) : null,
+    nextCursor,
   };
 }
 
@@ -180,21 +186,23 @@ export async function listReviewConversations(
       _count: { select: { approvals: true } },
     },
   });
-  const page = rows.slice(0, input.take);
+  const { page, nextCursor } = keysetPage(rows, input.take);
   const ids = page.map((r) => r.id);
-  const statuses = await lastRunStatuses(prisma, ids);
-  // Tool calls as replay shows them: one stored TOOL_CALL row per call (MCP and local tools,
-  // executed, rejected or interrupted alike), counted without replaying every conversation.
-  const toolCounts = ids.length
-    ? await prisma.agentEvent.groupBy({
-        by: ['conversationId'],
-        where: { conversationId: { in: ids }, type: 'TOOL_CALL' },
-        _count: { _all: true },
-      })
-    : [];
+  // Three independent reads of the page's conversations, at once. Tool calls as replay shows them:
+  // one stored TOOL_CALL row per call (MCP and local tools, executed, rejected or interrupted
+  // alike), counted without replaying every conversation.
+  const [statuses, toolCounts, usage] = await Promise.all([
+    lastRunStatuses(prisma, ids),
+    ids.length
+      ? prisma.agentEvent.groupBy({
+          by: ['conversationId'],
+          where: { conversationId: { in: ids }, type: 'TOOL_CALL' },
+          _count: { _all: true },
+        })
+      : Promise.resolve([]),
+    usageByConversation(prisma, ids),
+  ]);
   const perConversation = new Map(toolCounts.map((t) => [t.conversationId, t._count._all]));
-  const usage = await usageByConversation(prisma, ids);
-  const last = page[page.length - 1];
   return {
     items: page.map((r) => ({
       id: r.id,
@@ -211,7 +219,7 @@ export async function listReviewConversations(
       toolCalls: perConversation.get(r.id) ?? 0,
       usage: usage.get(r.id) ?? { inputTokens: 0, outputTokens: 0, costUsd: null },
     })),
-    nextCursor: rows.length > input.take && last ? encodeCursor(last.updatedAt, last.id) : null,
+    nextCursor,
   };
 }
 
@@ -307,13 +315,14 @@ export async function reviewDetail(
   });
   if (!c) return null;
   const runs = await prisma.agentRun.findMany({ where: { conversationId }, select: { id: true } });
-  const [replayed, feedbackRows, audit, approvals] = await Promise.all([
+  const [replayed, feedbackRows, audit, approvals, usageRows] = await Promise.all([
     replayPage(prisma, conversationId, page ? { page } : {}),
     prisma.agentFeedback.findMany({ where: { conversationId } }),
     prisma.toolCallAudit.findMany({ where: { runId: { in: runs.map((r) => r.id) } }, orderBy: { startedAt: 'asc' } }),
     prisma.agentPendingApproval.findMany({ where: { conversationId }, orderBy: { createdAt: 'asc' } }),
+    usageByConversation(prisma, [conversationId]),
   ]);
-  const usage = (await usageByConversation(prisma, [conversationId])).get(conversationId) ?? {
+  const usage = usageRows.get(conversationId) ?? {
     inputTokens: 0,
     outputTokens: 0,
     costUsd: null,
