@@ -50,26 +50,47 @@ export async function createProjectKey(
   return { key, publicKey, secret };
 }
 
-/** A short-lived key bound to one user, project and agent run. Revoke it when the run ends. */
+/** An agent key as it is stored: the run's statement inserts it together with the run. */
+export interface AgentKeyRow {
+  id: string;
+  name: string;
+  publicKey: string;
+  secretHash: string;
+  ttlSeconds: number;
+}
+
+/**
+ * A short-lived key bound to one user, project and agent run, before it is stored: the row (with
+ * only the secret's hash) and the secret, kept in server memory. Revoke it when the run ends.
+ */
+export function agentKeyMaterial(runId: string, ttlSeconds: number): { row: AgentKeyRow; secret: string } {
+  const { publicKey, secret } = keyMaterial();
+  return {
+    row: { id: newId('k_'), name: `in-app agent run ${runId}`, publicKey, secretHash: hashSecret(secret), ttlSeconds },
+    secret,
+  };
+}
+
+/** Mints and stores an agent key on its own (the run stores its key when it opens). */
 export async function mintAgentKey(
   prisma: PrismaClient,
   input: { projectId: string; userId: string; runId: string; ttlSeconds: number },
 ): Promise<IssuedKey> {
-  const { publicKey, secret } = keyMaterial();
+  const { row, secret } = agentKeyMaterial(input.runId, input.ttlSeconds);
   const key = await prisma.apiKey.create({
     data: {
-      id: newId('k_'),
+      id: row.id,
       kind: 'IN_APP_AGENT',
-      name: `in-app agent run ${input.runId}`,
-      publicKey,
-      secretHash: hashSecret(secret),
+      name: row.name,
+      publicKey: row.publicKey,
+      secretHash: row.secretHash,
       projectId: input.projectId,
       userId: input.userId,
       runId: input.runId,
       expiresAt: new Date(Date.now() + input.ttlSeconds * 1000),
     },
   });
-  return { key, publicKey, secret };
+  return { key, publicKey: row.publicKey, secret };
 }
 
 export async function revokeKey(prisma: PrismaClient, keyId: string): Promise<void> {

@@ -128,46 +128,71 @@ const counterAt = (key: string, startMs: number) =>
   Prisma.sql`"key" = ${key} AND "windowStart" = to_timestamp(${ts(startMs)}::float8) AT TIME ZONE 'UTC'`;
 
 /**
- * Counts one hit of `cost` units on `key` if it fits the limit, atomically across instances.
- * One SQL statement: the previous window is read in a CTE, the current one is inserted or
- * incremented only when the sliding-window estimate stays within `limit`.
+ * The parts of a statement that count one hit of `cost` units on `key` if it fits the limit: two
+ * CTEs, `limit_previous` (the previous window's count) and `limit_counted` (the current window's
+ * counter, inserted or incremented only when the sliding-window estimate stays within `limit`, and
+ * `gate` holds), and the columns `limitCounted`, `limitPrevious`, `limitCurrent` to select, which
+ * `limitResult` reads. `hitLimit` is this statement alone; the assistant's run open puts it in the
+ * statement that opens the run, so a refused run counts nothing.
  */
-export async function hitLimit(prisma: PrismaClient, raw: HitLimitInput): Promise<LimitResult> {
+export function limitHitParts(raw: HitLimitInput, gate: Prisma.Sql = Prisma.sql`true`) {
   const input = HitLimitInput.parse(raw);
   const w = windowOf(input.key, input.windowSeconds, input.now);
-  const rows = await prisma.$queryRaw<Array<{ counted: number | null; previous: number; current: number | null }>>`
-    WITH previous AS (
+  const ctes = Prisma.sql`limit_previous AS (
       SELECT COALESCE((
         SELECT "count" FROM "LimitCounter"
         WHERE ${counterAt(w.key, w.previousStartMs)}
       ), 0) AS "count"
     ),
-    counted AS (
+    limit_counted AS (
       INSERT INTO "LimitCounter" AS c ("key", "windowStart", "count", "expiresAt")
       SELECT ${w.key},
              to_timestamp(${ts(w.startMs)}::float8) AT TIME ZONE 'UTC',
              ${input.cost}::int,
              to_timestamp(${ts(w.expiresMs)}::float8) AT TIME ZONE 'UTC'
-      FROM previous
-      WHERE previous."count" * ${w.previousWeight}::float8 + ${input.cost}::int <= ${input.limit}::int
+      FROM limit_previous
+      WHERE limit_previous."count" * ${w.previousWeight}::float8 + ${input.cost}::int <= ${input.limit}::int
+        AND (${gate})
       ON CONFLICT ("key", "windowStart") DO UPDATE SET "count" = c."count" + EXCLUDED."count"
-      WHERE (SELECT "count" FROM previous) * ${w.previousWeight}::float8 + c."count" + EXCLUDED."count"
+      WHERE (SELECT "count" FROM limit_previous) * ${w.previousWeight}::float8 + c."count" + EXCLUDED."count"
             <= ${input.limit}::int
       RETURNING c."count"
-    )
-    SELECT
-      (SELECT "count" FROM counted) AS counted,
-      (SELECT "count" FROM previous) AS previous,
-      (SELECT "count" FROM "LimitCounter" WHERE ${counterAt(w.key, w.startMs)}) AS "current"`;
-  const row = rows[0] ?? { counted: null, previous: 0, current: null };
-  if (row.counted !== null) return { allowed: true, count: Number(row.counted), retryAfterSeconds: 0 };
+    )`;
+  const columns = Prisma.sql`(SELECT "count" FROM limit_counted) AS "limitCounted",
+      (SELECT "count" FROM limit_previous) AS "limitPrevious",
+      (SELECT "count" FROM "LimitCounter" WHERE ${counterAt(w.key, w.startMs)}) AS "limitCurrent"`;
+  return { ctes, columns, input, window: w };
+}
+
+/** The columns `limitHitParts` selects. */
+export interface LimitColumns {
+  limitCounted: number | null;
+  limitPrevious: number | null;
+  limitCurrent: number | null;
+}
+
+/** What a statement with `limitHitParts` said about the hit. */
+export function limitResult(parts: ReturnType<typeof limitHitParts>, row: LimitColumns | undefined): LimitResult {
+  if (row?.limitCounted != null) return { allowed: true, count: Number(row.limitCounted), retryAfterSeconds: 0 };
   // Refused: nothing was written. `current` is the statement's snapshot (good enough to say when).
-  const current = Number(row.current ?? 0);
+  const current = Number(row?.limitCurrent ?? 0);
+  const { input, window } = parts;
   return {
     allowed: false,
     count: current,
-    retryAfterSeconds: retryAfter(w, Number(row.previous), current, input.cost, input.limit),
+    retryAfterSeconds: retryAfter(window, Number(row?.limitPrevious ?? 0), current, input.cost, input.limit),
   };
+}
+
+/**
+ * Counts one hit of `cost` units on `key` if it fits the limit, atomically across instances.
+ * One SQL statement: the previous window is read in a CTE, the current one is inserted or
+ * incremented only when the sliding-window estimate stays within `limit`.
+ */
+export async function hitLimit(prisma: PrismaClient, raw: HitLimitInput): Promise<LimitResult> {
+  const parts = limitHitParts(raw);
+  const rows = await prisma.$queryRaw<LimitColumns[]>`WITH ${parts.ctes} SELECT ${parts.columns}`;
+  return limitResult(parts, rows[0]);
 }
 
 /** Whether a hit of `cost` would fit now, without counting it. */

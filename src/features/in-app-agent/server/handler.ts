@@ -21,7 +21,6 @@ import { hasUnstorableText, isIdentifier } from '@/server/text';
 import { getSessionUserId, isSameOrigin } from '@/server/auth';
 import { getDb, getPrisma, type PrismaClient } from '@/server/db';
 import { env, type Env } from '@/server/env';
-import { hitLimit, refundLimit } from '@/server/limits';
 import { newId } from '@/server/ids';
 // ops: structured log, database-outage and draining refusals (host interfaces).
 import { DATABASE_RETRY_AFTER_SECONDS, describeError, isInfrastructureError, stackFrames } from '@/server/errors';
@@ -311,15 +310,6 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       throw new RequestError(400, 'INVALID_REQUEST', 'The request contains NUL or broken Unicode.');
     }
 
-    // Runs per user and minute, counted in the limits store: one statement, shared by every instance.
-    const runLimit = { key: runLimitKey(member.user.id), windowSeconds: RUN_LIMIT_WINDOW_SECONDS };
-    const counted = await hitLimit(prisma, { ...runLimit, limit: settings.AGENT_RATE_LIMIT_PER_MINUTE });
-    if (!counted.allowed) {
-      const wait = counted.retryAfterSeconds;
-      throw new RequestError(429, 'RATE_LIMITED', `Too many requests. Try again in ${wait} s.`, {
-        'retry-after': String(wait),
-      });
-    }
     let model: ModelHandle;
     try {
       model = opts.model?.() ?? modelFor(settings);
@@ -349,13 +339,17 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       model,
       gateway: mcpGateway(resolveMcpTarget(settings, opts.mcpUrl)),
       settings: settingsOf(settings),
+      // Runs per user and minute, in the limits store shared by every instance: counted by the
+      // statement that opens the run, so a run refused for any reason counts nothing.
+      perMinute: {
+        key: runLimitKey(member.user.id),
+        windowSeconds: RUN_LIMIT_WINDOW_SECONDS,
+        limit: settings.AGENT_RATE_LIMIT_PER_MINUTE,
+      },
       receivedAt,
       onTimings: opts.onRunTimings,
     });
     if (!started.ok) {
-      // Refused for running too many at once: no run started, so the minute's unit is given back (a
-      // client retrying after Retry-After does not use up its runs while it waits).
-      if (started.code === 'TOO_MANY_RUNS') await refundLimit(prisma, runLimit);
       const wait = started.retryAfterSeconds;
       const headers: Record<string, string> = wait ? { 'retry-after': String(wait) } : {};
       throw new RequestError(started.status, started.code, started.message, headers);

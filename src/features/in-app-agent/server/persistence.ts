@@ -3,6 +3,8 @@
  * Rows are written per message or tool call (see compact.ts), never per token.
  */
 import { Prisma, type PrismaClient } from '@/generated/prisma/client';
+import type { AgentKeyRow } from '@/server/api-keys';
+import { type HitLimitInput, type LimitColumns, limitHitParts, limitResult } from '@/server/limits';
 import { retryWhileUnavailable } from '@/server/errors'; // ops: recorder writes survive a short database outage
 import { newId } from '@/server/ids';
 import { Compactor, coalesce, expand, rowEnd, type WriteOp } from '../compact';
@@ -46,6 +48,8 @@ export interface OpenedRun {
   seqTo: number;
   /** The run this one follows (the conversation's last shown run, or the one a new version follows). */
   precedingRunId: string | null;
+  /** The statement created the conversation: it has no history yet. */
+  created: boolean;
 }
 
 /** The conversation has as many runs as it may have (LIMITS.maxRunsPerConversation). */
@@ -70,13 +74,6 @@ export class TooManyRunsError extends Error {
   }
 }
 
-/**
- * First key of the two-key advisory lock that serialises opening runs per user (the second is a
- * hash of the user id). Two-key locks never collide with the one-key locks of the migration
- * applier (72707369) and the retention purge (72707370).
- */
-export const RUN_OPEN_LOCK_SPACE = 72707371;
-
 /** The per-user limit of running runs checked when a run opens. */
 export interface RunningLimit {
   /** AGENT_MAX_CONCURRENT_RUNS_PER_USER. */
@@ -99,94 +96,114 @@ export interface OpenRunInput {
   version?: { precedingRunId: string | null };
   /** A resume: the run it continues. */
   resumedFromId?: string;
-  /**
-   * At most this many RUNNING runs of the user, across instances. Unset: no such limit (the open
-   * is then the single statement alone).
-   */
+  /** At most this many RUNNING runs of the user, across instances. Unset: no such limit. */
   running?: RunningLimit;
+  /** The run's MCP key, stored with the run (only its hash: see `agentKeyMaterial`). */
+  key?: AgentKeyRow;
+  /**
+   * A limit the run counts against (runs per user and minute), counted by the same statement: a
+   * run refused for any reason counts nothing.
+   */
+  perMinute?: HitLimitInput;
 }
 
-/**
- * Opens a run in ONE statement: checks that the conversation is the user's (or creates it, with
- * the id the client chose, when `create` is given), reserves the run's block of row positions on
- * the conversation's counter (so nothing else, such as the stale sweep, can write into it), makes
- * the run the last one of the conversation's shown path (following the previous last one, or, for
- * a new version of a turn, the run that turn follows), counts it against the size limit, and
- * inserts the RUNNING run. Null: no such conversation of this user and project (or another user's
- * or project's: the same answer). RunConflictError: a run is already RUNNING there (the partial
- * unique index). ConversationFullError: the conversation reached its size limit.
- *
- * With `running`, the statement runs in a transaction that first takes a transaction-scoped
- * advisory lock on the user (`pg_advisory_xact_lock`) and then counts the user's RUNNING runs with
- * a fresh heartbeat: TooManyRunsError when they are `maxRunning` already. The lock is held until
- * the new run is committed, so two instances opening runs for one user at the same moment take
- * turns and the second counts the first's run (READ COMMITTED: each statement sees what was
- * committed before it started). Runs waiting for an approval ended INTERRUPTED: they are not
- * running; the answer opens a new run, which counts. A run whose instance died (no heartbeat for
- * the stale window) does not count either: the stale sweep closes it.
- */
-export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Promise<OpenedRun | null> {
-  const limit = input.running;
-  try {
-    if (!limit) return await openStatement(prisma, input);
-    return await prisma.$transaction(
-      async (tx) => {
-        // The lock first, the count in a later statement: a statement's snapshot is taken when it
-        // starts, so counting in the locking statement could miss a run committed while it waited.
-        await tx.$executeRaw`SELECT pg_advisory_xact_lock(${RUN_OPEN_LOCK_SPACE}::int, hashtext(${input.userId}))`;
-        const rows = await tx.$queryRaw<Array<{ n: number }>>`
-          SELECT count(*)::int AS n FROM "AgentRun"
-          WHERE "userId" = ${input.userId} AND "status" = 'RUNNING'
-            AND "lastHeartbeatAt" >= ${NOW} - make_interval(secs => ${limit.staleSeconds})`;
-        if (Number(rows[0]?.n ?? 0) >= limit.maxRunning) throw new TooManyRunsError(limit.maxRunning);
-        return openStatement(tx, input);
-      },
-      // Opening many runs of one user at once queues them on the lock, each holding a connection
-      // while it waits: generous bounds rather than a refusal under a burst.
-      { maxWait: 10_000, timeout: 20_000 },
-    );
-  } catch (err) {
-    if (isRunConflict(err)) throw new RunConflictError();
-    throw err;
+/** The runs per minute (`OpenRunInput.perMinute`) are used up. */
+export class RunRateLimitedError extends Error {
+  readonly code = 'RATE_LIMITED' as const;
+  constructor(readonly retryAfterSeconds: number) {
+    super(`Too many requests. Try again in ${retryAfterSeconds} s.`);
   }
 }
 
-async function openStatement(prisma: Prisma.TransactionClient, input: OpenRunInput): Promise<OpenedRun | null> {
+/**
+ * Opens a run in ONE statement (one round trip, its own transaction): checks that the
+ * conversation is the user's (or creates it, with the id the client chose, when `create` is
+ * given), reserves the run's block of row positions on the conversation's counter (so nothing
+ * else, such as the stale sweep, can write into it), makes the run the last one of the
+ * conversation's shown path (following the previous last one, or, for a new version of a turn,
+ * the run that turn follows), counts it against the size limit, inserts the RUNNING run and its
+ * MCP key. Null: no such conversation of this user and project (or another user's or project's:
+ * the same answer). RunConflictError: a run is already RUNNING there (the partial unique index).
+ * ConversationFullError: the conversation reached its size limit.
+ *
+ * With `running`, the statement first calls `in_app_agent_admit_run` (migration
+ * `20261125400000_run_admission`): it takes a transaction-scoped advisory lock on the user and
+ * counts the user's RUNNING runs with a fresh heartbeat in a snapshot taken after the lock is held;
+ * nothing is written when they are `maxRunning` already (TooManyRunsError). The lock is held until
+ * the statement commits, so two instances opening runs for one user at the same moment take turns
+ * and the second counts the first's run. The rest of the statement needs no fresher snapshot: the
+ * conversation's update re-reads a row changed meanwhile, and the insert of a second RUNNING run
+ * of one conversation fails on the unique index. Runs waiting for an approval ended INTERRUPTED:
+ * they are not running; the answer opens a new run, which counts. A run whose instance died (no
+ * heartbeat for the stale window) does not count either: the stale sweep closes it.
+ */
+export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Promise<OpenedRun | null> {
   const block = LIMITS.runSeqBlock;
   const max = LIMITS.maxRunsPerConversation;
-  const { conversationId: cid, projectId: pid, userId: uid, runId } = input;
+  const { conversationId: cid, projectId: pid, userId: uid, runId, running, key } = input;
+  const limit = input.perMinute ? limitHitParts(input.perMinute, Prisma.sql`(SELECT ok FROM admitted)`) : null;
+  const counted = limit ? Prisma.sql`EXISTS (SELECT 1 FROM limit_counted)` : Prisma.sql`true`;
+  const admitted = running
+    ? Prisma.sql`SELECT "in_app_agent_admit_run"(${uid}, ${running.maxRunning}::int, ${running.staleSeconds}::int) AS ok`
+    : Prisma.sql`SELECT true AS ok`;
   const owned = Prisma.sql`"AgentConversation"."projectId" = ${pid} AND "AgentConversation"."userId" = ${uid}
-    AND "AgentConversation"."deletedAt" IS NULL AND "AgentConversation"."runCount" < ${max}`;
+    AND "AgentConversation"."deletedAt" IS NULL AND "AgentConversation"."runCount" < ${max}
+    AND (SELECT ok FROM admitted) AND ${counted}`;
   const update = Prisma.sql`"lastSeq" = "AgentConversation"."lastSeq" + ${block}, "updatedAt" = ${NOW},
     "runCount" = "AgentConversation"."runCount" + 1, "headRunId" = ${runId}`;
   const conv = input.create
     ? Prisma.sql`INSERT INTO "AgentConversation"
           ("id", "projectId", "userId", "title", "lastSeq", "runCount", "headRunId", "createdAt", "updatedAt")
-        VALUES (${cid}, ${pid}, ${uid}, ${input.create.title.slice(0, LIMITS.maxTitleChars)}, ${block}, 1, ${runId}, ${NOW}, ${NOW})
+        SELECT ${cid}, ${pid}, ${uid}, ${input.create.title.slice(0, LIMITS.maxTitleChars)}, ${block}, 1, ${runId}, ${NOW}, ${NOW}
+        FROM admitted WHERE admitted.ok AND ${counted}
         ON CONFLICT ("id") DO UPDATE SET ${update} WHERE ${owned}
-        RETURNING "id", "lastSeq"`
-    : Prisma.sql`UPDATE "AgentConversation" SET ${update} WHERE "id" = ${cid} AND ${owned} RETURNING "id", "lastSeq"`;
+        RETURNING "id", "lastSeq", ("xmax" = 0) AS "created"`
+    : Prisma.sql`UPDATE "AgentConversation" SET ${update} WHERE "id" = ${cid} AND ${owned}
+        RETURNING "id", "lastSeq", false AS "created"`;
   // A conversation written without a head (rows from before versions existed) goes on after its
   // latest run rather than starting a second first turn.
   const preceding = input.version
     ? Prisma.sql`${input.version.precedingRunId}::text`
     : Prisma.sql`COALESCE((SELECT "headRunId" FROM prev),
         (SELECT "id" FROM "AgentRun" WHERE "conversationId" = ${cid} ORDER BY "startedAt" DESC, "id" DESC LIMIT 1))`;
-  const rows = await prisma.$queryRaw<Array<{ lastSeq: number; precedingRunId: string | null }>>`
-    -- Every part of the statement sees the conversation as it was before it: \`prev\` is the old head.
-    WITH prev AS (SELECT "headRunId" FROM "AgentConversation" WHERE "id" = ${cid}),
-    conv AS (${conv}),
-    run AS (
-      INSERT INTO "AgentRun" ("id", "conversationId", "userId", "status", "startedAt", "lastHeartbeatAt", "selectedAt",
-        "modelId", "traceId", "precedingRunId", "resumedFromId")
-      SELECT ${runId}, conv."id", ${uid}, 'RUNNING', ${NOW}, ${NOW}, ${NOW}, ${input.modelId}, ${input.traceId ?? null},
-        ${preceding}, ${input.resumedFromId ?? null}
-      FROM conv
-      RETURNING "precedingRunId"
-    )
-    SELECT conv."lastSeq", run."precedingRunId" FROM conv JOIN run ON true`;
+  const keyInsert = key
+    ? Prisma.sql`, "key" AS (
+        INSERT INTO "ApiKey" ("id", "kind", "name", "publicKey", "secretHash", "projectId", "userId", "runId", "expiresAt")
+        SELECT ${key.id}, 'IN_APP_AGENT', ${key.name}, ${key.publicKey}, ${key.secretHash}, ${pid}, ${uid}, run."id",
+          ${NOW} + make_interval(secs => ${key.ttlSeconds}::int)
+        FROM run
+      )`
+    : Prisma.empty;
+  let rows: Array<
+    { ok: boolean; lastSeq: number | null; precedingRunId: string | null; created: boolean | null } & LimitColumns
+  >;
+  try {
+    rows = await prisma.$queryRaw`
+      -- Every part of the statement sees the conversation as it was before it: \`prev\` is the old head.
+      WITH admitted AS MATERIALIZED (${admitted}),${limit ? Prisma.sql` ${limit.ctes},` : Prisma.empty}
+      prev AS (SELECT "headRunId" FROM "AgentConversation" WHERE "id" = ${cid}),
+      conv AS (${conv}),
+      run AS (
+        INSERT INTO "AgentRun" ("id", "conversationId", "userId", "status", "startedAt", "lastHeartbeatAt", "selectedAt",
+          "modelId", "traceId", "precedingRunId", "resumedFromId")
+        SELECT ${runId}, conv."id", ${uid}, 'RUNNING', ${NOW}, ${NOW}, ${NOW}, ${input.modelId}, ${input.traceId ?? null},
+          ${preceding}, ${input.resumedFromId ?? null}
+        FROM conv
+        RETURNING "id", "precedingRunId"
+      )${keyInsert}
+      SELECT admitted.ok, conv."lastSeq", run."precedingRunId", conv."created"${limit ? Prisma.sql`, ${limit.columns}` : Prisma.empty}
+      FROM admitted LEFT JOIN (conv JOIN run ON true) ON true`;
+  } catch (err) {
+    if (isRunConflict(err)) throw new RunConflictError();
+    throw err;
+  }
   const row = rows[0];
-  if (!row) {
+  if (row && !row.ok && running) throw new TooManyRunsError(running.maxRunning);
+  if (limit) {
+    const hit = limitResult(limit, row);
+    if (!hit.allowed) throw new RunRateLimitedError(hit.retryAfterSeconds);
+  }
+  if (!row || row.lastSeq === null) {
     const full = await prisma.agentConversation.count({
       where: { id: cid, projectId: pid, userId: uid, deletedAt: null, runCount: { gte: max } },
     });
@@ -194,7 +211,14 @@ async function openStatement(prisma: Prisma.TransactionClient, input: OpenRunInp
     return null;
   }
   const seqTo = Number(row.lastSeq);
-  return { runId, conversationId: cid, seqFrom: seqTo - block, seqTo, precedingRunId: row.precedingRunId };
+  return {
+    runId,
+    conversationId: cid,
+    seqFrom: seqTo - block,
+    seqTo,
+    precedingRunId: row.precedingRunId,
+    created: row.created === true,
+  };
 }
 
 /** A run as the conversation's tree knows it. */

@@ -20,14 +20,15 @@
  * second tab, another instance) come and go; `stopRun` ends it from anywhere. A run whose row was
  * closed elsewhere (the stale sweep) notices at its next heartbeat and stops writing.
  */
-import { mintAgentKey, revokeKey } from '@/server/api-keys';
+import { agentKeyMaterial, revokeKey } from '@/server/api-keys';
 import { describeError, retryWhileUnavailable, stackFrames } from '@/server/errors'; // ops
 import { childLog } from '@/server/log'; // ops: run start/end lines of the structured log
 import type { PrismaClient } from '@/generated/prisma/client';
 import { newId } from '@/server/ids';
+import type { HitLimitInput } from '@/server/limits';
 import type { Role } from '@/server/rbac';
 import { CUSTOM_EVENTS, type AgentErrorCode } from '../constants';
-import { foldEvents } from '../fold';
+import { emptyView, foldEvents } from '../fold';
 import type { AgentEvent, ConversationView, ModelInfo, PageContext, ResumeEntry, TokenUsage } from '../schema';
 import { capResult, listRunTools, runAgent, type ListedTools, type RunResult } from './agent';
 import {
@@ -54,6 +55,7 @@ import {
   recoverStaleRuns,
   rememberReads,
   RunConflictError,
+  RunRateLimitedError,
   RunRecorder,
   selectedPath,
   TooManyRunsError,
@@ -101,6 +103,8 @@ export interface StartRunInput {
   model: ModelHandle;
   gateway: McpGateway;
   settings: RunSettings;
+  /** The runs-per-minute limit this run counts against (counted by the statement that opens it). */
+  perMinute?: HitLimitInput;
   /** When the request arrived (performance.now()); set-up timings are measured from it. */
   receivedAt?: number;
   /** Set-up timings, for the benchmark. */
@@ -178,8 +182,11 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
       return refuse(404, 'VERSION_NOT_FOUND', 'That answer has no message to ask again.');
     }
   }
+  const runId = newId('run_');
+  // The run's MCP key is stored by the statement that opens the run; the secret stays in memory.
+  const runKey = agentKeyMaterial(runId, input.settings.keyTtlSeconds);
   const open = {
-    runId: newId('run_'),
+    runId,
     conversationId: input.conversation.id,
     projectId: input.projectId,
     userId: input.user.id,
@@ -188,6 +195,8 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
     ...(input.conversation.create && !input.resume && !version ? { create: input.conversation.create } : {}),
     ...(version ? { version } : {}),
     running: { maxRunning: input.settings.maxConcurrentRuns, staleSeconds: input.settings.staleSeconds },
+    key: runKey.row,
+    ...(input.perMinute ? { perMinute: input.perMinute } : {}),
   };
 
   // 1. Open: the run row (one statement), or why not.
@@ -203,9 +212,13 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
     }
   } catch (err) {
     const known =
-      err instanceof RunConflictError || err instanceof ConversationFullError || err instanceof TooManyRunsError;
+      err instanceof RunConflictError ||
+      err instanceof ConversationFullError ||
+      err instanceof TooManyRunsError ||
+      err instanceof RunRateLimitedError;
     endSpan(span, { code: known ? err.code : 'INTERNAL_ERROR', message: (err as Error).message });
     if (err instanceof TooManyRunsError) return refuse(429, err.code, err.message, TOO_MANY_RUNS_RETRY_AFTER_SECONDS);
+    if (err instanceof RunRateLimitedError) return refuse(429, err.code, err.message, err.retryAfterSeconds);
     if (known) return refuse(409, err.code, err.message);
     throw err;
   }
@@ -255,10 +268,18 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
     toolsListed: 0,
     agentStarted: 0,
   };
-  void live(run, opened, decisions, trace, { ...input, userMessage }, (step) => {
-    timings[step] = performance.now() - t0;
-    if (step === 'agentStarted') input.onTimings?.(timings);
-  });
+  void live(
+    run,
+    opened,
+    { id: runKey.row.id, secret: runKey.secret },
+    decisions,
+    trace,
+    { ...input, userMessage },
+    (step) => {
+      timings[step] = performance.now() - t0;
+      if (step === 'agentStarted') input.onTimings?.(timings);
+    },
+  );
   return { ok: true, run };
 }
 
@@ -294,6 +315,7 @@ function modelEvent(info: ModelInfo): AgentEvent {
 async function live(
   run: LiveRun,
   opened: OpenedRun,
+  key: { id: string; secret: string },
   decisions: Decision[],
   trace: RunTrace,
   input: StartRunInput,
@@ -348,33 +370,24 @@ async function live(
     runLog.info({ event: 'approval.decided', ...call, decision }, 'approval decided');
   }
   try {
-    // One turn of the event loop first: the response and RUN_STARTED reach the client before the
-    // set-up's database work (which, on the embedded database, runs on this thread).
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    // 2. Prepare: the key and the history at the same time, then the tools (overlapping the rest).
-    const [key, history] = await Promise.all([
-      mintAgentKey(prisma, {
-        projectId: input.projectId,
-        userId: input.user.id,
-        runId,
-        ttlSeconds: settings.keyTtlSeconds,
-      }).then((k) => {
-        mark('keyMinted');
-        return k;
-      }),
-      // The history the model can be sent (bounded by the context budget), and what the
-      // conversation read before it (the data-flow guard remembers past the window).
-      Promise.all([
-        historyWindow(prisma, conversationId, { excludeRunId: runId, budgetChars: settings.contextTokens * 6 }),
-        conversationReads(prisma, conversationId),
-      ]).then((v) => {
-        mark('historyLoaded');
-        return v;
-      }),
-    ]);
-    const [stored, readSoFar] = history;
-    keyId = key.key.id;
-    recorder.keepKeyAlive(key.key.id, settings.keyTtlSeconds);
+    // Two turns of the event loop first: in the first the watchers' streams flush RUN_STARTED
+    // (they write on `setImmediate`, queued after this), in the second pending I/O is served; only
+    // then the set-up's work, which runs on this thread (the agent's construction, and every
+    // query on the embedded database).
+    for (let turn = 0; turn < 2; turn++) await new Promise<void>((resolve) => setImmediate(resolve));
+    // 2. Prepare: the key was stored with the run; the history the model can be sent (bounded by
+    // the context budget) and what the conversation read before it (the data-flow guard remembers
+    // past the window). A conversation this run created has neither.
+    mark('keyMinted');
+    keyId = key.id;
+    recorder.keepKeyAlive(key.id, settings.keyTtlSeconds);
+    const [stored, readSoFar] = opened.created
+      ? [emptyView(conversationId), { privateData: false, untrustedContent: false }]
+      : await Promise.all([
+          historyWindow(prisma, conversationId, { excludeRunId: runId, budgetChars: settings.contextTokens * 6 }),
+          conversationReads(prisma, conversationId),
+        ]);
+    mark('historyLoaded');
     const mcp = { gateway: input.gateway, secret: key.secret };
     const listing: Promise<ListedTools> = listRunTools(
       mcp,
