@@ -3,7 +3,7 @@ import Link from 'next/link';
 import { UserMenu } from '@/features/tracker/components/UserMenu';
 import { RoleBadge, card } from '@/features/tracker/components/ui';
 import { requireUser } from '@/features/tracker/page-access';
-import { listProjectsForUser } from '@/features/tracker/service';
+import { listProjectsForUser } from '@/features/tracker/services/projects';
 import { getPrisma } from '@/server/db';
 
 export const dynamic = 'force-dynamic';

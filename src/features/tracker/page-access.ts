@@ -14,7 +14,7 @@ import { hasProjectAccess, scopesFor, type Scope } from '@/server/rbac';
 import { isIdentifier } from '@/server/text';
 import { loadProjectAccess, type ProjectAccess } from '@/server/trpc';
 import { safeCallbackPath } from './callback';
-import { getProject, type ProjectInfo } from './service';
+import { getProject, type ProjectInfo } from './services/projects';
 
 export { safeCallbackPath };
 

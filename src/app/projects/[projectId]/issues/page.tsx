@@ -14,14 +14,10 @@ import {
 } from '@/features/tracker/components/ui';
 import { NotAllowed } from '@/features/tracker/components/ui';
 import { requireProjectPage } from '@/features/tracker/page-access';
-import {
-  ISSUE_STATUSES,
-  ListIssuesInput,
-  listIssues,
-  listLabels,
-  listMembers,
-  type IssueStatus,
-} from '@/features/tracker/service';
+import { ISSUE_STATUSES, type IssueStatus } from '@/features/tracker/constants';
+import { ListIssuesInput, listIssues } from '@/features/tracker/services/issues';
+import { listLabels } from '@/features/tracker/services/labels';
+import { listMembers } from '@/features/tracker/services/members';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Issues · Tracker' };

@@ -2,7 +2,7 @@ import type { Metadata } from 'next';
 import { AddMemberForm, MemberRowControls } from '@/features/tracker/components/MembersManager';
 import { NotAllowed, PageHeading, RoleBadge, DataTable, card, When } from '@/features/tracker/components/ui';
 import { requireProjectPage } from '@/features/tracker/page-access';
-import { listMembers } from '@/features/tracker/service';
+import { listMembers } from '@/features/tracker/services/members';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Members · Tracker' };

@@ -3,7 +3,7 @@ import { KEY_SCOPES } from '@/features/mcp/key-scopes';
 import { CreateKeyForm, KeyScopeList, RevokeKeyButton, WebhookForm } from '@/features/tracker/components/SettingsForms';
 import { NotAllowed, PageHeading, DataTable, card, When } from '@/features/tracker/components/ui';
 import { requireProjectPage } from '@/features/tracker/page-access';
-import { listProjectKeys } from '@/features/tracker/service';
+import { listProjectKeys } from '@/features/tracker/services/api-keys';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Settings · Tracker' };

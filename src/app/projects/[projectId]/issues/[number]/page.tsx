@@ -20,7 +20,9 @@ import {
   When,
 } from '@/features/tracker/components/ui';
 import { parseIssueNumber, requireProjectPage } from '@/features/tracker/page-access';
-import { getIssue, listLabels, listMembers, type IssueDetail } from '@/features/tracker/service';
+import { getIssue, type IssueDetail } from '@/features/tracker/services/issues';
+import { listLabels } from '@/features/tracker/services/labels';
+import { listMembers } from '@/features/tracker/services/members';
 
 export const dynamic = 'force-dynamic';
 

@@ -2,7 +2,8 @@ import type { Metadata } from 'next';
 import { NewIssueForm } from '@/features/tracker/components/NewIssueForm';
 import { NotAllowed, PageHeading } from '@/features/tracker/components/ui';
 import { requireProjectPage } from '@/features/tracker/page-access';
-import { listLabels, listMembers } from '@/features/tracker/service';
+import { listLabels } from '@/features/tracker/services/labels';
+import { listMembers } from '@/features/tracker/services/members';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'New issue · Tracker' };
