@@ -40,6 +40,11 @@ function assertMayManageRole(actor: Role | null, targetCurrent: Role | null, tar
   }
 }
 
+/** What any member may see of a project (not its webhook URL). */
+function projectHeader(p: projects.ProjectInfo) {
+  return { id: p.id, slug: p.slug, name: p.name, description: p.description, createdAt: p.createdAt };
+}
+
 const projectsRouter = router({
   /** The caller's projects with their role. */
   list: authedProcedure.query(({ ctx }) => projects.listProjectsForUser(ctx.prisma, ctx.user.id)),
@@ -49,18 +54,12 @@ const projectsRouter = router({
       projects.getProject(ctx.prisma, input.projectId),
       projects.projectSummary(ctx.prisma, input.projectId),
     ]);
-    return {
-      project: {
-        id: project.id,
-        slug: project.slug,
-        name: project.name,
-        description: project.description,
-        createdAt: project.createdAt,
-      },
-      role: ctx.access.role,
-      scopes: scopesFor(ctx.access),
-      summary,
-    };
+    return { project: projectHeader(project), role: ctx.access.role, scopes: scopesFor(ctx.access), summary };
+  }),
+  /** One project with the caller's access to it (no counts): what every project page starts from. */
+  access: projectProcedure('project:read').query(async ({ ctx, input }) => {
+    const project = await projects.getProject(ctx.prisma, input.projectId);
+    return { project: projectHeader(project), access: ctx.access };
   }),
 });
 
