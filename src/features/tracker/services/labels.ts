@@ -1,9 +1,9 @@
 /** Project labels: listing (with how many issues carry each) and resolving names to ids. */
 import { z } from 'zod';
-import type { PrismaClient } from '@/generated/prisma/client';
+import type { Prisma, PrismaClient } from '@/generated/prisma/client';
 import { SafeText } from '@/server/text';
 import { appError } from '@/server/trpc';
-import { type Db, PageInput, parseInput } from './shared';
+import { countedPage, type Db, type PageInput } from './shared';
 
 export const LabelNameSchema = SafeText.trim().min(1).max(50);
 export const LabelNamesSchema = z.array(LabelNameSchema).max(10);
@@ -28,13 +28,20 @@ export async function resolveLabelIds(db: Db, projectId: string, names: string[]
   return labels.map((l) => l.id);
 }
 
+const labelSelect = {
+  id: true,
+  name: true,
+  color: true,
+  _count: { select: { issues: true } },
+} satisfies Prisma.LabelSelect;
+
+function toLabelInfo(r: Prisma.LabelGetPayload<{ select: typeof labelSelect }>): LabelInfo {
+  return { id: r.id, name: r.name, color: r.color, issueCount: r._count.issues };
+}
+
 export async function listLabels(prisma: PrismaClient, projectId: string): Promise<LabelInfo[]> {
-  const rows = await prisma.label.findMany({
-    where: { projectId },
-    orderBy: { name: 'asc' },
-    select: { id: true, name: true, color: true, _count: { select: { issues: true } } },
-  });
-  return rows.map((r) => ({ id: r.id, name: r.name, color: r.color, issueCount: r._count.issues }));
+  const rows = await prisma.label.findMany({ where: { projectId }, orderBy: { name: 'asc' }, select: labelSelect });
+  return rows.map(toLabelInfo);
 }
 
 /** One page of the labels by name, paged in the database, with the total. */
@@ -43,17 +50,11 @@ export async function listLabelsPage(
   projectId: string,
   raw: PageInput,
 ): Promise<{ labels: LabelInfo[]; total: number }> {
-  const input = parseInput(PageInput, raw);
   const where = { projectId };
-  const [total, rows] = await Promise.all([
-    prisma.label.count({ where }),
-    prisma.label.findMany({
-      where,
-      orderBy: [{ name: 'asc' }, { id: 'asc' }],
-      skip: input.offset,
-      take: input.limit,
-      select: { id: true, name: true, color: true, _count: { select: { issues: true } } },
-    }),
-  ]);
-  return { labels: rows.map((r) => ({ id: r.id, name: r.name, color: r.color, issueCount: r._count.issues })), total };
+  const { rows, total } = await countedPage(
+    raw,
+    () => prisma.label.count({ where }),
+    (page) => prisma.label.findMany({ where, orderBy: [{ name: 'asc' }, { id: 'asc' }], ...page, select: labelSelect }),
+  );
+  return { labels: rows.map(toLabelInfo), total };
 }

@@ -10,7 +10,7 @@ import { newId } from '@/server/ids';
 import { ROLES, type Role } from '@/server/rbac';
 import { Identifier, SafeText } from '@/server/text';
 import { appError } from '@/server/trpc';
-import { type Db, PageInput, parseInput } from './shared';
+import { countedPage, type Db, type PageInput, parseInput } from './shared';
 
 /** A user id (`u_...`) or the email of a user. */
 export const UserRefSchema = SafeText.trim().min(1).max(320);
@@ -47,15 +47,20 @@ export interface Member {
 
 const ROLE_ORDER: Record<Role, number> = { OWNER: 0, ADMIN: 1, MEMBER: 2, VIEWER: 3 };
 
+const memberSelect = {
+  role: true,
+  createdAt: true,
+  user: { select: { id: true, name: true, email: true } },
+} satisfies Prisma.ProjectMembershipSelect;
+
+function toMember(r: Prisma.ProjectMembershipGetPayload<{ select: typeof memberSelect }>): Member {
+  return { userId: r.user.id, name: r.user.name, email: r.user.email, role: r.role, joinedAt: r.createdAt };
+}
+
 /** Members by role (owners first), then name. */
 export async function listMembers(prisma: PrismaClient, projectId: string): Promise<Member[]> {
-  const rows = await prisma.projectMembership.findMany({
-    where: { projectId },
-    select: { role: true, createdAt: true, user: { select: { id: true, name: true, email: true } } },
-  });
-  return rows
-    .map((r) => ({ userId: r.user.id, name: r.user.name, email: r.user.email, role: r.role, joinedAt: r.createdAt }))
-    .sort((a, b) => ROLE_ORDER[a.role] - ROLE_ORDER[b.role] || a.name.localeCompare(b.name));
+  const rows = await prisma.projectMembership.findMany({ where: { projectId }, select: memberSelect });
+  return rows.map(toMember).sort((a, b) => ROLE_ORDER[a.role] - ROLE_ORDER[b.role] || a.name.localeCompare(b.name));
 }
 
 /**
@@ -67,26 +72,19 @@ export async function listMembersPage(
   projectId: string,
   raw: PageInput,
 ): Promise<{ members: Member[]; total: number }> {
-  const input = parseInput(PageInput, raw);
   const where = { projectId };
-  const [total, rows] = await Promise.all([
-    prisma.projectMembership.count({ where }),
-    prisma.projectMembership.findMany({
-      where,
-      orderBy: [{ role: 'asc' }, { user: { name: 'asc' } }, { userId: 'asc' }],
-      skip: input.offset,
-      take: input.limit,
-      select: { role: true, createdAt: true, user: { select: { id: true, name: true, email: true } } },
-    }),
-  ]);
-  const members = rows.map((r) => ({
-    userId: r.user.id,
-    name: r.user.name,
-    email: r.user.email,
-    role: r.role,
-    joinedAt: r.createdAt,
-  }));
-  return { members, total };
+  const { rows, total } = await countedPage(
+    raw,
+    () => prisma.projectMembership.count({ where }),
+    (page) =>
+      prisma.projectMembership.findMany({
+        where,
+        orderBy: [{ role: 'asc' }, { user: { name: 'asc' } }, { userId: 'asc' }],
+        ...page,
+        select: memberSelect,
+      }),
+  );
+  return { members: rows.map(toMember), total };
 }
 
 export const AddMemberInput = z.object({ email: EmailSchema, role: RoleInputSchema.default('MEMBER') }).strict();

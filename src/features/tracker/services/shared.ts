@@ -31,6 +31,20 @@ export const PageInput = z
   .strict();
 export type PageInput = z.input<typeof PageInput>;
 
+/**
+ * Reads one page and the total at once: `count` counts every row, `rows` reads the page with the
+ * `skip` and `take` it is given.
+ */
+export async function countedPage<T>(
+  raw: PageInput,
+  count: () => Promise<number>,
+  rows: (page: { skip: number; take: number }) => Promise<T[]>,
+): Promise<{ rows: T[]; total: number }> {
+  const input = parseInput(PageInput, raw);
+  const [total, found] = await Promise.all([count(), rows({ skip: input.offset, take: input.limit })]);
+  return { rows: found, total };
+}
+
 /** Who performs a write. `userId` null means an API key without a user (external MCP client). */
 export interface Actor {
   userId: string | null;
