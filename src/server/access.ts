@@ -1,9 +1,11 @@
 /**
- * Who a signed-in user is in a project, in one query: the membership's role, the project's name
- * and the user's own fields. The hot paths (the assistant's routes) need all three at once.
+ * Who a user is in a project: the reads every authorization check starts from. The tRPC procedures
+ * (`loadProjectAccess`), the tracker's member management and the MCP server's in-app-agent keys
+ * take the role from here. `loadProjectMember` answers in one query the membership's role, the
+ * project's name and the user's own fields: the hot paths (the assistant's routes) need all three.
  */
 import { Prisma, type PrismaClient } from '@/generated/prisma/client';
-import type { Role } from './rbac';
+import type { AccessSubject, Role } from './rbac';
 import { isIdentifier } from './text';
 
 export interface ProjectMember {
@@ -35,4 +37,35 @@ export async function loadProjectMember(
     projectName: row.projectName,
     user: { id: userId, name: row.name, email: row.email, isAdmin: row.isAdmin },
   };
+}
+
+/** The user's role in the project, or null when they are not a member. */
+export async function getMemberRole(
+  prisma: PrismaClient | Prisma.TransactionClient,
+  projectId: string,
+  userId: string,
+): Promise<Role | null> {
+  const m = await prisma.projectMembership.findUnique({
+    where: { projectId_userId: { projectId, userId } },
+    select: { role: true },
+  });
+  return m?.role ?? null;
+}
+
+/** Whether a project with this id exists (an instance administrator may read any project). */
+export async function projectExists(prisma: PrismaClient, projectId: string): Promise<boolean> {
+  return (await prisma.project.count({ where: { id: projectId } })) > 0;
+}
+
+/** The user's current role in the project and whether they are an instance administrator. */
+export async function loadAccessSubject(
+  prisma: PrismaClient,
+  projectId: string,
+  userId: string,
+): Promise<AccessSubject> {
+  const [role, user] = await Promise.all([
+    getMemberRole(prisma, projectId, userId),
+    prisma.user.findUnique({ where: { id: userId }, select: { isAdmin: true } }),
+  ]);
+  return { role, isAdmin: user?.isAdmin ?? false };
 }

@@ -93,6 +93,17 @@ export async function mintAgentKey(
   return { key, publicKey: row.publicKey, secret };
 }
 
+/** The ids a key is audited under, by its public part; null for an unknown key. */
+export async function findKeyRef(
+  prisma: PrismaClient,
+  publicKey: string,
+): Promise<Pick<ApiKey, 'id' | 'projectId' | 'userId' | 'runId'> | null> {
+  return prisma.apiKey.findUnique({
+    where: { publicKey },
+    select: { id: true, projectId: true, userId: true, runId: true },
+  });
+}
+
 export async function revokeKey(prisma: PrismaClient, keyId: string): Promise<void> {
   await prisma.apiKey.updateMany({ where: { id: keyId, revokedAt: null }, data: { revokedAt: new Date() } });
 }

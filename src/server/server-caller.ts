@@ -14,3 +14,5 @@ export async function serverCaller(user: SessionUser, prisma: PrismaClient) {
   const req = new Request('http://localhost/server-component', { headers: new Headers(await headers()) });
   return createCaller({ req, user, prisma });
 }
+
+export type ServerCaller = Awaited<ReturnType<typeof serverCaller>>;

@@ -3,6 +3,7 @@ import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import superjson from 'superjson';
 import { z, ZodError } from 'zod';
 import type { PrismaClient } from '@/generated/prisma/client';
+import { getMemberRole, projectExists } from './access';
 import { getSessionUser, isSameOrigin, type SessionUser } from './auth';
 import { getPrisma } from './db';
 import { env } from './env';
@@ -183,14 +184,11 @@ export async function loadProjectAccess(
 ): Promise<ProjectAccess> {
   // A malformed id (too long, control characters such as NUL) names no project.
   if (!isIdentifier(projectId)) throw appError('NOT_FOUND', 'PROJECT_NOT_FOUND', 'Project not found.');
-  const membership = await prisma.projectMembership.findUnique({
-    where: { projectId_userId: { projectId, userId: user.id } },
-    select: { role: true },
-  });
-  if (!membership && !(user.isAdmin && (await prisma.project.count({ where: { id: projectId } })) > 0)) {
+  const role = await getMemberRole(prisma, projectId, user.id);
+  if (!role && !(user.isAdmin && (await projectExists(prisma, projectId)))) {
     throw appError('NOT_FOUND', 'PROJECT_NOT_FOUND', 'Project not found.');
   }
-  return { projectId, role: membership?.role ?? null, isAdmin: user.isAdmin };
+  return { projectId, role, isAdmin: user.isAdmin };
 }
 
 export const ProjectInput = z.object({ projectId: Identifier });

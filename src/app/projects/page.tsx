@@ -2,16 +2,14 @@ import type { Metadata } from 'next';
 import Link from 'next/link';
 import { UserMenu } from '@/features/tracker/components/UserMenu';
 import { RoleBadge, card } from '@/features/tracker/components/ui';
-import { requireUser } from '@/features/tracker/page-access';
-import { listProjectsForUser } from '@/features/tracker/service';
-import { getPrisma } from '@/server/db';
+import { pageCaller, requireUser } from '@/features/tracker/page-access';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Projects · Tracker' };
 
 export default async function ProjectsPage() {
   const user = await requireUser('/projects');
-  const projects = await listProjectsForUser(await getPrisma(), user.id);
+  const projects = await (await pageCaller(user)).tracker.projects.list();
   return (
     <>
       <header className="border-b border-slate-200 bg-white dark:border-slate-800 dark:bg-slate-900">

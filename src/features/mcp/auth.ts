@@ -6,7 +6,8 @@
  * server.ts).
  */
 import type { ApiKey, PrismaClient } from '@/generated/prisma/client';
-import { parseAuthorization, verifyKey } from '@/server/api-keys';
+import { loadAccessSubject } from '@/server/access';
+import { findKeyRef, parseAuthorization, verifyKey } from '@/server/api-keys';
 import { hasProjectAccess, type AccessSubject, type Scope } from '@/server/rbac';
 import type { McpErrorCode } from './errors';
 import { storedKeyScopes } from './key-scopes';
@@ -52,10 +53,7 @@ export async function authenticate(prisma: PrismaClient, authorization: string |
   if (!check.ok) {
     if (check.code === 'INVALID_KEY') return { ok: false, code: check.code, message: check.message };
     // The secret matched (verifyKey checks it first), so the key is known: keep it for the audit.
-    const key = await prisma.apiKey.findUnique({
-      where: { publicKey: creds.publicKey },
-      select: { id: true, projectId: true, userId: true, runId: true },
-    });
+    const key = await findKeyRef(prisma, creds.publicKey);
     return { ok: false, code: check.code, message: check.message, ...(key ? { key } : {}) };
   }
   const key = check.key;
@@ -75,13 +73,7 @@ export async function authenticate(prisma: PrismaClient, authorization: string |
   }
   // IN_APP_AGENT: the bound user's role now, not when the key was minted.
   if (!key.userId) return { ok: false, code: 'INVALID_KEY', message: 'Invalid API key.' };
-  const [membership, user] = await Promise.all([
-    prisma.projectMembership.findUnique({
-      where: { projectId_userId: { projectId: key.projectId, userId: key.userId } },
-      select: { role: true },
-    }),
-    prisma.user.findUnique({ where: { id: key.userId }, select: { isAdmin: true } }),
-  ]);
+  const subject = await loadAccessSubject(prisma, key.projectId, key.userId);
   return {
     ok: true,
     principal: {
@@ -89,7 +81,7 @@ export async function authenticate(prisma: PrismaClient, authorization: string |
       projectId: key.projectId,
       userId: key.userId,
       runId: key.runId,
-      subject: { role: membership?.role ?? null, isAdmin: user?.isAdmin ?? false },
+      subject,
       requiresOverride: true,
       keyScopes: null,
     },

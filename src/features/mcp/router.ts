@@ -1,5 +1,5 @@
 import { ProjectInput, projectProcedure, router } from '@/server/trpc';
-import { AuditListInput, listAudit } from './audit';
+import { AuditListInput, auditFacets, listAudit } from './audit';
 import { MCP_TOOL_METADATA } from './registry';
 
 /** Administration of the product's MCP server: the tool-call audit trail and the tool catalogue. */
@@ -12,6 +12,8 @@ export const mcpAdminRouter = router({
         const { projectId, ...filters } = input;
         return listAudit(ctx.prisma, projectId, filters);
       }),
+    /** The values the audit filters offer: tools, project keys and users seen in the trail. */
+    facets: projectProcedure('audit:read').query(({ ctx, input }) => auditFacets(ctx.prisma, input.projectId)),
   }),
   /** The tools the MCP server offers, with the scope each needs (any member may read it). */
   tools: projectProcedure('project:read').query(() =>

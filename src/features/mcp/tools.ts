@@ -5,23 +5,22 @@
  * Authorization happened before (server.ts); every service query is bound to the key's project.
  */
 import { TRPCError } from '@trpc/server';
+import { addComment, type IssueComment } from '@/features/tracker/services/comments';
 import {
-  addComment,
-  COMMENT_SELECT,
   assignIssue,
   closeIssue,
   createIssue,
   deleteIssue,
-  getProject,
-  listIssues,
-  projectSummary,
-  searchIssues,
-  toIssueComment,
-  updateIssue,
-  type Actor,
-  type IssueComment,
+  getIssue,
   type IssueSummary,
-} from '@/features/tracker/service';
+  listIssues,
+  searchIssues,
+  updateIssue,
+} from '@/features/tracker/services/issues';
+import { listLabelsPage } from '@/features/tracker/services/labels';
+import { listMembersPage } from '@/features/tracker/services/members';
+import { getProject, projectSummary } from '@/features/tracker/services/projects';
+import type { Actor } from '@/features/tracker/services/shared';
 import type { PrismaClient } from '@/generated/prisma/client';
 import { AppError } from '@/server/trpc';
 import type { McpPrincipal } from './auth';
@@ -88,6 +87,11 @@ function issueRow(i: IssueRowSource) {
   };
 }
 
+/** The service's offset and limit for a tool's page number and size. */
+function pageOf(input: { page: number; pageSize: number }) {
+  return { offset: (input.page - 1) * input.pageSize, limit: input.pageSize };
+}
+
 function pageInfo(page: number, pageSize: number, total: number) {
   return { page, pageSize, total, hasMore: page * pageSize < total };
 }
@@ -121,8 +125,7 @@ const HANDLERS: Handlers = {
       ...(input.priority ? { priority: input.priority } : {}),
       ...(input.assignee !== undefined ? { assigneeId: input.assignee } : {}),
       ...(input.label ? { label: input.label } : {}),
-      offset: (input.page - 1) * input.pageSize,
-      limit: input.pageSize,
+      ...pageOf(input),
     });
     return {
       issues: page.issues.map(issueRow),
@@ -134,48 +137,21 @@ const HANDLERS: Handlers = {
   },
 
   async get_issue(ctx, input) {
-    // Its own query (not the tracker's getIssue): only the newest MAX_COMMENTS comments are loaded.
-    const row = await ctx.prisma.issue.findUnique({
-      where: { projectId_number: { projectId: ctx.projectId, number: input.number } },
-      select: {
-        number: true,
-        title: true,
-        body: true,
-        status: true,
-        priority: true,
-        createdAt: true,
-        updatedAt: true,
-        closedAt: true,
-        assignee: { select: { id: true, name: true } },
-        reporter: { select: { id: true, name: true } },
-        labels: { select: { label: { select: { name: true } } } },
-        titleSource: true,
-        bodySource: true,
-        labelsSource: true,
-        _count: { select: { comments: true } },
-        comments: {
-          orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-          take: MAX_COMMENTS,
-          select: COMMENT_SELECT,
-        },
-      },
-    });
-    if (!row) throw new ToolFailure('ISSUE_NOT_FOUND', `Issue #${input.number} not found.`);
-    const body = cap(row.body);
-    const labels = row.labels.map((l) => l.label).sort((a, b) => a.name.localeCompare(b.name));
-    const comments = row.comments.reverse().map((c) => commentRow(toIssueComment(c)));
-    const total = row._count.comments;
-    const sources = { title: row.titleSource, body: row.bodySource, labels: row.labelsSource };
+    // Only the newest MAX_COMMENTS comments are loaded.
+    const issue = await getIssue(ctx.prisma, ctx.projectId, { number: input.number }, { maxComments: MAX_COMMENTS });
+    const body = cap(issue.body);
+    const comments = issue.comments.map(commentRow);
+    const total = issue.commentCount;
     return {
       issue: {
-        ...issueRow({ ...row, labels, sources }),
+        ...issueRow(issue),
         // The whole issue is shown here, body included.
-        ...untrustedMark(untrustedFieldsOf(sources, ['title', 'body', 'labels'])),
-        reporter: row.reporter,
+        ...untrustedMark(untrustedFieldsOf(issue.sources, ['title', 'body', 'labels'])),
+        reporter: issue.reporter ? { id: issue.reporter.id, name: issue.reporter.name } : null,
         body: body.text,
         truncated: body.truncated,
-        createdAt: row.createdAt.toISOString(),
-        closedAt: row.closedAt?.toISOString() ?? null,
+        createdAt: issue.createdAt.toISOString(),
+        closedAt: issue.closedAt?.toISOString() ?? null,
       },
       comments,
       commentCount: total,
@@ -193,38 +169,17 @@ const HANDLERS: Handlers = {
   },
 
   async list_members(ctx, input) {
-    // Paged in the database. Roles sort by the enum's declared order: OWNER, ADMIN, MEMBER, VIEWER.
-    const where = { projectId: ctx.projectId };
-    const [total, rows] = await Promise.all([
-      ctx.prisma.projectMembership.count({ where }),
-      ctx.prisma.projectMembership.findMany({
-        where,
-        orderBy: [{ role: 'asc' }, { user: { name: 'asc' } }, { userId: 'asc' }],
-        skip: (input.page - 1) * input.pageSize,
-        take: input.pageSize,
-        select: { role: true, user: { select: { id: true, name: true, email: true } } },
-      }),
-    ]);
+    const { members, total } = await listMembersPage(ctx.prisma, ctx.projectId, pageOf(input));
     return {
-      members: rows.map((m) => ({ userId: m.user.id, name: m.user.name, email: m.user.email, role: m.role })),
+      members: members.map((m) => ({ userId: m.userId, name: m.name, email: m.email, role: m.role })),
       ...pageInfo(input.page, input.pageSize, total),
     };
   },
 
   async list_labels(ctx, input) {
-    const where = { projectId: ctx.projectId };
-    const [total, rows] = await Promise.all([
-      ctx.prisma.label.count({ where }),
-      ctx.prisma.label.findMany({
-        where,
-        orderBy: [{ name: 'asc' }, { id: 'asc' }],
-        skip: (input.page - 1) * input.pageSize,
-        take: input.pageSize,
-        select: { name: true, color: true, _count: { select: { issues: true } } },
-      }),
-    ]);
+    const { labels, total } = await listLabelsPage(ctx.prisma, ctx.projectId, pageOf(input));
     return {
-      labels: rows.map((l) => ({ name: l.name, color: l.color, issueCount: l._count.issues })),
+      labels: labels.map((l) => ({ name: l.name, color: l.color, issueCount: l.issueCount })),
       ...pageInfo(input.page, input.pageSize, total),
     };
   },

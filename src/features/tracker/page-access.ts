@@ -1,20 +1,21 @@
 /**
- * Access checks for the Tracker's server-rendered pages. Same rules as the tRPC API: signed-out
- * visitors go to /login (back to `path` afterwards), non-members get a 404 (so does a malformed
- * project id, e.g. one with a NUL), and each page checks the scope it needs with
- * `hasProjectAccess`. Loads are cached per request, so the project layout and the page share them.
+ * Access checks and data access for the Tracker's server-rendered pages. Pages read data one way:
+ * through the tRPC procedures, with a server caller acting as the signed-in user (`ctx.caller`), so
+ * the project role is enforced where the browser's calls are checked. Signed-out visitors go to
+ * /login (back to `path` afterwards), non-members get a 404 (so does a malformed project id, e.g. one
+ * with a NUL), and each page checks the scope it needs with `ctx.can(...)` before it reads. Loads are
+ * cached per request, so the project layout and the page share them.
  */
 import { TRPCError } from '@trpc/server';
 import { notFound, redirect } from 'next/navigation';
 import { cache } from 'react';
-import type { PrismaClient } from '@/generated/prisma/client';
 import { getServerUser, type SessionUser } from '@/server/auth';
 import { getPrisma } from '@/server/db';
 import { hasProjectAccess, scopesFor, type Scope } from '@/server/rbac';
+import { type ServerCaller, serverCaller } from '@/server/server-caller';
 import { isIdentifier } from '@/server/text';
-import { loadProjectAccess, type ProjectAccess } from '@/server/trpc';
+import type { ProjectAccess } from '@/server/trpc';
 import { safeCallbackPath } from './callback';
-import { getProject, type ProjectInfo } from './service';
 
 export { safeCallbackPath };
 
@@ -31,11 +32,17 @@ export async function requireUser(path: string): Promise<SessionUser> {
   return user;
 }
 
+/** A tRPC caller acting as `user` for this request (one per request and user). */
+export const pageCaller = cache(
+  async (user: SessionUser): Promise<ServerCaller> => serverCaller(user, await getPrisma()),
+);
+
 export interface ProjectPageContext {
   user: SessionUser;
-  prisma: PrismaClient;
+  /** The tRPC procedures, called as the signed-in user: how pages read data. */
+  caller: ServerCaller;
   access: ProjectAccess;
-  project: ProjectInfo;
+  project: Awaited<ReturnType<ServerCaller['tracker']['projects']['access']>>['project'];
   scopes: Scope[];
   can(scope: Scope): boolean;
 }
@@ -45,16 +52,15 @@ const loadProject = cache(async (userId: string, projectId: string) => {
   if (!user || user.id !== userId) return null;
   // Anything but a well-formed id (too long, control characters such as NUL) is simply not found.
   if (!isIdentifier(projectId)) return null;
-  const prisma = await getPrisma();
-  let access: ProjectAccess;
+  const caller = await pageCaller(user);
   try {
-    access = await loadProjectAccess(prisma, user, projectId);
+    const { project, access } = await caller.tracker.projects.access({ projectId });
+    return { caller, access, project };
   } catch (err) {
-    if (err instanceof TRPCError && err.code === 'NOT_FOUND') return null;
+    // NOT_FOUND: not a member; FORBIDDEN: a member without project:read. Both pages are a 404.
+    if (err instanceof TRPCError && (err.code === 'NOT_FOUND' || err.code === 'FORBIDDEN')) return null;
     throw err;
   }
-  const project = await getProject(prisma, projectId);
-  return { prisma, access, project };
 });
 
 /**

@@ -115,6 +115,10 @@ const CASES: Record<string, Case> = {
     scope: 'project:read',
     call: (c, f) => c.tracker.projects.get.query({ projectId: f.projectId }),
   },
+  'tracker.projects.access': {
+    scope: 'project:read',
+    call: (c, f) => c.tracker.projects.access.query({ projectId: f.projectId }),
+  },
   'tracker.issues.list': {
     scope: 'issues:read',
     call: (c, f) => c.tracker.issues.list.query({ projectId: f.projectId }),
@@ -199,6 +203,7 @@ const CASES: Record<string, Case> = {
   },
   // --- MCP administration ----------------------------------------------------------------------
   'mcp.audit.list': { scope: 'audit:read', call: (c, f) => c.mcp.audit.list.query({ projectId: f.projectId }) },
+  'mcp.audit.facets': { scope: 'audit:read', call: (c, f) => c.mcp.audit.facets.query({ projectId: f.projectId }) },
   'mcp.tools': { scope: 'project:read', call: (c, f) => c.mcp.tools.query({ projectId: f.projectId }) },
   // --- in-app agent (conversations.* and feedback act on the caller's own conversation) ----------
   'agent.conversations.list': {

@@ -7,7 +7,7 @@ import { TRPCError } from '@trpc/server';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import superjson from 'superjson';
 import { z } from 'zod';
-import { changeRole, removeMember } from '@/features/tracker/service';
+import { changeRole, removeMember } from '@/features/tracker/services/members';
 import { verifyKey } from '@/server/api-keys';
 import { appRouter } from '@/server/api-root';
 import { type AppError, createCallerFactory, projectProcedure, router } from '@/server/trpc';

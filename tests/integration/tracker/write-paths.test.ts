@@ -3,7 +3,7 @@
 // issue page's read caps the comments it loads. Queries are observed through Prisma's query log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PrismaClient } from '@/generated/prisma/client';
-import { MAX_ISSUE_COMMENTS } from '@/features/tracker/service';
+import { MAX_ISSUE_COMMENTS } from '@/features/tracker/services/issues';
 import { getPrisma } from '@/server/db';
 import { newId } from '@/server/ids';
 import { createIssue, createProject, type TestProject } from '../../helpers/fixtures';

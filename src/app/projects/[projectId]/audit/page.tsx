@@ -1,10 +1,9 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { auditFacets, AuditListInput } from '@/features/mcp/audit';
+import { AuditListInput } from '@/features/mcp/audit';
 import { AuditFilters, AuditTable, auditQuery, type AuditFilterValues } from '@/features/mcp/components/AuditTable';
 import { NotAllowed } from '@/features/tracker/components/ui';
 import { requireProjectPage } from '@/features/tracker/page-access';
-import { serverCaller } from '@/server/server-caller';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Tool-call audit' };
@@ -46,11 +45,9 @@ export default async function AuditPage({
   };
   const cursor = one(sp.cursor)?.slice(0, 100);
 
-  const caller = await serverCaller(ctx.user, ctx.prisma);
   const [data, facets] = await Promise.all([
-    caller.mcp.audit.list({ projectId, ...values, ...(cursor ? { cursor } : {}) }),
-    // Filter choices; the audit:read check above covers them.
-    auditFacets(ctx.prisma, projectId),
+    ctx.caller.mcp.audit.list({ projectId, ...values, ...(cursor ? { cursor } : {}) }),
+    ctx.caller.mcp.audit.facets({ projectId }),
   ]);
 
   const query = auditQuery(values);

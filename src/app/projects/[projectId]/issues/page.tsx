@@ -14,14 +14,8 @@ import {
 } from '@/features/tracker/components/ui';
 import { NotAllowed } from '@/features/tracker/components/ui';
 import { requireProjectPage } from '@/features/tracker/page-access';
-import {
-  ISSUE_STATUSES,
-  ListIssuesInput,
-  listIssues,
-  listLabels,
-  listMembers,
-  type IssueStatus,
-} from '@/features/tracker/service';
+import { ISSUE_STATUSES, type IssueStatus } from '@/features/tracker/constants';
+import { ListIssuesInput } from '@/features/tracker/services/issues';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Issues · Tracker' };
@@ -72,9 +66,9 @@ export default async function IssuesPage({
   if (!filters.success) notFound();
 
   const [members, labels, page] = await Promise.all([
-    listMembers(ctx.prisma, ctx.project.id),
-    listLabels(ctx.prisma, ctx.project.id),
-    listIssues(ctx.prisma, ctx.project.id, filters.data),
+    ctx.caller.tracker.members.list({ projectId: ctx.project.id }),
+    ctx.caller.tracker.labels.list({ projectId: ctx.project.id }),
+    ctx.caller.tracker.issues.list({ ...filters.data, projectId: ctx.project.id }),
   ]);
   const filtered = Boolean(status || assigneeParam || label || q);
   const pageHref = (n: number) => {

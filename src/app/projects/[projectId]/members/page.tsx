@@ -2,7 +2,6 @@ import type { Metadata } from 'next';
 import { AddMemberForm, MemberRowControls } from '@/features/tracker/components/MembersManager';
 import { NotAllowed, PageHeading, RoleBadge, DataTable, card, When } from '@/features/tracker/components/ui';
 import { requireProjectPage } from '@/features/tracker/page-access';
-import { listMembers } from '@/features/tracker/service';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Members · Tracker' };
@@ -12,7 +11,7 @@ export default async function MembersPage({ params }: { params: Promise<{ projec
   const ctx = await requireProjectPage(projectId, `/projects/${projectId}/members`);
   if (!ctx.can('members:read')) return <NotAllowed projectId={projectId} what="see the members" />;
   const manage = ctx.can('members:manage');
-  const members = await listMembers(ctx.prisma, ctx.project.id);
+  const members = await ctx.caller.tracker.members.list({ projectId: ctx.project.id });
   return (
     <main className="space-y-6">
       <PageHeading title="Members" />

@@ -3,7 +3,6 @@ import { KEY_SCOPES } from '@/features/mcp/key-scopes';
 import { CreateKeyForm, KeyScopeList, RevokeKeyButton, WebhookForm } from '@/features/tracker/components/SettingsForms';
 import { NotAllowed, PageHeading, DataTable, card, When } from '@/features/tracker/components/ui';
 import { requireProjectPage } from '@/features/tracker/page-access';
-import { listProjectKeys } from '@/features/tracker/service';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Settings · Tracker' };
@@ -20,7 +19,10 @@ export default async function SettingsPage({ params }: { params: Promise<{ proje
   const webhook = ctx.can('members:manage');
   const keys = ctx.can('apiKeys:manage');
   if (!webhook && !keys) return <NotAllowed projectId={projectId} what="change the project settings" />;
-  const list = keys ? await listProjectKeys(ctx.prisma, ctx.project.id) : [];
+  const [settings, list] = await Promise.all([
+    webhook ? ctx.caller.tracker.settings.get({ projectId: ctx.project.id }) : null,
+    keys ? ctx.caller.tracker.apiKeys.list({ projectId: ctx.project.id }) : [],
+  ]);
   return (
     <main className="space-y-8">
       <PageHeading title="Settings" />
@@ -29,7 +31,7 @@ export default async function SettingsPage({ params }: { params: Promise<{ proje
           <h2 id="webhook-heading" className="mb-3 text-lg font-semibold">
             Webhook
           </h2>
-          <WebhookForm projectId={ctx.project.id} current={ctx.project.webhookUrl} />
+          <WebhookForm projectId={ctx.project.id} current={settings?.webhookUrl ?? null} />
         </section>
       ) : null}
       {keys ? (

@@ -1,8 +1,8 @@
 import { TRPCError } from '@trpc/server';
 import { requireProjectPage } from '@/features/tracker/page-access';
-import { serverCaller } from '@/server/server-caller';
+import type { ServerCaller } from '@/server/server-caller';
 
-export type ReviewGate = { kind: 'forbidden' } | { kind: 'ok'; caller: Awaited<ReturnType<typeof serverCaller>> };
+export type ReviewGate = { kind: 'forbidden' } | { kind: 'ok'; caller: ServerCaller };
 
 /**
  * The review pages are for ADMIN and OWNER (scope `agent:review`). Signed-out visitors go to the
@@ -12,7 +12,7 @@ export type ReviewGate = { kind: 'forbidden' } | { kind: 'ok'; caller: Awaited<R
 export async function reviewGate(projectId: string, path: string): Promise<ReviewGate> {
   const ctx = await requireProjectPage(projectId, path);
   if (!ctx.can('agent:review')) return { kind: 'forbidden' };
-  return { kind: 'ok', caller: await serverCaller(ctx.user, ctx.prisma) };
+  return { kind: 'ok', caller: ctx.caller };
 }
 
 /** True when a tRPC call failed with NOT_FOUND (e.g. a conversation of another project). */

@@ -20,7 +20,7 @@ import {
   When,
 } from '@/features/tracker/components/ui';
 import { parseIssueNumber, requireProjectPage } from '@/features/tracker/page-access';
-import { getIssue, listLabels, listMembers, type IssueDetail } from '@/features/tracker/service';
+import type { IssueDetail } from '@/features/tracker/services/issues';
 
 export const dynamic = 'force-dynamic';
 
@@ -38,14 +38,17 @@ export default async function IssuePage({ params }: { params: Promise<{ projectI
   if (number === null) notFound();
   let issue: IssueDetail;
   try {
-    issue = await getIssue(ctx.prisma, ctx.project.id, { number });
+    issue = await ctx.caller.tracker.issues.get({ projectId: ctx.project.id, number });
   } catch (err) {
     if (err instanceof TRPCError && err.code === 'NOT_FOUND') notFound();
     throw err;
   }
   const canWrite = ctx.can('issues:write');
   const [members, labels] = canWrite
-    ? await Promise.all([listMembers(ctx.prisma, ctx.project.id), listLabels(ctx.prisma, ctx.project.id)])
+    ? await Promise.all([
+        ctx.caller.tracker.members.list({ projectId: ctx.project.id }),
+        ctx.caller.tracker.labels.list({ projectId: ctx.project.id }),
+      ])
     : [[], []];
   const ref = { projectId: ctx.project.id, number: issue.number };
 

@@ -2,7 +2,6 @@ import type { Metadata } from 'next';
 import { NewIssueForm } from '@/features/tracker/components/NewIssueForm';
 import { NotAllowed, PageHeading } from '@/features/tracker/components/ui';
 import { requireProjectPage } from '@/features/tracker/page-access';
-import { listLabels, listMembers } from '@/features/tracker/service';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'New issue · Tracker' };
@@ -12,8 +11,8 @@ export default async function NewIssuePage({ params }: { params: Promise<{ proje
   const ctx = await requireProjectPage(projectId, `/projects/${projectId}/issues/new`);
   if (!ctx.can('issues:write')) return <NotAllowed projectId={projectId} what="create issues" />;
   const [members, labels] = await Promise.all([
-    listMembers(ctx.prisma, ctx.project.id),
-    listLabels(ctx.prisma, ctx.project.id),
+    ctx.caller.tracker.members.list({ projectId: ctx.project.id }),
+    ctx.caller.tracker.labels.list({ projectId: ctx.project.id }),
   ]);
   return (
     <main>
