@@ -2,6 +2,7 @@
  * Who a signed-in user is in a project, in one query: the membership's role, the project's name
  * and the user's own fields. The hot paths (the assistant's routes) need all three at once.
  */
+import 'server-only';
 import { Prisma, type PrismaClient } from '@/generated/prisma/client';
 import type { Role } from './rbac';
 import { isIdentifier } from './text';

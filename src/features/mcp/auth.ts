@@ -5,6 +5,7 @@
  * run only read-only tools unless a call carries a valid single-use override (see override.ts and
  * server.ts).
  */
+import 'server-only';
 import type { ApiKey, PrismaClient } from '@/generated/prisma/client';
 import { parseAuthorization, verifyKey } from '@/server/api-keys';
 import { hasProjectAccess, type AccessSubject, type Scope } from '@/server/rbac';
