@@ -1,8 +1,9 @@
 /**
  * Everything the module's server side takes from its host, and nothing else: every module file
  * imports host code only through this file (or, in the browser, through `host-client.ts`), so
- * embedding the module elsewhere means providing these names. The module README lists them with
- * what each must do.
+ * embedding the module elsewhere means providing these names. `npm run check:lift` keeps it so: it
+ * fails when a module file imports a host path this file does not re-export, and builds the module
+ * with only these host paths in a scratch app. The module README lists them with what each must do.
  */
 import 'server-only';
 
