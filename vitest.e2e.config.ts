@@ -2,8 +2,12 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
+const root = path.dirname(fileURLToPath(import.meta.url));
+// Tests import server modules outside Next: `server-only` is Next's no-op copy here.
+const serverOnly = path.join(root, 'node_modules/next/dist/compiled/server-only/empty.js');
+
 export default defineConfig({
-  resolve: { alias: { '@': path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'src') } },
+  resolve: { alias: { '@': path.join(root, 'src'), 'server-only': serverOnly } },
   test: {
     include: ['tests/e2e/**/*.test.ts'],
     globalSetup: ['tests/e2e/global-setup.ts'],

@@ -4,6 +4,7 @@
  * take the role from here. `loadProjectMember` answers in one query the membership's role, the
  * project's name and the user's own fields: the hot paths (the assistant's routes) need all three.
  */
+import 'server-only';
 import { Prisma, type PrismaClient } from '@/generated/prisma/client';
 import type { AccessSubject, Role } from './rbac';
 import { isIdentifier } from './text';

@@ -1,3 +1,4 @@
+import 'server-only';
 import { agentRouter } from '@/features/in-app-agent/server/router';
 import { mcpAdminRouter } from '@/features/mcp/router';
 import { trackerRouter } from '@/features/tracker/router';

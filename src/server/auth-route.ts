@@ -14,6 +14,7 @@
  *
  * Works the same under Next.js and in the integration tests' HTTP server.
  */
+import 'server-only';
 import type { NextApiRequest, NextApiResponse } from 'next';
 import NextAuthModule from 'next-auth/next';
 import { z } from 'zod';

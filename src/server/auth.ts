@@ -1,3 +1,4 @@
+import 'server-only';
 import type { NextAuthOptions } from 'next-auth';
 import { getServerSession } from 'next-auth';
 import { decode } from 'next-auth/jwt';

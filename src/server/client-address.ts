@@ -10,6 +10,7 @@
  * IPv6 addresses are reduced to their /64 network: one host usually holds a whole /64, so
  * counting single addresses would let it rotate through 2^64 of them.
  */
+import 'server-only';
 import { isIP } from 'node:net';
 
 export type HeaderSource = Headers | Record<string, string | string[] | undefined>;

@@ -4,6 +4,7 @@
  * An undecodable value is skipped, as if the cookie were absent, so a broken session cookie means
  * "no session" (the user is asked to sign in and the cookie is replaced), never an error.
  */
+import 'server-only';
 
 /** Longest Cookie header read; browsers send at most a few KiB per site. */
 const MAX_COOKIE_HEADER_CHARS = 64 * 1024;

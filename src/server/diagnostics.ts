@@ -7,6 +7,7 @@
  * Served by `GET /api/diagnostics` only when DIAGNOSTICS_TOKEN is set (and the request carries
  * it); otherwise nothing is exposed.
  */
+import 'server-only';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { processWide } from '@/server/process-wide';
 

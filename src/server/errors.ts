@@ -9,6 +9,7 @@
  * SQLSTATE classes for connection trouble, `pg-pool`'s connect timeout, and the same anywhere in
  * the `cause` chain (Prisma and tRPC wrap errors).
  */
+import 'server-only';
 import { storable } from '@/features/mcp/text';
 
 /** Thrown by our own code when the database could not be used (a probe timed out, shutting down). */

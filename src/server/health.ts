@@ -9,6 +9,7 @@
  *
  * Both answer JSON `{status, instance, checks: {...}}` with `cache-control: no-store`.
  */
+import 'server-only';
 import { getDb } from './db';
 import { describeError, isInfrastructureError } from './errors';
 import { isDraining } from './lifecycle';

@@ -4,6 +4,7 @@
  * retention purge (one instance at a time, see retention.ts). Stopped by the shutdown sequence
  * before the database is closed.
  */
+import 'server-only';
 import { recoverAfterRestart, startStaleSweep, stopStaleSweep } from '@/features/in-app-agent/server/persistence';
 import { getDb, getPrisma } from './db';
 import { env } from './env';

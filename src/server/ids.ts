@@ -1,3 +1,4 @@
+import 'server-only';
 import { randomFillSync } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';

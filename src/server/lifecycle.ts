@@ -3,6 +3,7 @@
  * shutdown sequence: `serving`, then `draining` from the first SIGTERM/SIGINT on (readiness is
  * false at once and new runs are refused with 503 DRAINING), until the process exits.
  */
+import 'server-only';
 import { processWide } from '@/server/process-wide';
 interface Holder {
   drainingSince?: number;

@@ -22,6 +22,7 @@
  * Time comes from the caller's clock (`now`, default the current time): instances should run NTP,
  * as anything with timestamps does; a skew of seconds only shifts windows by as much.
  */
+import 'server-only';
 import { z } from 'zod';
 import { Prisma, type PrismaClient } from '@/generated/prisma/client';
 

@@ -15,6 +15,7 @@
  * - JSON on stdout, written synchronously (no line is lost when the process exits after a drain).
  *   For people: `npm run dev | npx pino-pretty` (optional, not a dependency).
  */
+import 'server-only';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';

@@ -1,3 +1,4 @@
+import 'server-only';
 import { randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { env } from './env';
 import { processWide } from '@/server/process-wide';

@@ -4,6 +4,8 @@
  * each copy its own timers, pools and registries. Each holder lives on `globalThis` under its own
  * name instead, created on first use and reused by every copy of the module.
  */
+import 'server-only';
+
 export function processWide<T extends object>(name: string, create: () => T): T {
   const store = globalThis as Record<string, unknown>;
   store[name] ??= create();

@@ -3,6 +3,7 @@
  * the cap is enforced while streaming, so an oversized body is never buffered past it. One reader
  * for every route that takes a body (the assistant's route, tRPC, MCP, sign-in).
  */
+import 'server-only';
 
 export type BodyRead =
   | { ok: true; text: string }

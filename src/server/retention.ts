@@ -18,6 +18,7 @@
  * database has a single one). Every statement deletes at most `batchSize` rows; a pass stops after
  * `maxBatches` per kind and the next pass goes on.
  */
+import 'server-only';
 import { purgeDeletedConversations } from '@/features/in-app-agent/server/retention';
 import { OVERRIDE_USE_RETENTION_MS } from '@/features/mcp/override-store';
 import type { Database } from './db';

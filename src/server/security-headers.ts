@@ -16,6 +16,7 @@
  *   older browsers): an approval card is exactly what a clickjacking page would put under a fake
  *   button. No MIME sniffing, no referrer to other sites, and HSTS when served over https.
  */
+import 'server-only';
 
 export interface SecurityPolicy {
   /** Extra sources per page CSP directive, e.g. { 'script-src': ['https://plausible.io'] }. */

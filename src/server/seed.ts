@@ -1,3 +1,4 @@
+import 'server-only';
 import type { Prisma, PrismaClient } from '@/generated/prisma/client';
 import { newId } from './ids';
 import { hashPassword } from './password';

@@ -1,3 +1,4 @@
+import 'server-only';
 import { headers } from 'next/headers';
 import type { PrismaClient } from '@/generated/prisma/client';
 import { appRouter } from './api-root';

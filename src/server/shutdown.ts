@@ -16,6 +16,7 @@
  * set (`npm start` sets it); under a plain `next start` its handlers are taken over here, so the
  * drain behaves the same however the process was started.
  */
+import 'server-only';
 import { closeFanOut } from '@/features/in-app-agent/server/fan-out';
 import { drainRuns } from '@/features/in-app-agent/server/shutdown';
 import { closeDb } from './db';

@@ -13,6 +13,7 @@
  * instances. A reservation is given back when the attempt succeeds or could not be checked (busy,
  * database down), so only checked, wrong passwords count.
  */
+import 'server-only';
 import { createHmac } from 'node:crypto';
 import type { PrismaClient } from '@/generated/prisma/client';
 import { formatSignInRefusal, type SignInRefusalCode } from '@/lib/sign-in-errors';

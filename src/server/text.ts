@@ -12,6 +12,7 @@
  * `isInvalidTextError` recognizes the database's own refusal, for the safety net that turns it into
  * a BAD_REQUEST (appCode `INVALID_TEXT`) where a schema was missed.
  */
+import 'server-only';
 import { z } from 'zod';
 
 /** NUL and the C0 control characters other than \t \n \r. */

@@ -5,6 +5,7 @@
  * error envelope tRPC clients understand (one entry per procedure of a batch), with a stable
  * `appCode`: PAYLOAD_TOO_LARGE (413), BATCH_TOO_LARGE (400), JSON_TOO_DEEP (400). Never a 500.
  */
+import 'server-only';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import superjson from 'superjson';

@@ -4,6 +4,7 @@
  * and where in the code. Never the request input, never an error message that may quote it (Prisma
  * messages echo query arguments), never headers or cookies.
  */
+import 'server-only';
 import type { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { describeError } from './errors';

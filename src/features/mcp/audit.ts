@@ -8,6 +8,7 @@
  * the caller's text (capped, `callerSuppliedTool`), and the tool-call id always comes from the
  * caller (capped).
  */
+import 'server-only';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Prisma, PrismaClient, ToolCallStatus } from '@/generated/prisma/client';

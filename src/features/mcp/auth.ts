@@ -5,6 +5,7 @@
  * run only read-only tools unless a call carries a valid single-use override (see override.ts and
  * server.ts).
  */
+import 'server-only';
 import type { ApiKey, PrismaClient } from '@/generated/prisma/client';
 import { loadAccessSubject } from '@/server/access';
 import { findKeyRef, parseAuthorization, verifyKey } from '@/server/api-keys';

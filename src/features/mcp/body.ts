@@ -3,6 +3,7 @@
  * reader in `src/server/request-body.ts`), a linear nesting-depth scan, and a shallow scan that finds the
  * `tools/call` requests of a body that will not be parsed (so a refused call can still be audited).
  */
+import 'server-only';
 
 export const MAX_BODY_BYTES = 256 * 1024;
 export const MAX_JSON_DEPTH = 32;

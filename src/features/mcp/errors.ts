@@ -6,6 +6,7 @@
  * Failures while running a tool (invalid arguments, issue not found, webhook down) are tool results
  * with `isError: true` and `structuredContent.error.code`, so a model can read and correct them.
  */
+import 'server-only';
 import { logRefusal } from '@/server/log';
 
 /** JSON-RPC error numbers used by this server. */

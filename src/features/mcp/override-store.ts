@@ -3,6 +3,7 @@
  * the nonce is the primary key), so a replay fails on every instance. Records whose token expired
  * more than a day ago are useless and are purged a few at a time while consuming.
  */
+import 'server-only';
 import type { PrismaClient } from '@/generated/prisma/client';
 import { MAX_OVERRIDE_TTL_SECONDS, type OverridePayload } from './override';
 

@@ -9,6 +9,7 @@
  *
  * No database or request code lives here: the agent side imports this module to mint tokens.
  */
+import 'server-only';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { env } from '@/server/env';

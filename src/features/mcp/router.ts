@@ -1,3 +1,4 @@
+import 'server-only';
 import { ProjectInput, projectProcedure, router } from '@/server/trpc';
 import { AuditListInput, auditFacets, listAudit } from './audit';
 import { MCP_TOOL_METADATA } from './registry';

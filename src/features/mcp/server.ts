@@ -7,6 +7,7 @@
  * (allowed, denied or failed, including ones refused before parsing) is audited. A project key's
  * tool calls are limited per minute across instances (MCP_CALLS_PER_KEY_PER_MINUTE: 429).
  */
+import 'server-only';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';

@@ -4,6 +4,7 @@
  * compact, JSON-safe results (ids, numbers, titles, bodies capped with a `truncated` flag).
  * Authorization happened before (server.ts); every service query is bound to the key's project.
  */
+import 'server-only';
 import { TRPCError } from '@trpc/server';
 import { addComment, type IssueComment } from '@/features/tracker/services/comments';
 import {

@@ -11,6 +11,7 @@
  * 100.64/10, ::1, fc00::/7) only when WEBHOOK_ALLOW_PRIVATE_NETWORKS allows them (default: allowed
  * in development and tests, refused in production).
  */
+import 'server-only';
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';

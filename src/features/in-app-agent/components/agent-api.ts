@@ -5,8 +5,7 @@
  */
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import { useMemo } from 'react';
-import { useTRPCClient } from '@/lib/trpc/client';
-import type { AppRouter } from '@/server/api-root';
+import { type AppRouter, useTRPCClient } from '../host-client';
 import type { AgentStoreApi } from './agent-store';
 
 type Out = inferRouterOutputs<AppRouter>['agent'];

@@ -20,9 +20,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { registerGauge } from '@/server/diagnostics';
+import { processWide, registerGauge } from '../host';
 import { liveRun, type Watcher } from './live';
-import { processWide } from '@/server/process-wide';
 
 const CONTROL = 'iaa_control';
 /** Bytes of one NOTIFY payload we allow ourselves (PostgreSQL's limit is 8,000). */

@@ -8,12 +8,18 @@
  * client asks for more (a pull stream): a large project is never loaded at once, and a client that
  * goes away stops the reading.
  */
+import 'server-only';
 import { TRPCError } from '@trpc/server';
-import type { AgentFeedback, Prisma, PrismaClient } from '@/generated/prisma/client';
-import { getSessionUser } from '@/server/auth';
-import { getPrisma } from '@/server/db';
-import { hasProjectAccess } from '@/server/rbac';
-import { loadProjectAccess, type ProjectAccess } from '@/server/trpc';
+import {
+  type AgentFeedback,
+  getPrisma,
+  getSessionUser,
+  hasProjectAccess,
+  loadProjectAccess,
+  type Prisma,
+  type PrismaClient,
+  type ProjectAccess,
+} from '../host';
 import type { AgentErrorCode } from '../constants';
 import {
   FEEDBACK_EXPORT_FORMAT,

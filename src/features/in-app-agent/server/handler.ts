@@ -15,19 +15,20 @@
  * user is not in), run ids and history from the server; the body is validated with zod and
  * reduced to what a client may decide (`sanitize`).
  */
-import { handleMcpPost } from '@/features/mcp/server';
-import { loadProjectMember, type ProjectMember } from '@/server/access';
-import { hasUnstorableText, isIdentifier } from '@/server/text';
-import { getSessionUserId, isSameOrigin } from '@/server/auth';
-import { getDb, getPrisma, type PrismaClient } from '@/server/db';
-import { env, type Env } from '@/server/env';
-import { newId } from '@/server/ids';
+import 'server-only';
+import { handleMcpPost } from '../host';
+import { loadProjectMember, type ProjectMember } from '../host';
+import { hasUnstorableText, isIdentifier } from '../host';
+import { getSessionUserId, isSameOrigin } from '../host';
+import { getDb, getPrisma, type PrismaClient } from '../host';
+import { env, type Env } from '../host';
+import { newId } from '../host';
 // ops: structured log, database-outage and draining refusals (host interfaces).
-import { DATABASE_RETRY_AFTER_SECONDS, describeError, isInfrastructureError, stackFrames } from '@/server/errors';
-import { noteDatabaseState } from '@/server/health';
-import { DRAINING_RETRY_AFTER_SECONDS, isDraining } from '@/server/lifecycle';
-import { bindLogContext, log, logRefusal, withRequestContext } from '@/server/log';
-import { hasProjectAccess, type Scope } from '@/server/rbac';
+import { DATABASE_RETRY_AFTER_SECONDS, describeError, isInfrastructureError, stackFrames } from '../host';
+import { noteDatabaseState } from '../host';
+import { DRAINING_RETRY_AFTER_SECONDS, isDraining } from '../host';
+import { bindLogContext, log, logRefusal, withRequestContext } from '../host';
+import { hasProjectAccess, type Scope } from '../host';
 import { eventsAfter } from '../compact';
 import { CUSTOM_EVENTS, LIMITS, type AgentErrorCode } from '../constants';
 import {
@@ -53,7 +54,7 @@ import {
   titleFrom,
 } from './persistence';
 import { startRun, stopRun, type RunSettings, type RunTimings } from './run';
-import { readBodyCapped } from '@/server/request-body';
+import { readBodyCapped } from '../host';
 
 export interface HandlerOptions {
   /** Builds the model for a run; defaults to the provider selected by the environment. */

@@ -2,11 +2,19 @@
  * Pending approvals: persist them as AG-UI interrupts, validate and consume resume answers once,
  * and execute approved calls through the MCP server with a single-use signed override.
  */
-import { MCP_TOOL_METADATA } from '@/features/mcp/registry';
-import { fingerprintArgs, mintOverride, OVERRIDE_META_KEY, TOOL_CALL_META_KEY } from '@/features/mcp/override';
-import { Prisma, type PrismaClient } from '@/generated/prisma/client';
-import { newId } from '@/server/ids';
-import { hasProjectAccess, type AccessSubject, type Scope } from '@/server/rbac';
+import {
+  type AccessSubject,
+  fingerprintArgs,
+  hasProjectAccess,
+  MCP_TOOL_METADATA,
+  mintOverride,
+  newId,
+  OVERRIDE_META_KEY,
+  Prisma,
+  type PrismaClient,
+  type Scope,
+  TOOL_CALL_META_KEY,
+} from '../host';
 import { INTERRUPT_REASON_TOOL_APPROVAL, type AgentErrorCode } from '../constants';
 import {
   APPROVAL_RESPONSE_JSON_SCHEMA,

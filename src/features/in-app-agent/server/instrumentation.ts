@@ -16,8 +16,7 @@ import {
   type Span,
   type Tracer,
 } from '@opentelemetry/api';
-import type { Env } from '@/server/env';
-import { processWide } from '@/server/process-wide';
+import { type Env, processWide } from '../host';
 
 interface Holder {
   configured?: boolean;

@@ -8,10 +8,9 @@
  * watchers: nothing of it stays in the process.
  */
 import { EventEncoder } from '@ag-ui/encoder';
-import { registerGauge } from '@/server/diagnostics';
+import { processWide, registerGauge } from '../host';
 import { eventWeight } from '../compact';
 import type { AgentEvent } from '../schema';
-import { processWide } from '@/server/process-wide';
 
 /** Someone following a run: receives SSE frames in order, then `end` once. */
 export interface Watcher {

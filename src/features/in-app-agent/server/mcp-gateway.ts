@@ -10,9 +10,8 @@
  * the process), so it is asked for once per scope set and reused; over HTTP it is asked for again
  * after a minute, as the server may change under it.
  */
-import { registerGauge } from '@/server/diagnostics';
+import { processWide, registerGauge } from '../host';
 import type { AgentErrorCode } from '../constants';
-import { processWide } from '@/server/process-wide';
 
 /** The MCP server's POST handler, called in process (`handleMcpPost`). */
 export type McpDispatch = (req: Request) => Promise<Response>;

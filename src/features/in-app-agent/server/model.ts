@@ -4,8 +4,7 @@
  */
 import { createAmazonBedrock } from '@ai-sdk/amazon-bedrock';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import type { Env } from '@/server/env';
-import { newId } from '@/server/ids';
+import { type Env, newId } from '../host';
 import type { ModelInfo } from '../schema';
 import { createDemoModel } from './demo-model';
 

@@ -2,11 +2,11 @@
  * Conversations, runs, compacted events, replay and stale-run recovery.
  * Rows are written per message or tool call (see compact.ts), never per token.
  */
-import { Prisma, type PrismaClient } from '@/generated/prisma/client';
-import type { AgentKeyRow } from '@/server/api-keys';
-import { type HitLimitInput, type LimitColumns, limitHitParts, limitResult } from '@/server/limits';
-import { retryWhileUnavailable } from '@/server/errors'; // ops: recorder writes survive a short database outage
-import { newId } from '@/server/ids';
+import { Prisma, type PrismaClient } from '../host';
+import type { AgentKeyRow } from '../host';
+import { type HitLimitInput, type LimitColumns, limitHitParts, limitResult } from '../host';
+import { retryWhileUnavailable } from '../host'; // ops: recorder writes survive a short database outage
+import { newId } from '../host';
 import { Compactor, coalesce, expand, rowEnd, type WriteOp } from '../compact';
 import { LIMITS, STORED_EVENT_VERSION, type AgentErrorCode } from '../constants';
 import { emptyView, foldEvents } from '../fold';
@@ -18,7 +18,7 @@ import {
   type StoredEvent,
   type StoredEventUpgrade,
 } from '../schema';
-import { processWide } from '@/server/process-wide';
+import { processWide } from '../host';
 
 export class RunConflictError extends Error {
   readonly code = 'RUN_IN_PROGRESS' as const;

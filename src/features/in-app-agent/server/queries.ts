@@ -4,8 +4,7 @@
  * `persistence.ts`; approvals in `human-in-the-loop.ts`. Functions return rows or `null`; the
  * router decides what a missing row means for the caller (NOT_FOUND).
  */
-import type { PrismaClient } from '@/generated/prisma/client';
-import { newId } from '@/server/ids';
+import { newId, type PrismaClient } from '../host';
 import { normalizeFeedbackReasons } from '../schema';
 import { replayPage } from './persistence';
 

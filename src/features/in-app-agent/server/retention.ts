@@ -4,7 +4,8 @@
  * keys). A conversation with a RUNNING run is never touched. One bounded statement per call; the
  * host's purge (src/server/retention.ts) calls it in batches under its lock.
  */
-import type { SqlSession } from '@/server/migrate';
+import 'server-only';
+import type { SqlSession } from '../host';
 
 /** Deletes at most `limit` expired deleted conversations; returns how many. */
 export async function purgeDeletedConversations(session: SqlSession, days: number, limit: number): Promise<number> {

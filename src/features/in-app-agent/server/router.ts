@@ -4,10 +4,9 @@
  * conversation sees it through `conversations.*`; another user's id is NOT_FOUND. Procedures hold
  * no queries: they call the named functions of `queries.ts` and `persistence.ts`.
  */
+import 'server-only';
 import { z } from 'zod';
-import type { PrismaClient } from '@/generated/prisma/client';
-import { env } from '@/server/env';
-import { appError, ProjectInput, projectProcedure, router } from '@/server/trpc';
+import { appError, env, type PrismaClient, ProjectInput, projectProcedure, router } from '../host';
 import { LIMITS } from '../constants';
 import { ConversationIdSchema, FeedbackReasonSchema, FeedbackSubmitSchema, normalizeFeedbackReasons } from '../schema';
 import { createModel, DEMO_MODEL_INFO, ModelConfigError } from './model';

@@ -5,7 +5,8 @@
  * their end. Runs that start while this waits (a request already past the draining check) are
  * included. The host refuses new runs before calling this (503 DRAINING).
  */
-import { childLog } from '@/server/log';
+import 'server-only';
+import { childLog } from '../host';
 import { liveRuns } from './live';
 
 export interface DrainResult {

@@ -5,9 +5,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { MCP_TOOL_METADATA, type McpToolName } from '@/features/mcp/registry';
-import type { PrismaClient } from '@/generated/prisma/client';
-import { hasProjectAccess, type AccessSubject } from '@/server/rbac';
+import { type AccessSubject, hasProjectAccess, MCP_TOOL_METADATA, type McpToolName, type PrismaClient } from '../host';
 import { CUSTOM_EVENTS, LOCAL_TOOL_NAMES, type LocalToolName } from '../constants';
 import type { AgentEvent, ApprovalReason } from '../schema';
 
