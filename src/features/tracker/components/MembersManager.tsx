@@ -2,7 +2,7 @@
 import { useState, type FormEvent } from 'react';
 import { useTRPCClient } from '@/lib/trpc/client';
 import type { Role } from '@/server/rbac';
-import { ErrorText, ROLE_LABEL, btn, field, fieldInline, labelText } from './ui';
+import { ConfirmButtons, ErrorText, Field, Options, ROLE_LABEL, btn, choicesOf, field, fieldInline } from './ui';
 import { useAction } from './use-action';
 
 const ALL_ROLES: Role[] = ['OWNER', 'ADMIN', 'MEMBER', 'VIEWER'];
@@ -35,24 +35,14 @@ export function AddMemberForm({ projectId, actorRole }: { projectId: string; act
   }
   return (
     <form onSubmit={onSubmit} aria-label="Add a member" className="flex flex-wrap items-end gap-3">
-      <div className="min-w-64 flex-1 space-y-1">
-        <label htmlFor="member-email" className={labelText}>
-          Email of an existing user
-        </label>
+      <Field id="member-email" label="Email of an existing user" className="min-w-64 flex-1">
         <input id="member-email" name="email" type="email" required maxLength={320} className={field} />
-      </div>
-      <div className="space-y-1">
-        <label htmlFor="member-role" className={labelText}>
-          Role
-        </label>
+      </Field>
+      <Field id="member-role" label="Role">
         <select id="member-role" name="role" defaultValue="MEMBER" className={field}>
-          {grantableRoles(actorRole).map((r) => (
-            <option key={r} value={r}>
-              {ROLE_LABEL[r]}
-            </option>
-          ))}
+          <Options choices={choicesOf(grantableRoles(actorRole), ROLE_LABEL)} />
         </select>
-      </div>
+      </Field>
       <button type="submit" className={btn.primary} disabled={pending}>
         Add member
       </button>
@@ -101,20 +91,14 @@ export function MemberRowControls({
             )
           }
         >
-          {grantableRoles(actorRole).map((r) => (
-            <option key={r} value={r}>
-              {ROLE_LABEL[r]}
-            </option>
-          ))}
+          <Options choices={choicesOf(grantableRoles(actorRole), ROLE_LABEL)} />
         </select>
         {confirming ? (
           <span role="group" aria-label={`Confirm removing ${member.name}`} className="inline-flex gap-1">
-            <button
-              type="button"
-              className={btn.danger}
-              disabled={pending}
-              autoFocus
-              onClick={async () => {
+            <ConfirmButtons
+              label="Confirm remove"
+              pending={pending}
+              onConfirm={async () => {
                 const res = await run(
                   () => client.tracker.members.remove.mutate({ projectId, userId: member.userId }),
                   { refresh: !isSelf },
@@ -122,12 +106,8 @@ export function MemberRowControls({
                 if (res && isSelf) window.location.assign('/projects');
                 else setConfirming(false);
               }}
-            >
-              Confirm remove
-            </button>
-            <button type="button" className={btn.secondary} onClick={() => setConfirming(false)}>
-              Cancel
-            </button>
+              onCancel={() => setConfirming(false)}
+            />
           </span>
         ) : (
           <button

@@ -11,7 +11,7 @@ import {
 } from '@/features/mcp/key-scopes';
 import { useTRPCClient } from '@/lib/trpc/client';
 import type { Scope } from '@/server/rbac';
-import { ErrorText, btn, field, labelText } from './ui';
+import { ConfirmButtons, ErrorText, Field, btn, field, labelText } from './ui';
 import { useAction } from './use-action';
 
 export function WebhookForm({ projectId, current }: { projectId: string; current: string | null }) {
@@ -157,16 +157,10 @@ export function CreateKeyForm(props: { projectId: string; grantableScopes: reado
     <div className="space-y-4">
       <form onSubmit={onSubmit} aria-label="Create an API key" className="space-y-3">
         <div className="flex flex-wrap items-end gap-3">
-          <div className="min-w-56 flex-1 space-y-1">
-            <label htmlFor="key-name" className={labelText}>
-              Key name
-            </label>
+          <Field id="key-name" label="Key name" className="min-w-56 flex-1">
             <input id="key-name" name="name" required maxLength={100} placeholder="e.g. CI bot" className={field} />
-          </div>
-          <div className="space-y-1">
-            <label htmlFor="key-expiry" className={labelText}>
-              Expires
-            </label>
+          </Field>
+          <Field id="key-expiry" label="Expires">
             <select id="key-expiry" name="expiresInDays" defaultValue="" className={field}>
               <option value="">Never</option>
               <option value="7">In 7 days</option>
@@ -174,7 +168,7 @@ export function CreateKeyForm(props: { projectId: string; grantableScopes: reado
               <option value="90">In 90 days</option>
               <option value="365">In a year</option>
             </select>
-          </div>
+          </Field>
         </div>
         <fieldset className="space-y-2" data-testid="key-access">
           <legend className={labelText}>Access</legend>
@@ -283,21 +277,15 @@ export function RevokeKeyButton({ projectId, keyId, name }: { projectId: string;
       aria-label={`Confirm revoking ${name}`}
       className="inline-flex flex-wrap items-center justify-end gap-1"
     >
-      <button
-        type="button"
-        className={btn.danger}
-        disabled={pending}
-        autoFocus
-        onClick={async () => {
+      <ConfirmButtons
+        label="Confirm revoke"
+        pending={pending}
+        onConfirm={async () => {
           await run(() => client.tracker.apiKeys.revoke.mutate({ projectId, keyId }));
           setConfirming(false);
         }}
-      >
-        Confirm revoke
-      </button>
-      <button type="button" className={btn.secondary} onClick={() => setConfirming(false)}>
-        Cancel
-      </button>
+        onCancel={() => setConfirming(false)}
+      />
       <ErrorText message={error} />
     </span>
   );
