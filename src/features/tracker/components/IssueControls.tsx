@@ -96,28 +96,20 @@ export function IssueStateControls({
   const client = useTRPCClient();
   const { run, error, pending } = useAction();
   const ref = { projectId: issue.projectId, number: issue.number };
+  const closed = issue.status === 'CLOSED';
   return (
     <div className="space-y-3">
       <div className="flex flex-wrap gap-2">
-        {issue.status === 'CLOSED' ? (
-          <button
-            type="button"
-            className={btn.secondary}
-            disabled={pending}
-            onClick={() => void run(() => client.tracker.issues.reopen.mutate(ref))}
-          >
-            Reopen issue
-          </button>
-        ) : (
-          <button
-            type="button"
-            className={btn.secondary}
-            disabled={pending}
-            onClick={() => void run(() => client.tracker.issues.close.mutate(ref))}
-          >
-            Close issue
-          </button>
-        )}
+        <button
+          type="button"
+          className={btn.secondary}
+          disabled={pending}
+          onClick={() =>
+            void run(() => (closed ? client.tracker.issues.reopen : client.tracker.issues.close).mutate(ref))
+          }
+        >
+          {closed ? 'Reopen issue' : 'Close issue'}
+        </button>
       </div>
       <Field id="issue-status-select" label="Status">
         <select
