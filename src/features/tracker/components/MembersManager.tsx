@@ -2,7 +2,18 @@
 import { useState, type FormEvent } from 'react';
 import { useTRPCClient } from '@/lib/trpc/client';
 import type { Role } from '@/server/rbac';
-import { ConfirmButtons, ErrorText, Field, Options, ROLE_LABEL, btn, choicesOf, field, fieldInline } from './ui';
+import {
+  ConfirmButtons,
+  ErrorText,
+  Field,
+  FormOutcome,
+  Options,
+  ROLE_LABEL,
+  btn,
+  choicesOf,
+  field,
+  fieldInline,
+} from './ui';
 import { useAction } from './use-action';
 
 const ALL_ROLES: Role[] = ['OWNER', 'ADMIN', 'MEMBER', 'VIEWER'];
@@ -14,24 +25,21 @@ export function grantableRoles(actor: Role | null): Role[] {
 
 export function AddMemberForm({ projectId, actorRole }: { projectId: string; actorRole: Role | null }) {
   const client = useTRPCClient();
-  const { run, error, pending } = useAction();
-  const [done, setDone] = useState<string | null>(null);
+  const { run, error, notice, pending } = useAction();
   async function onSubmit(e: FormEvent<HTMLFormElement>) {
     e.preventDefault();
     const form = e.currentTarget;
     const f = new FormData(form);
-    setDone(null);
-    const res = await run(() =>
-      client.tracker.members.add.mutate({
-        projectId,
-        email: String(f.get('email') ?? ''),
-        role: String(f.get('role')) as Role,
-      }),
+    const res = await run(
+      () =>
+        client.tracker.members.add.mutate({
+          projectId,
+          email: String(f.get('email') ?? ''),
+          role: String(f.get('role')) as Role,
+        }),
+      { notice: (added) => `${added.name} was added as ${ROLE_LABEL[added.role].toLowerCase()}.` },
     );
-    if (res) {
-      setDone(`${res.name} was added as ${ROLE_LABEL[res.role].toLowerCase()}.`);
-      form.reset();
-    }
+    if (res) form.reset();
   }
   return (
     <form onSubmit={onSubmit} aria-label="Add a member" className="flex flex-wrap items-end gap-3">
@@ -46,10 +54,7 @@ export function AddMemberForm({ projectId, actorRole }: { projectId: string; act
       <button type="submit" className={btn.primary} disabled={pending}>
         Add member
       </button>
-      <div className="basis-full" aria-live="polite">
-        <ErrorText message={error} />
-        {done ? <p className="text-sm text-green-700 dark:text-green-300">{done}</p> : null}
-      </div>
+      <FormOutcome error={error} notice={notice} className="basis-full" />
     </form>
   );
 }

@@ -11,19 +11,18 @@ import {
 } from '@/features/mcp/key-scopes';
 import { useTRPCClient } from '@/lib/trpc/client';
 import type { Scope } from '@/server/rbac';
-import { ConfirmButtons, ErrorText, Field, btn, field, labelText } from './ui';
+import { ConfirmButtons, ErrorText, Field, FormOutcome, btn, field, labelText } from './ui';
 import { useAction } from './use-action';
 
 export function WebhookForm({ projectId, current }: { projectId: string; current: string | null }) {
   const client = useTRPCClient();
-  const { run, error, pending } = useAction();
-  const [saved, setSaved] = useState<string | null>(null);
+  const { run, error, notice, pending } = useAction();
   async function onSubmit(e: FormEvent<HTMLFormElement>) {
     e.preventDefault();
     const url = String(new FormData(e.currentTarget).get('webhookUrl') ?? '').trim();
-    setSaved(null);
-    const res = await run(() => client.tracker.settings.setWebhook.mutate({ projectId, url: url || null }));
-    if (res) setSaved(res.webhookUrl ? 'Webhook URL saved.' : 'Webhook removed.');
+    await run(() => client.tracker.settings.setWebhook.mutate({ projectId, url: url || null }), {
+      notice: (saved) => (saved.webhookUrl ? 'Webhook URL saved.' : 'Webhook removed.'),
+    });
   }
   return (
     <form onSubmit={onSubmit} className="space-y-2" aria-label="Webhook">
@@ -44,10 +43,7 @@ export function WebhookForm({ projectId, current }: { projectId: string; current
       <p id="webhook-help" className="text-xs text-slate-600 dark:text-slate-400">
         Notifications are POSTed here as JSON. Leave empty to turn them off.
       </p>
-      <div aria-live="polite">
-        <ErrorText message={error} />
-        {saved ? <p className="text-sm text-green-700 dark:text-green-300">{saved}</p> : null}
-      </div>
+      <FormOutcome error={error} notice={notice} />
       <button type="submit" className={btn.primary} disabled={pending}>
         Save webhook
       </button>

@@ -238,6 +238,24 @@ export function ErrorText({ message }: { message: string | null }) {
   );
 }
 
+/** What a form's last submit came to, announced when it changes: its error, or what it did. */
+export function FormOutcome({
+  error,
+  notice,
+  className,
+}: {
+  error: string | null;
+  notice: string | null;
+  className?: string;
+}) {
+  return (
+    <div className={className} aria-live="polite">
+      <ErrorText message={error} />
+      {notice ? <p className="text-sm text-green-700 dark:text-green-300">{notice}</p> : null}
+    </div>
+  );
+}
+
 /** A column of a `DataTable`: its label, extra classes (alignment, hidden on small screens). */
 export interface TableColumn {
   label: string;
