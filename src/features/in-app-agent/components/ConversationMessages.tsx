@@ -417,6 +417,30 @@ const AssistantBubble = memo(function AssistantBubble({
   );
 });
 
+/** A failed run or request: what went wrong, and Retry when `onRetry` is given and asking again can help. */
+function ErrorRow({ error, onRetry }: { error: PanelError; onRetry?: () => void }) {
+  return (
+    <div
+      data-testid="assistant-error"
+      data-code={error.code ?? ''}
+      className="flex flex-wrap items-center gap-2 rounded-md border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-200"
+    >
+      <span aria-hidden="true">✕</span>
+      <span className="flex-1">{error.message}</span>
+      {onRetry && error.retryable ? (
+        <button
+          type="button"
+          data-testid="assistant-retry"
+          onClick={onRetry}
+          className="rounded border border-red-700 px-2 py-0.5 font-medium"
+        >
+          Retry
+        </button>
+      ) : null}
+    </div>
+  );
+}
+
 function RunFooter({
   run,
   isLast,
@@ -429,26 +453,11 @@ function RunFooter({
   busy?: boolean;
 }): ReactNode {
   if (run.status === 'failed') {
-    const err = describeError(run.error?.code, run.error?.message);
     return (
-      <div
-        data-testid="assistant-error"
-        data-code={run.error?.code ?? ''}
-        className="flex flex-wrap items-center gap-2 rounded-md border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-200"
-      >
-        <span aria-hidden="true">✕</span>
-        <span className="flex-1">{err.message}</span>
-        {isLast && onRetry && err.retryable && !busy ? (
-          <button
-            type="button"
-            data-testid="assistant-retry"
-            onClick={onRetry}
-            className="rounded border border-red-700 px-2 py-0.5 font-medium"
-          >
-            Retry
-          </button>
-        ) : null}
-      </div>
+      <ErrorRow
+        error={describeError(run.error?.code, run.error?.message)}
+        onRetry={isLast && !busy ? onRetry : undefined}
+      />
     );
   }
   if (run.status === 'cancelled') {
@@ -683,26 +692,7 @@ export function ConversationMessages({
           <span aria-hidden="true">● </span>Waiting for the assistant…
         </p>
       ) : null}
-      {requestError ? (
-        <div
-          data-testid="assistant-error"
-          data-code={requestError.code ?? ''}
-          className="flex flex-wrap items-center gap-2 rounded-md border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-200"
-        >
-          <span aria-hidden="true">✕</span>
-          <span className="flex-1">{requestError.message}</span>
-          {onRetry && requestError.retryable && !busy ? (
-            <button
-              type="button"
-              data-testid="assistant-retry"
-              onClick={onRetry}
-              className="rounded border border-red-700 px-2 py-0.5 font-medium"
-            >
-              Retry
-            </button>
-          ) : null}
-        </div>
-      ) : null}
+      {requestError ? <ErrorRow error={requestError} onRetry={busy ? undefined : onRetry} /> : null}
     </div>
   );
 }
