@@ -211,6 +211,37 @@ function EditableUserMessage({
   );
 }
 
+const VERSION_STEP = {
+  previous: { label: 'Previous version', arrow: '‹' },
+  next: { label: 'Next version', arrow: '›' },
+} as const;
+
+/** One arrow of the version switcher: shows version `to` of the turn now shown by `runId` (none: disabled). */
+function VersionStep(props: {
+  direction: keyof typeof VERSION_STEP;
+  to: string | undefined;
+  runId: string;
+  controls: VersionControls;
+}) {
+  const { to, runId, controls } = props;
+  const step = VERSION_STEP[props.direction];
+  return (
+    <button
+      type="button"
+      aria-label={step.label}
+      data-testid={`assistant-version-${props.direction}`}
+      disabled={controls.disabled || !to}
+      onClick={() => to && controls.onSelect(runId, to)}
+      className={[
+        'rounded px-1.5 py-0.5 hover:bg-slate-100 disabled:opacity-40 disabled:hover:bg-transparent',
+        'dark:hover:bg-slate-800',
+      ].join(' ')}
+    >
+      <span aria-hidden="true">{step.arrow}</span>
+    </button>
+  );
+}
+
 /** "‹ 2 / 3 ›": which version of a turn is shown, and the way to the others. */
 function VersionSwitcher({
   runId,
@@ -225,12 +256,6 @@ function VersionSwitcher({
   runIds: string[];
   controls: VersionControls;
 }) {
-  const previous = runIds[index - 2];
-  const next = runIds[index];
-  const arrow = [
-    'rounded px-1.5 py-0.5 hover:bg-slate-100 disabled:opacity-40 disabled:hover:bg-transparent',
-    'dark:hover:bg-slate-800',
-  ].join(' ');
   return (
     <div
       role="group"
@@ -239,32 +264,14 @@ function VersionSwitcher({
       data-run-id={runId}
       className="flex items-center gap-0.5"
     >
-      <button
-        type="button"
-        aria-label="Previous version"
-        data-testid="assistant-version-previous"
-        disabled={controls.disabled || !previous}
-        onClick={() => previous && controls.onSelect(runId, previous)}
-        className={arrow}
-      >
-        <span aria-hidden="true">‹</span>
-      </button>
+      <VersionStep direction="previous" to={runIds[index - 2]} runId={runId} controls={controls} />
       <span data-testid="assistant-version-position" aria-hidden="true" className="tabular-nums">
         {index} / {total}
       </span>
       <span className="sr-only">
         Version {index} of {total}
       </span>
-      <button
-        type="button"
-        aria-label="Next version"
-        data-testid="assistant-version-next"
-        disabled={controls.disabled || !next}
-        onClick={() => next && controls.onSelect(runId, next)}
-        className={arrow}
-      >
-        <span aria-hidden="true">›</span>
-      </button>
+      <VersionStep direction="next" to={runIds[index]} runId={runId} controls={controls} />
     </div>
   );
 }
