@@ -25,23 +25,24 @@ export function eventWeight(e: AgentEvent): number {
   return e.type === 'TEXT_MESSAGE_CONTENT' || e.type === 'TOOL_CALL_ARGS' ? Math.max(1, e.delta.length) : 1;
 }
 
-interface OpenText {
+/** A message or tool call still streaming: its row, the text so far and when it was last written. */
+interface Open {
   pos?: number;
   seq: number;
-  role: 'user' | 'assistant';
-  content: string;
+  /** A message's content or a call's arguments, so far. */
+  text: string;
   written: boolean;
   lastFlush: number;
 }
-interface OpenCall {
-  pos?: number;
-  seq: number;
+interface OpenText extends Open {
+  role: 'user' | 'assistant';
+}
+interface OpenCall extends Open {
   name: string;
   parentMessageId?: string;
-  args: string;
-  written: boolean;
-  lastFlush: number;
 }
+/** The row write of an open message or call (`complete`: it has ended). */
+type RowOp<T extends Open> = (id: string, open: T, complete: boolean) => WriteOp;
 
 /** The common answer (no write): shared, frozen, so the hot path allocates nothing per delta. */
 const NONE = Object.freeze([]) as unknown as WriteOp[];
@@ -79,50 +80,17 @@ export class Compactor {
     const at = pos === undefined ? {} : { pos };
     switch (e.type) {
       case 'TEXT_MESSAGE_START':
-        this.texts.set(e.messageId, {
-          pos,
-          seq: this.nextSeq(),
-          role: e.role,
-          content: '',
-          written: false,
-          lastFlush: this.now(),
-        });
-        return NONE;
-      case 'TEXT_MESSAGE_CONTENT': {
-        const t = this.texts.get(e.messageId);
-        if (!t) return NONE;
-        t.content += e.delta;
-        return this.now() - t.lastFlush >= this.flushIntervalMs ? [this.textOp(e.messageId, t, false)] : NONE;
-      }
-      case 'TEXT_MESSAGE_END': {
-        const t = this.texts.get(e.messageId);
-        if (!t) return NONE;
-        this.texts.delete(e.messageId);
-        return [this.textOp(e.messageId, t, true)];
-      }
+        return this.begin(this.texts, e.messageId, { role: e.role }, pos);
+      case 'TEXT_MESSAGE_CONTENT':
+        return this.append(this.texts, e.messageId, e.delta, this.textOp);
+      case 'TEXT_MESSAGE_END':
+        return this.end(this.texts, e.messageId, this.textOp);
       case 'TOOL_CALL_START':
-        this.calls.set(e.toolCallId, {
-          pos,
-          seq: this.nextSeq(),
-          name: e.toolCallName,
-          parentMessageId: e.parentMessageId,
-          args: '',
-          written: false,
-          lastFlush: this.now(),
-        });
-        return NONE;
-      case 'TOOL_CALL_ARGS': {
-        const c = this.calls.get(e.toolCallId);
-        if (!c) return NONE;
-        c.args += e.delta;
-        return this.now() - c.lastFlush >= this.flushIntervalMs ? [this.callOp(e.toolCallId, c, false)] : NONE;
-      }
-      case 'TOOL_CALL_END': {
-        const c = this.calls.get(e.toolCallId);
-        if (!c) return NONE;
-        this.calls.delete(e.toolCallId);
-        return [this.callOp(e.toolCallId, c, true)];
-      }
+        return this.begin(this.calls, e.toolCallId, { name: e.toolCallName, parentMessageId: e.parentMessageId }, pos);
+      case 'TOOL_CALL_ARGS':
+        return this.append(this.calls, e.toolCallId, e.delta, this.callOp);
+      case 'TOOL_CALL_END':
+        return this.end(this.calls, e.toolCallId, this.callOp);
       case 'TOOL_CALL_RESULT':
         return [
           {
@@ -188,6 +156,33 @@ export class Compactor {
     }
   }
 
+  /** Opens a message or call; its seq is allocated now, so rows keep the order things started in. */
+  private begin<T extends Open>(
+    open: Map<string, T>,
+    id: string,
+    item: Omit<T, keyof Open>,
+    pos: number | undefined,
+  ): WriteOp[] {
+    open.set(id, { ...item, pos, seq: this.nextSeq(), text: '', written: false, lastFlush: this.now() } as T);
+    return NONE;
+  }
+
+  /** Adds a delta to an open message or call; writes it when the flush interval has passed since its last write. */
+  private append<T extends Open>(open: Map<string, T>, id: string, delta: string, op: RowOp<T>): WriteOp[] {
+    const o = open.get(id);
+    if (!o) return NONE;
+    o.text += delta;
+    return this.now() - o.lastFlush >= this.flushIntervalMs ? [op(id, o, false)] : NONE;
+  }
+
+  /** Closes an open message or call with its complete row. */
+  private end<T extends Open>(open: Map<string, T>, id: string, op: RowOp<T>): WriteOp[] {
+    const o = open.get(id);
+    if (!o) return NONE;
+    open.delete(id);
+    return [op(id, o, true)];
+  }
+
   /** Writes whatever is still open as incomplete rows (run ended midway). */
   drain(): WriteOp[] {
     const ops: WriteOp[] = [];
@@ -203,13 +198,13 @@ export class Compactor {
     const ops: WriteOp[] = [];
     const now = this.now();
     for (const [id, t] of this.texts)
-      if (t.content && now - t.lastFlush >= this.flushIntervalMs) ops.push(this.textOp(id, t, false));
+      if (t.text && now - t.lastFlush >= this.flushIntervalMs) ops.push(this.textOp(id, t, false));
     for (const [id, c] of this.calls)
-      if (c.args && now - c.lastFlush >= this.flushIntervalMs) ops.push(this.callOp(id, c, false));
+      if (c.text && now - c.lastFlush >= this.flushIntervalMs) ops.push(this.callOp(id, c, false));
     return ops;
   }
 
-  private textOp(messageId: string, t: OpenText, complete: boolean): WriteOp {
+  private readonly textOp: RowOp<OpenText> = (messageId, t, complete) => {
     const kind = t.written ? 'update' : 'insert';
     t.written = true;
     t.lastFlush = this.now();
@@ -218,14 +213,14 @@ export class Compactor {
       type: 'TEXT_MESSAGE',
       messageId,
       role: t.role,
-      content: t.content,
+      content: t.text,
       complete,
       ...(t.pos === undefined ? {} : { pos: t.pos }),
     };
     return { kind, seq: t.seq, event };
-  }
+  };
 
-  private callOp(toolCallId: string, c: OpenCall, complete: boolean): WriteOp {
+  private readonly callOp: RowOp<OpenCall> = (toolCallId, c, complete) => {
     const kind = c.written ? 'update' : 'insert';
     c.written = true;
     c.lastFlush = this.now();
@@ -238,12 +233,12 @@ export class Compactor {
         toolCallId,
         toolCallName: c.name,
         ...(c.parentMessageId ? { parentMessageId: c.parentMessageId } : {}),
-        args: c.args,
+        args: c.text,
         complete,
         ...(c.pos === undefined ? {} : { pos: c.pos }),
       },
     };
-  }
+  };
 }
 
 /** Collapses a list of write ops so each seq is written once with its latest content. */

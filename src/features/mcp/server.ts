@@ -33,7 +33,7 @@ import { stackFrames } from '@/server/errors';
 import { noteDatabaseState } from '@/server/health';
 import { log } from '@/server/log';
 import { authenticate, principalHasScope, type McpPrincipal } from './auth';
-import { countRefusedCalls, INVALID_TOOL_NAME, writeAudit, type RefusedCalls } from './audit';
+import { countRefusedCalls, INVALID_TOOL_NAME, writeAudit, type AuditEntry, type RefusedCalls } from './audit';
 import {
   jsonTooDeep,
   MAX_BODY_BYTES,
@@ -108,6 +108,18 @@ export async function handleMcpPost(req: Request, opts: { prisma?: PrismaClient 
   }
 }
 
+/**
+ * Writes an audit row for a request or tool call that began at `started.startedAt` (`started.t0`:
+ * the same moment on the performance clock), with the time taken until now as its duration.
+ */
+function auditSince(
+  prisma: PrismaClient,
+  started: { startedAt: Date; t0: number },
+  row: Omit<AuditEntry, 'startedAt' | 'durationMs'>,
+): Promise<void> {
+  return writeAudit(prisma, { ...row, startedAt: started.startedAt, durationMs: performance.now() - started.t0 });
+}
+
 /** Who a refused call is audited for. */
 interface AuditIdentity {
   projectId: string;
@@ -129,8 +141,7 @@ function metaString(meta: unknown, key: string): string | null {
 }
 
 async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Response> {
-  const t0 = performance.now();
-  const startedAt = new Date();
+  const started = { startedAt: new Date(), t0: performance.now() };
 
   // 1. Media types (the SDK's own rules, answered with our codes). No I/O yet.
   const accept = req.headers.get('accept') ?? '';
@@ -168,7 +179,7 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
   const auditScanned = (text: string, status: ToolCallStatus, code: McpErrorCode, message: string) =>
     Promise.all(
       scanToolCalls(text, { maxCalls: MAX_BATCH, metaKey: TOOL_CALL_META_KEY }).map((c) =>
-        writeAudit(prisma, {
+        auditSince(prisma, started, {
           ...who,
           toolCallId: c.metaValue,
           tool: c.name ?? INVALID_TOOL_NAME,
@@ -176,8 +187,6 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
           errorCode: code,
           args: c.argumentsText ?? '',
           result: { error: { code, message } },
-          startedAt,
-          durationMs: performance.now() - t0,
         }),
       ),
     );
@@ -208,7 +217,7 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
         toolCallId: c.metaValue,
         argumentsText: c.argumentsText,
       })),
-      at: startedAt,
+      at: started.startedAt,
     });
     return unauthorized(auth.code, auth.message);
   }
@@ -292,7 +301,7 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
   const refusedForLimit = await callLimitRefusal(prisma, principal, valid);
   if (refusedForLimit) {
     const { calls, wait, message } = refusedForLimit;
-    await countRefusedCalls(prisma, { ...who, errorCode: 'RATE_LIMITED', message, calls, at: startedAt });
+    await countRefusedCalls(prisma, { ...who, errorCode: 'RATE_LIMITED', message, calls, at: started.startedAt });
     const single = !isBatch && isJSONRPCRequest(valid[0]!) ? valid[0].id : null;
     const headers = { 'retry-after': String(wait) };
     return jsonRpcErrorResponse(429, RPC.RATE_LIMITED, 'RATE_LIMITED', message, headers, single);
@@ -311,7 +320,7 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
     early.push(rpcError(m.id, RPC.INVALID_PARAMS, refusal.code, refusal.message));
     if (m.method === 'tools/call') {
       const params = (m.params ?? {}) as Record<string, unknown>;
-      await writeAudit(prisma, {
+      await auditSince(prisma, started, {
         ...who,
         toolCallId: metaString(params._meta, TOOL_CALL_META_KEY),
         tool: typeof params.name === 'string' ? params.name : INVALID_TOOL_NAME,
@@ -319,8 +328,6 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
         errorCode: refusal.code,
         args: params.arguments ?? {},
         result: { error: { code: refusal.code, message: refusal.message } },
-        startedAt,
-        durationMs: performance.now() - t0,
       });
     }
   }
@@ -548,22 +555,12 @@ function createMcpServer(prisma: PrismaClient, principal: McpPrincipal, signal: 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: visibleTools(principal).map(describeTool) }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const startedAt = new Date();
-    const t0 = performance.now();
+    const started = { startedAt: new Date(), t0: performance.now() };
     const name = request.params.name;
     const args: unknown = request.params.arguments ?? {};
     const meta = (request.params._meta ?? {}) as Record<string, unknown>;
     const audit = (status: ToolCallStatus, errorCode: McpErrorCode | null, result: unknown) =>
-      writeAudit(prisma, {
-        ...auditBase(principal, meta),
-        tool: name,
-        status,
-        errorCode,
-        args,
-        result,
-        startedAt,
-        durationMs: performance.now() - t0,
-      });
+      auditSince(prisma, started, { ...auditBase(principal, meta), tool: name, status, errorCode, args, result });
     const refuse = async (
       rpc: number,
       code: McpErrorCode,

@@ -1,5 +1,5 @@
 'use client';
-import { useId, useState, type KeyboardEvent as ReactKeyboardEvent } from 'react';
+import { useId, useState, type KeyboardEvent as ReactKeyboardEvent, type ReactNode } from 'react';
 import type { ApprovalDecidedValue } from '../schema';
 import {
   REASON_TEXT,
@@ -102,6 +102,43 @@ function Outcome({ decision, proposed }: { decision: ApprovalDecidedValue; propo
         </div>
       ) : null}
     </div>
+  );
+}
+
+const DECISION_LOOK = {
+  approve: {
+    mark: '✓ ',
+    chosen: 'border-emerald-700 bg-emerald-700 text-white',
+    idle: 'border-emerald-700 text-emerald-800 hover:bg-emerald-50 dark:text-emerald-300 dark:hover:bg-emerald-950',
+  },
+  reject: {
+    mark: '⊘ ',
+    chosen: 'border-red-700 bg-red-700 text-white',
+    idle: 'border-red-700 text-red-800 hover:bg-red-50 dark:text-red-300 dark:hover:bg-red-950',
+  },
+} as const;
+
+/** Approve or Reject on an open card: a toggle, filled while it is the chosen answer. */
+function DecisionButton(props: {
+  decision: keyof typeof DECISION_LOOK;
+  chosen: boolean;
+  disabled?: boolean;
+  onChoose: () => void;
+  children: ReactNode;
+}) {
+  const look = DECISION_LOOK[props.decision];
+  return (
+    <button
+      type="button"
+      data-testid={`approval-${props.decision}`}
+      aria-pressed={props.chosen}
+      disabled={props.disabled}
+      onClick={props.onChoose}
+      className={`rounded border px-3 py-1 font-medium disabled:opacity-50 ${props.chosen ? look.chosen : look.idle}`}
+    >
+      <span aria-hidden="true">{look.mark}</span>
+      {props.children}
+    </button>
   );
 }
 
@@ -308,36 +345,22 @@ export function ApprovalCard({ request, state, draft, onDraftChange, now, disabl
             />
           </div>
           <div className="flex flex-wrap items-center gap-2" role="group" aria-label={`Decision for ${title}`}>
-            <button
-              type="button"
-              data-testid="approval-approve"
-              aria-pressed={draft.decision === 'approve'}
+            <DecisionButton
+              decision="approve"
+              chosen={draft.decision === 'approve'}
               disabled={disabled || argsError}
-              onClick={() => onDraftChange({ ...draft, decision: 'approve' })}
-              className={`rounded border px-3 py-1 font-medium disabled:opacity-50 ${
-                draft.decision === 'approve'
-                  ? 'border-emerald-700 bg-emerald-700 text-white'
-                  : 'border-emerald-700 text-emerald-800 hover:bg-emerald-50 dark:text-emerald-300 dark:hover:bg-emerald-950'
-              }`}
+              onChoose={() => onDraftChange({ ...draft, decision: 'approve' })}
             >
-              <span aria-hidden="true">✓ </span>
               {changes.length ? 'Approve with edits' : 'Approve'}
-            </button>
-            <button
-              type="button"
-              data-testid="approval-reject"
-              aria-pressed={draft.decision === 'reject'}
+            </DecisionButton>
+            <DecisionButton
+              decision="reject"
+              chosen={draft.decision === 'reject'}
               disabled={disabled}
-              onClick={() => onDraftChange({ ...draft, decision: 'reject' })}
-              className={`rounded border px-3 py-1 font-medium disabled:opacity-50 ${
-                draft.decision === 'reject'
-                  ? 'border-red-700 bg-red-700 text-white'
-                  : 'border-red-700 text-red-800 hover:bg-red-50 dark:text-red-300 dark:hover:bg-red-950'
-              }`}
+              onChoose={() => onDraftChange({ ...draft, decision: 'reject' })}
             >
-              <span aria-hidden="true">⊘ </span>
               Reject
-            </button>
+            </DecisionButton>
             <span className="text-xs text-slate-600 dark:text-slate-300" aria-live="polite">
               {draft.decision === 'approve'
                 ? 'Chosen: approve'

@@ -211,6 +211,37 @@ function EditableUserMessage({
   );
 }
 
+const VERSION_STEP = {
+  previous: { label: 'Previous version', arrow: '‹' },
+  next: { label: 'Next version', arrow: '›' },
+} as const;
+
+/** One arrow of the version switcher: shows version `to` of the turn now shown by `runId` (none: disabled). */
+function VersionStep(props: {
+  direction: keyof typeof VERSION_STEP;
+  to: string | undefined;
+  runId: string;
+  controls: VersionControls;
+}) {
+  const { to, runId, controls } = props;
+  const step = VERSION_STEP[props.direction];
+  return (
+    <button
+      type="button"
+      aria-label={step.label}
+      data-testid={`assistant-version-${props.direction}`}
+      disabled={controls.disabled || !to}
+      onClick={() => to && controls.onSelect(runId, to)}
+      className={[
+        'rounded px-1.5 py-0.5 hover:bg-slate-100 disabled:opacity-40 disabled:hover:bg-transparent',
+        'dark:hover:bg-slate-800',
+      ].join(' ')}
+    >
+      <span aria-hidden="true">{step.arrow}</span>
+    </button>
+  );
+}
+
 /** "‹ 2 / 3 ›": which version of a turn is shown, and the way to the others. */
 function VersionSwitcher({
   runId,
@@ -225,12 +256,6 @@ function VersionSwitcher({
   runIds: string[];
   controls: VersionControls;
 }) {
-  const previous = runIds[index - 2];
-  const next = runIds[index];
-  const arrow = [
-    'rounded px-1.5 py-0.5 hover:bg-slate-100 disabled:opacity-40 disabled:hover:bg-transparent',
-    'dark:hover:bg-slate-800',
-  ].join(' ');
   return (
     <div
       role="group"
@@ -239,32 +264,14 @@ function VersionSwitcher({
       data-run-id={runId}
       className="flex items-center gap-0.5"
     >
-      <button
-        type="button"
-        aria-label="Previous version"
-        data-testid="assistant-version-previous"
-        disabled={controls.disabled || !previous}
-        onClick={() => previous && controls.onSelect(runId, previous)}
-        className={arrow}
-      >
-        <span aria-hidden="true">‹</span>
-      </button>
+      <VersionStep direction="previous" to={runIds[index - 2]} runId={runId} controls={controls} />
       <span data-testid="assistant-version-position" aria-hidden="true" className="tabular-nums">
         {index} / {total}
       </span>
       <span className="sr-only">
         Version {index} of {total}
       </span>
-      <button
-        type="button"
-        aria-label="Next version"
-        data-testid="assistant-version-next"
-        disabled={controls.disabled || !next}
-        onClick={() => next && controls.onSelect(runId, next)}
-        className={arrow}
-      >
-        <span aria-hidden="true">›</span>
-      </button>
+      <VersionStep direction="next" to={runIds[index]} runId={runId} controls={controls} />
     </div>
   );
 }
@@ -417,6 +424,30 @@ const AssistantBubble = memo(function AssistantBubble({
   );
 });
 
+/** A failed run or request: what went wrong, and Retry when `onRetry` is given and asking again can help. */
+function ErrorRow({ error, onRetry }: { error: PanelError; onRetry?: () => void }) {
+  return (
+    <div
+      data-testid="assistant-error"
+      data-code={error.code ?? ''}
+      className="flex flex-wrap items-center gap-2 rounded-md border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-200"
+    >
+      <span aria-hidden="true">✕</span>
+      <span className="flex-1">{error.message}</span>
+      {onRetry && error.retryable ? (
+        <button
+          type="button"
+          data-testid="assistant-retry"
+          onClick={onRetry}
+          className="rounded border border-red-700 px-2 py-0.5 font-medium"
+        >
+          Retry
+        </button>
+      ) : null}
+    </div>
+  );
+}
+
 function RunFooter({
   run,
   isLast,
@@ -429,26 +460,11 @@ function RunFooter({
   busy?: boolean;
 }): ReactNode {
   if (run.status === 'failed') {
-    const err = describeError(run.error?.code, run.error?.message);
     return (
-      <div
-        data-testid="assistant-error"
-        data-code={run.error?.code ?? ''}
-        className="flex flex-wrap items-center gap-2 rounded-md border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-200"
-      >
-        <span aria-hidden="true">✕</span>
-        <span className="flex-1">{err.message}</span>
-        {isLast && onRetry && err.retryable && !busy ? (
-          <button
-            type="button"
-            data-testid="assistant-retry"
-            onClick={onRetry}
-            className="rounded border border-red-700 px-2 py-0.5 font-medium"
-          >
-            Retry
-          </button>
-        ) : null}
-      </div>
+      <ErrorRow
+        error={describeError(run.error?.code, run.error?.message)}
+        onRetry={isLast && !busy ? onRetry : undefined}
+      />
     );
   }
   if (run.status === 'cancelled') {
@@ -683,26 +699,7 @@ export function ConversationMessages({
           <span aria-hidden="true">● </span>Waiting for the assistant…
         </p>
       ) : null}
-      {requestError ? (
-        <div
-          data-testid="assistant-error"
-          data-code={requestError.code ?? ''}
-          className="flex flex-wrap items-center gap-2 rounded-md border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-200"
-        >
-          <span aria-hidden="true">✕</span>
-          <span className="flex-1">{requestError.message}</span>
-          {onRetry && requestError.retryable && !busy ? (
-            <button
-              type="button"
-              data-testid="assistant-retry"
-              onClick={onRetry}
-              className="rounded border border-red-700 px-2 py-0.5 font-medium"
-            >
-              Retry
-            </button>
-          ) : null}
-        </div>
-      ) : null}
+      {requestError ? <ErrorRow error={requestError} onRetry={busy ? undefined : onRetry} /> : null}
     </div>
   );
 }

@@ -1,7 +1,12 @@
 /** Small inline icons (no icon font or emoji font needed). Always decorative: pair with text. */
-import type { SVGProps } from 'react';
 
-function Svg(props: SVGProps<SVGSVGElement>) {
+const INLINE = 'inline-block shrink-0 align-[-0.125em]';
+
+/**
+ * A 24×24 stroked icon drawing the path `d`, inside a centred circle when `ring` is set; `className`
+ * replaces the inline placement (the spinner adds its turning).
+ */
+function Svg({ d, ring = false, className = INLINE }: { d: string; ring?: boolean; className?: string }) {
   return (
     <svg
       viewBox="0 0 24 24"
@@ -14,56 +19,30 @@ function Svg(props: SVGProps<SVGSVGElement>) {
       strokeLinejoin="round"
       aria-hidden="true"
       focusable="false"
-      className="inline-block shrink-0 align-[-0.125em]"
-      {...props}
-    />
+      className={className}
+    >
+      {ring ? <circle cx="12" cy="12" r="9" /> : null}
+      <path d={d} />
+    </svg>
   );
 }
 
 export const ThumbUpIcon = () => (
-  <Svg>
-    <path d="M7 10v11H4a1 1 0 0 1-1-1v-9a1 1 0 0 1 1-1h3zM7 10l4-8a3 3 0 0 1 3 3v4h5.5a2 2 0 0 1 2 2.3l-1.4 8a2 2 0 0 1-2 1.7H7" />
-  </Svg>
+  <Svg d="M7 10v11H4a1 1 0 0 1-1-1v-9a1 1 0 0 1 1-1h3zM7 10l4-8a3 3 0 0 1 3 3v4h5.5a2 2 0 0 1 2 2.3l-1.4 8a2 2 0 0 1-2 1.7H7" />
 );
 export const ThumbDownIcon = () => (
-  <Svg>
-    <path d="M17 14V3h3a1 1 0 0 1 1 1v9a1 1 0 0 1-1 1h-3zM17 14l-4 8a3 3 0 0 1-3-3v-4H4.5a2 2 0 0 1-2-2.3l1.4-8A2 2 0 0 1 5.9 3H17" />
-  </Svg>
+  <Svg d="M17 14V3h3a1 1 0 0 1 1 1v9a1 1 0 0 1-1 1h-3zM17 14l-4 8a3 3 0 0 1-3-3v-4H4.5a2 2 0 0 1-2-2.3l1.4-8A2 2 0 0 1 5.9 3H17" />
 );
 export const ToolIcon = () => (
-  <Svg>
-    <path d="M14.7 6.3a4 4 0 0 0-5.4 5.4L3 18l3 3 6.3-6.3a4 4 0 0 0 5.4-5.4l-2.5 2.5-2.4-.6-.6-2.4 2.5-2.5z" />
-  </Svg>
+  <Svg d="M14.7 6.3a4 4 0 0 0-5.4 5.4L3 18l3 3 6.3-6.3a4 4 0 0 0 5.4-5.4l-2.5 2.5-2.4-.6-.6-2.4 2.5-2.5z" />
 );
-export const ShieldIcon = () => (
-  <Svg>
-    <path d="M12 3l8 3v6c0 4.5-3.4 8.3-8 9-4.6-.7-8-4.5-8-9V6l8-3z" />
-  </Svg>
-);
-export const InfoIcon = () => (
-  <Svg>
-    <circle cx="12" cy="12" r="9" />
-    <path d="M12 11v5M12 8h.01" />
-  </Svg>
-);
-export const ClockIcon = () => (
-  <Svg>
-    <circle cx="12" cy="12" r="9" />
-    <path d="M12 7v5l3 2" />
-  </Svg>
-);
-export const TrashIcon = () => (
-  <Svg>
-    <path d="M4 7h16M10 11v6M14 11v6M6 7l1 13h10l1-13M9 7V4h6v3" />
-  </Svg>
-);
+export const ShieldIcon = () => <Svg d="M12 3l8 3v6c0 4.5-3.4 8.3-8 9-4.6-.7-8-4.5-8-9V6l8-3z" />;
+export const InfoIcon = () => <Svg ring d="M12 11v5M12 8h.01" />;
+export const ClockIcon = () => <Svg ring d="M12 7v5l3 2" />;
+export const TrashIcon = () => <Svg d="M4 7h16M10 11v6M14 11v6M6 7l1 13h10l1-13M9 7V4h6v3" />;
 export const HourglassIcon = () => (
-  <Svg>
-    <path d="M6 3h12M6 21h12M7 3c0 5 10 5 10 9s-10 4-10 9M17 3c0 5-10 5-10 9s10 4 10 9" />
-  </Svg>
+  <Svg d="M6 3h12M6 21h12M7 3c0 5 10 5 10 9s-10 4-10 9M17 3c0 5-10 5-10 9s10 4 10 9" />
 );
 export const SpinnerIcon = () => (
-  <Svg className="inline-block shrink-0 animate-spin align-[-0.125em] motion-reduce:animate-none">
-    <path d="M12 3a9 9 0 1 0 9 9" />
-  </Svg>
+  <Svg d="M12 3a9 9 0 1 0 9 9" className={`${INLINE} animate-spin motion-reduce:animate-none`} />
 );

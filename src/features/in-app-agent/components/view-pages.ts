@@ -53,14 +53,24 @@ export function viewFrom(view: ConversationView, runId: string): ConversationVie
  */
 export function joinViews(earlier: ConversationView, later: ConversationView): ConversationView {
   const laterRuns = new Set(later.runs.map((r) => r.runId));
-  const head = slice(earlier, (i) => !laterRuns.has(earlier.runs[i]!.runId));
-  const versions: Versions = { ...(head.versions ?? {}), ...(later.versions ?? {}) };
+  return concatViews(
+    slice(earlier, (i) => !laterRuns.has(earlier.runs[i]!.runId)),
+    later,
+  );
+}
+
+/**
+ * `head` followed by `tail`, taken as they are (they share no run): their messages, runs and
+ * navigations in order, the decisions and versions of both.
+ */
+export function concatViews(head: ConversationView, tail: ConversationView): ConversationView {
+  const versions: Versions = { ...(head.versions ?? {}), ...(tail.versions ?? {}) };
   return {
-    threadId: later.threadId ?? head.threadId,
-    messages: [...head.messages, ...later.messages],
-    runs: [...head.runs, ...later.runs],
-    decisions: { ...head.decisions, ...later.decisions },
-    navigations: [...head.navigations, ...later.navigations],
+    threadId: tail.threadId ?? head.threadId,
+    messages: [...head.messages, ...tail.messages],
+    runs: [...head.runs, ...tail.runs],
+    decisions: { ...head.decisions, ...tail.decisions },
+    navigations: [...head.navigations, ...tail.navigations],
     ...(Object.keys(versions).length ? { versions } : {}),
   };
 }

@@ -203,6 +203,8 @@ function ToolCell({ row }: { row: AuditRow }) {
   );
 }
 
+const COLUMNS = ['Time', 'Tool', 'Status', 'Caller', 'Run', 'Duration', 'Arguments', 'Result'];
+
 export function AuditTable({ rows }: { rows: AuditRow[] }) {
   if (rows.length === 0) {
     return (
@@ -217,30 +219,15 @@ export function AuditTable({ rows }: { rows: AuditRow[] }) {
         <caption className="sr-only">MCP tool calls, newest first</caption>
         <thead>
           <tr className="border-b border-slate-300 text-left dark:border-slate-700">
-            <th scope="col" className="px-2 py-2 font-medium">
-              Time
-            </th>
-            <th scope="col" className="px-2 py-2 font-medium">
-              Tool
-            </th>
-            <th scope="col" className="px-2 py-2 font-medium">
-              Status
-            </th>
-            <th scope="col" className="px-2 py-2 font-medium">
-              Caller
-            </th>
-            <th scope="col" className="px-2 py-2 font-medium">
-              Run
-            </th>
-            <th scope="col" className="px-2 py-2 text-right font-medium">
-              Duration
-            </th>
-            <th scope="col" className="px-2 py-2 font-medium">
-              Arguments
-            </th>
-            <th scope="col" className="px-2 py-2 font-medium">
-              Result
-            </th>
+            {COLUMNS.map((label) => (
+              <th
+                key={label}
+                scope="col"
+                className={label === 'Duration' ? 'px-2 py-2 text-right font-medium' : 'px-2 py-2 font-medium'}
+              >
+                {label}
+              </th>
+            ))}
           </tr>
         </thead>
         <tbody>

@@ -3,7 +3,17 @@ import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
 import { useTRPCClient } from '@/lib/trpc/client';
 import type { IssuePriority, IssueStatus } from '../constants';
-import { ErrorText, PriorityOptions, StatusOptions, btn, field, labelText, MemberOptions } from './ui';
+import {
+  ConfirmButtons,
+  ErrorText,
+  Field,
+  MemberOptions,
+  PriorityOptions,
+  StatusOptions,
+  btn,
+  field,
+  labelText,
+} from './ui';
 import { useAction } from './use-action';
 
 interface IssueRef {
@@ -51,26 +61,17 @@ export function IssueEditor({
   }
   return (
     <form onSubmit={onSubmit} className="space-y-3" aria-label="Edit issue">
-      <div className="space-y-1">
-        <label htmlFor="edit-title" className={labelText}>
-          Title
-        </label>
+      <Field id="edit-title" label="Title">
         <input id="edit-title" name="title" defaultValue={issue.title} required maxLength={200} className={field} />
-      </div>
-      <div className="space-y-1">
-        <label htmlFor="edit-body" className={labelText}>
-          Description
-        </label>
+      </Field>
+      <Field id="edit-body" label="Description">
         <textarea id="edit-body" name="body" defaultValue={issue.body} rows={8} maxLength={20000} className={field} />
-      </div>
-      <div className="max-w-xs space-y-1">
-        <label htmlFor="edit-priority" className={labelText}>
-          Priority
-        </label>
+      </Field>
+      <Field id="edit-priority" label="Priority" className="max-w-xs">
         <select id="edit-priority" name="priority" defaultValue={issue.priority} className={field}>
           <PriorityOptions />
         </select>
-      </div>
+      </Field>
       <ErrorText message={error} />
       <div className="flex gap-2">
         <button type="submit" className={btn.primary} disabled={pending}>
@@ -95,33 +96,22 @@ export function IssueStateControls({
   const client = useTRPCClient();
   const { run, error, pending } = useAction();
   const ref = { projectId: issue.projectId, number: issue.number };
+  const closed = issue.status === 'CLOSED';
   return (
     <div className="space-y-3">
       <div className="flex flex-wrap gap-2">
-        {issue.status === 'CLOSED' ? (
-          <button
-            type="button"
-            className={btn.secondary}
-            disabled={pending}
-            onClick={() => void run(() => client.tracker.issues.reopen.mutate(ref))}
-          >
-            Reopen issue
-          </button>
-        ) : (
-          <button
-            type="button"
-            className={btn.secondary}
-            disabled={pending}
-            onClick={() => void run(() => client.tracker.issues.close.mutate(ref))}
-          >
-            Close issue
-          </button>
-        )}
+        <button
+          type="button"
+          className={btn.secondary}
+          disabled={pending}
+          onClick={() =>
+            void run(() => (closed ? client.tracker.issues.reopen : client.tracker.issues.close).mutate(ref))
+          }
+        >
+          {closed ? 'Reopen issue' : 'Close issue'}
+        </button>
       </div>
-      <div className="space-y-1">
-        <label htmlFor="issue-status-select" className={labelText}>
-          Status
-        </label>
+      <Field id="issue-status-select" label="Status">
         <select
           id="issue-status-select"
           value={issue.status}
@@ -133,11 +123,8 @@ export function IssueStateControls({
         >
           <StatusOptions />
         </select>
-      </div>
-      <div className="space-y-1">
-        <label htmlFor="issue-assignee-select" className={labelText}>
-          Assignee
-        </label>
+      </Field>
+      <Field id="issue-assignee-select" label="Assignee">
         <select
           id="issue-assignee-select"
           value={issue.assigneeId ?? ''}
@@ -150,7 +137,7 @@ export function IssueStateControls({
           <option value="">Unassigned</option>
           <MemberOptions members={members} />
         </select>
-      </div>
+      </Field>
       <ErrorText message={error} />
     </div>
   );
@@ -203,24 +190,18 @@ export function DeleteIssueButton({ issue }: { issue: IssueRef }) {
     >
       <p className="text-sm">Delete issue #{issue.number} and all its comments? This cannot be undone.</p>
       <div className="flex gap-2">
-        <button
-          type="button"
-          className={btn.danger}
-          disabled={pending}
-          autoFocus
-          onClick={async () => {
+        <ConfirmButtons
+          label="Delete permanently"
+          pending={pending}
+          onConfirm={async () => {
             const res = await run(() => client.tracker.issues.delete.mutate(issue), { refresh: false });
             if (res) {
               router.push(`/projects/${encodeURIComponent(issue.projectId)}/issues`);
               router.refresh();
             }
           }}
-        >
-          Delete permanently
-        </button>
-        <button type="button" className={btn.secondary} onClick={() => setConfirming(false)}>
-          Cancel
-        </button>
+          onCancel={() => setConfirming(false)}
+        />
       </div>
       <ErrorText message={error} />
     </div>

@@ -1,5 +1,5 @@
 import Link from 'next/link';
-import { StatusOptions, btn, field, labelText, MemberOptions } from './ui';
+import { Field, MemberOptions, Options, StatusOptions, btn, field } from './ui';
 
 /**
  * The issue list's filters as a plain GET form: filters live in the URL, work without JavaScript
@@ -24,10 +24,7 @@ export function IssueFilters({
       aria-label="Filter issues"
       className="mb-4 grid gap-3 sm:grid-cols-2 lg:grid-cols-[2fr_1fr_1fr_1fr_auto]"
     >
-      <div className="space-y-1">
-        <label htmlFor="filter-q" className={labelText}>
-          Search
-        </label>
+      <Field id="filter-q" label="Search">
         <input
           id="filter-q"
           name="q"
@@ -37,39 +34,26 @@ export function IssueFilters({
           placeholder="Words in title or description"
           className={field}
         />
-      </div>
-      <div className="space-y-1">
-        <label htmlFor="filter-status" className={labelText}>
-          Status
-        </label>
+      </Field>
+      <Field id="filter-status" label="Status">
         <select id="filter-status" name="status" defaultValue={values.status} className={field}>
           <option value="">Any status</option>
           <StatusOptions />
         </select>
-      </div>
-      <div className="space-y-1">
-        <label htmlFor="filter-assignee" className={labelText}>
-          Assignee
-        </label>
+      </Field>
+      <Field id="filter-assignee" label="Assignee">
         <select id="filter-assignee" name="assignee" defaultValue={values.assignee} className={field}>
           <option value="">Anyone</option>
           <option value="none">Unassigned</option>
           <MemberOptions members={members} />
         </select>
-      </div>
-      <div className="space-y-1">
-        <label htmlFor="filter-label" className={labelText}>
-          Label
-        </label>
+      </Field>
+      <Field id="filter-label" label="Label">
         <select id="filter-label" name="label" defaultValue={values.label} className={field}>
           <option value="">Any label</option>
-          {labels.map((l) => (
-            <option key={l} value={l}>
-              {l}
-            </option>
-          ))}
+          <Options choices={labels.map((l) => ({ value: l, label: l }))} />
         </select>
-      </div>
+      </Field>
       <div className="flex items-end gap-2">
         <button type="submit" className={btn.secondary}>
           Apply

@@ -2,7 +2,7 @@
 import { signIn } from 'next-auth/react';
 import { useEffect, useState, type FormEvent } from 'react';
 import { signInErrorMessage } from '@/lib/sign-in-errors';
-import { btn, field, labelText } from './ui';
+import { Field, btn, field } from './ui';
 
 /** Email + password sign-in, plus a button per OAuth provider enabled on the server. */
 export function LoginForm({
@@ -48,10 +48,7 @@ export function LoginForm({
   return (
     <div className="space-y-6">
       <form onSubmit={onSubmit} className="space-y-4" noValidate aria-describedby={error ? 'login-error' : undefined}>
-        <div className="space-y-1">
-          <label htmlFor="email" className={labelText}>
-            Email
-          </label>
+        <Field id="email" label="Email">
           <input
             id="email"
             name="email"
@@ -61,11 +58,8 @@ export function LoginForm({
             maxLength={320}
             className={field}
           />
-        </div>
-        <div className="space-y-1">
-          <label htmlFor="password" className={labelText}>
-            Password
-          </label>
+        </Field>
+        <Field id="password" label="Password">
           <input
             id="password"
             name="password"
@@ -75,7 +69,7 @@ export function LoginForm({
             maxLength={1024}
             className={field}
           />
-        </div>
+        </Field>
         {error ? (
           <p id="login-error" role="alert" className="text-sm text-red-700 dark:text-red-300">
             {error}

@@ -2,7 +2,18 @@
 import { useState, type FormEvent } from 'react';
 import { useTRPCClient } from '@/lib/trpc/client';
 import type { Role } from '@/server/rbac';
-import { ErrorText, ROLE_LABEL, btn, field, fieldInline, labelText } from './ui';
+import {
+  ConfirmButtons,
+  ErrorText,
+  Field,
+  FormOutcome,
+  Options,
+  ROLE_LABEL,
+  btn,
+  choicesOf,
+  field,
+  fieldInline,
+} from './ui';
 import { useAction } from './use-action';
 
 const ALL_ROLES: Role[] = ['OWNER', 'ADMIN', 'MEMBER', 'VIEWER'];
@@ -14,52 +25,36 @@ export function grantableRoles(actor: Role | null): Role[] {
 
 export function AddMemberForm({ projectId, actorRole }: { projectId: string; actorRole: Role | null }) {
   const client = useTRPCClient();
-  const { run, error, pending } = useAction();
-  const [done, setDone] = useState<string | null>(null);
+  const { run, error, notice, pending } = useAction();
   async function onSubmit(e: FormEvent<HTMLFormElement>) {
     e.preventDefault();
     const form = e.currentTarget;
     const f = new FormData(form);
-    setDone(null);
-    const res = await run(() =>
-      client.tracker.members.add.mutate({
-        projectId,
-        email: String(f.get('email') ?? ''),
-        role: String(f.get('role')) as Role,
-      }),
+    const res = await run(
+      () =>
+        client.tracker.members.add.mutate({
+          projectId,
+          email: String(f.get('email') ?? ''),
+          role: String(f.get('role')) as Role,
+        }),
+      { notice: (added) => `${added.name} was added as ${ROLE_LABEL[added.role].toLowerCase()}.` },
     );
-    if (res) {
-      setDone(`${res.name} was added as ${ROLE_LABEL[res.role].toLowerCase()}.`);
-      form.reset();
-    }
+    if (res) form.reset();
   }
   return (
     <form onSubmit={onSubmit} aria-label="Add a member" className="flex flex-wrap items-end gap-3">
-      <div className="min-w-64 flex-1 space-y-1">
-        <label htmlFor="member-email" className={labelText}>
-          Email of an existing user
-        </label>
+      <Field id="member-email" label="Email of an existing user" className="min-w-64 flex-1">
         <input id="member-email" name="email" type="email" required maxLength={320} className={field} />
-      </div>
-      <div className="space-y-1">
-        <label htmlFor="member-role" className={labelText}>
-          Role
-        </label>
+      </Field>
+      <Field id="member-role" label="Role">
         <select id="member-role" name="role" defaultValue="MEMBER" className={field}>
-          {grantableRoles(actorRole).map((r) => (
-            <option key={r} value={r}>
-              {ROLE_LABEL[r]}
-            </option>
-          ))}
+          <Options choices={choicesOf(grantableRoles(actorRole), ROLE_LABEL)} />
         </select>
-      </div>
+      </Field>
       <button type="submit" className={btn.primary} disabled={pending}>
         Add member
       </button>
-      <div className="basis-full" aria-live="polite">
-        <ErrorText message={error} />
-        {done ? <p className="text-sm text-green-700 dark:text-green-300">{done}</p> : null}
-      </div>
+      <FormOutcome error={error} notice={notice} className="basis-full" />
     </form>
   );
 }
@@ -101,20 +96,14 @@ export function MemberRowControls({
             )
           }
         >
-          {grantableRoles(actorRole).map((r) => (
-            <option key={r} value={r}>
-              {ROLE_LABEL[r]}
-            </option>
-          ))}
+          <Options choices={choicesOf(grantableRoles(actorRole), ROLE_LABEL)} />
         </select>
         {confirming ? (
           <span role="group" aria-label={`Confirm removing ${member.name}`} className="inline-flex gap-1">
-            <button
-              type="button"
-              className={btn.danger}
-              disabled={pending}
-              autoFocus
-              onClick={async () => {
+            <ConfirmButtons
+              label="Confirm remove"
+              pending={pending}
+              onConfirm={async () => {
                 const res = await run(
                   () => client.tracker.members.remove.mutate({ projectId, userId: member.userId }),
                   { refresh: !isSelf },
@@ -122,12 +111,8 @@ export function MemberRowControls({
                 if (res && isSelf) window.location.assign('/projects');
                 else setConfirming(false);
               }}
-            >
-              Confirm remove
-            </button>
-            <button type="button" className={btn.secondary} onClick={() => setConfirming(false)}>
-              Cancel
-            </button>
+              onCancel={() => setConfirming(false)}
+            />
           </span>
         ) : (
           <button

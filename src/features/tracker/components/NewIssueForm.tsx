@@ -3,7 +3,7 @@ import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
 import { errorMessage, useTRPCClient } from '@/lib/trpc/client';
 import type { IssuePriority } from '../constants';
-import { ErrorText, PriorityOptions, btn, field, labelText, MemberOptions } from './ui';
+import { ErrorText, Field, MemberOptions, PriorityOptions, btn, field, labelText } from './ui';
 
 export function NewIssueForm({
   projectId,
@@ -49,36 +49,24 @@ export function NewIssueForm({
 
   return (
     <form onSubmit={onSubmit} className="max-w-2xl space-y-4" aria-label="New issue">
-      <div className="space-y-1">
-        <label htmlFor="issue-title" className={labelText}>
-          Title
-        </label>
+      <Field id="issue-title" label="Title">
         <input id="issue-title" name="title" required maxLength={200} className={field} autoFocus />
-      </div>
-      <div className="space-y-1">
-        <label htmlFor="issue-body" className={labelText}>
-          Description
-        </label>
+      </Field>
+      <Field id="issue-body" label="Description">
         <textarea id="issue-body" name="body" rows={8} maxLength={20000} className={field} />
-      </div>
+      </Field>
       <div className="grid gap-4 sm:grid-cols-2">
-        <div className="space-y-1">
-          <label htmlFor="issue-priority" className={labelText}>
-            Priority
-          </label>
+        <Field id="issue-priority" label="Priority">
           <select id="issue-priority" name="priority" defaultValue="MEDIUM" className={field}>
             <PriorityOptions />
           </select>
-        </div>
-        <div className="space-y-1">
-          <label htmlFor="issue-assignee" className={labelText}>
-            Assignee
-          </label>
+        </Field>
+        <Field id="issue-assignee" label="Assignee">
           <select id="issue-assignee" name="assignee" defaultValue="" className={field}>
             <option value="">Unassigned</option>
             <MemberOptions members={members} />
           </select>
-        </div>
+        </Field>
       </div>
       {labels.length ? (
         <fieldset className="space-y-1">

@@ -11,19 +11,18 @@ import {
 } from '@/features/mcp/key-scopes';
 import { useTRPCClient } from '@/lib/trpc/client';
 import type { Scope } from '@/server/rbac';
-import { ErrorText, btn, field, labelText } from './ui';
+import { ConfirmButtons, ErrorText, Field, FormOutcome, btn, field, labelText } from './ui';
 import { useAction } from './use-action';
 
 export function WebhookForm({ projectId, current }: { projectId: string; current: string | null }) {
   const client = useTRPCClient();
-  const { run, error, pending } = useAction();
-  const [saved, setSaved] = useState<string | null>(null);
+  const { run, error, notice, pending } = useAction();
   async function onSubmit(e: FormEvent<HTMLFormElement>) {
     e.preventDefault();
     const url = String(new FormData(e.currentTarget).get('webhookUrl') ?? '').trim();
-    setSaved(null);
-    const res = await run(() => client.tracker.settings.setWebhook.mutate({ projectId, url: url || null }));
-    if (res) setSaved(res.webhookUrl ? 'Webhook URL saved.' : 'Webhook removed.');
+    await run(() => client.tracker.settings.setWebhook.mutate({ projectId, url: url || null }), {
+      notice: (saved) => (saved.webhookUrl ? 'Webhook URL saved.' : 'Webhook removed.'),
+    });
   }
   return (
     <form onSubmit={onSubmit} className="space-y-2" aria-label="Webhook">
@@ -44,10 +43,7 @@ export function WebhookForm({ projectId, current }: { projectId: string; current
       <p id="webhook-help" className="text-xs text-slate-600 dark:text-slate-400">
         Notifications are POSTed here as JSON. Leave empty to turn them off.
       </p>
-      <div aria-live="polite">
-        <ErrorText message={error} />
-        {saved ? <p className="text-sm text-green-700 dark:text-green-300">{saved}</p> : null}
-      </div>
+      <FormOutcome error={error} notice={notice} />
       <button type="submit" className={btn.primary} disabled={pending}>
         Save webhook
       </button>
@@ -157,16 +153,10 @@ export function CreateKeyForm(props: { projectId: string; grantableScopes: reado
     <div className="space-y-4">
       <form onSubmit={onSubmit} aria-label="Create an API key" className="space-y-3">
         <div className="flex flex-wrap items-end gap-3">
-          <div className="min-w-56 flex-1 space-y-1">
-            <label htmlFor="key-name" className={labelText}>
-              Key name
-            </label>
+          <Field id="key-name" label="Key name" className="min-w-56 flex-1">
             <input id="key-name" name="name" required maxLength={100} placeholder="e.g. CI bot" className={field} />
-          </div>
-          <div className="space-y-1">
-            <label htmlFor="key-expiry" className={labelText}>
-              Expires
-            </label>
+          </Field>
+          <Field id="key-expiry" label="Expires">
             <select id="key-expiry" name="expiresInDays" defaultValue="" className={field}>
               <option value="">Never</option>
               <option value="7">In 7 days</option>
@@ -174,7 +164,7 @@ export function CreateKeyForm(props: { projectId: string; grantableScopes: reado
               <option value="90">In 90 days</option>
               <option value="365">In a year</option>
             </select>
-          </div>
+          </Field>
         </div>
         <fieldset className="space-y-2" data-testid="key-access">
           <legend className={labelText}>Access</legend>
@@ -283,21 +273,15 @@ export function RevokeKeyButton({ projectId, keyId, name }: { projectId: string;
       aria-label={`Confirm revoking ${name}`}
       className="inline-flex flex-wrap items-center justify-end gap-1"
     >
-      <button
-        type="button"
-        className={btn.danger}
-        disabled={pending}
-        autoFocus
-        onClick={async () => {
+      <ConfirmButtons
+        label="Confirm revoke"
+        pending={pending}
+        onConfirm={async () => {
           await run(() => client.tracker.apiKeys.revoke.mutate({ projectId, keyId }));
           setConfirming(false);
         }}
-      >
-        Confirm revoke
-      </button>
-      <button type="button" className={btn.secondary} onClick={() => setConfirming(false)}>
-        Cancel
-      </button>
+        onCancel={() => setConfirming(false)}
+      />
       <ErrorText message={error} />
     </span>
   );

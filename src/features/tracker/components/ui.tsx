@@ -102,41 +102,96 @@ export function When({ date, prefix }: { date: Date | null | undefined; prefix?:
   );
 }
 
-/** The `<option>`s of a status select, in workflow order. */
-/** One `option` per project member (value: user id), for the assignee selects. */
-export function MemberOptions({ members }: { members: ReadonlyArray<{ id: string; name: string }> }) {
+/** One choice of a select: the value submitted and the text shown. */
+export interface Choice {
+  value: string;
+  label: string;
+}
+
+/** `values` as choices, each shown with its entry in `labels`. */
+export function choicesOf<V extends string>(values: readonly V[], labels: Record<V, string>): Choice[] {
+  return values.map((value) => ({ value, label: labels[value] }));
+}
+
+/** The `<option>`s of a select, one per choice, in the order given. */
+export function Options({ choices }: { choices: readonly Choice[] }) {
   return (
     <>
-      {members.map((member) => (
-        <option key={member.id} value={member.id}>
-          {member.name}
+      {choices.map((choice) => (
+        <option key={choice.value} value={choice.value}>
+          {choice.label}
         </option>
       ))}
     </>
   );
 }
 
+const STATUS_CHOICES = choicesOf(ISSUE_STATUSES, STATUS_LABEL);
+const PRIORITY_CHOICES = choicesOf(ISSUE_PRIORITIES, PRIORITY_LABEL);
+
+/** One `option` per project member (value: user id), for the assignee selects. */
+export function MemberOptions({ members }: { members: ReadonlyArray<{ id: string; name: string }> }) {
+  return <Options choices={members.map((member) => ({ value: member.id, label: member.name }))} />;
+}
+
+/** The `<option>`s of a status select, in workflow order. */
 export function StatusOptions() {
-  return (
-    <>
-      {ISSUE_STATUSES.map((s) => (
-        <option key={s} value={s}>
-          {STATUS_LABEL[s]}
-        </option>
-      ))}
-    </>
-  );
+  return <Options choices={STATUS_CHOICES} />;
 }
 
 /** The `<option>`s of a priority select, lowest first. */
 export function PriorityOptions() {
+  return <Options choices={PRIORITY_CHOICES} />;
+}
+
+/**
+ * A form control under its label. The label points at `id`: give the control (the child) the same
+ * id. `className` adds to the wrapper's spacing (width, flex).
+ */
+export function Field({
+  id,
+  label,
+  className,
+  children,
+}: {
+  id: string;
+  label: ReactNode;
+  className?: string;
+  children: ReactNode;
+}) {
+  return (
+    <div className={className ? `${className} space-y-1` : 'space-y-1'}>
+      <label htmlFor={id} className={labelText}>
+        {label}
+      </label>
+      {children}
+    </div>
+  );
+}
+
+/**
+ * The second step of a destructive action: the button that does it (focused, so Enter confirms)
+ * and Cancel, which goes back to the first step.
+ */
+export function ConfirmButtons({
+  label,
+  pending,
+  onConfirm,
+  onCancel,
+}: {
+  label: string;
+  pending: boolean;
+  onConfirm: () => void;
+  onCancel: () => void;
+}) {
   return (
     <>
-      {ISSUE_PRIORITIES.map((p) => (
-        <option key={p} value={p}>
-          {PRIORITY_LABEL[p]}
-        </option>
-      ))}
+      <button type="button" className={btn.danger} disabled={pending} autoFocus onClick={onConfirm}>
+        {label}
+      </button>
+      <button type="button" className={btn.secondary} onClick={onCancel}>
+        Cancel
+      </button>
     </>
   );
 }
@@ -180,6 +235,24 @@ export function ErrorText({ message }: { message: string | null }) {
     <p role="alert" className="text-sm text-red-700 dark:text-red-300">
       {message}
     </p>
+  );
+}
+
+/** What a form's last submit came to, announced when it changes: its error, or what it did. */
+export function FormOutcome({
+  error,
+  notice,
+  className,
+}: {
+  error: string | null;
+  notice: string | null;
+  className?: string;
+}) {
+  return (
+    <div className={className} aria-live="polite">
+      <ErrorText message={error} />
+      {notice ? <p className="text-sm text-green-700 dark:text-green-300">{notice}</p> : null}
+    </div>
   );
 }
 

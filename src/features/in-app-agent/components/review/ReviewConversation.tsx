@@ -10,19 +10,14 @@ import type { ConversationView } from '../../schema';
 import { trpcErrorMessage, useAgentApi } from '../agent-api';
 import { ConversationMessages } from '../ConversationMessages';
 import type { FeedbackValue } from '../FeedbackButtons';
+import { concatViews } from '../view-pages';
 
-/** `older` followed by `newer`: the view of the runs of both pages, in order. */
-export function joinViews(older: ConversationView, newer: ConversationView): ConversationView {
-  const versions = older.versions || newer.versions ? { ...older.versions, ...newer.versions } : undefined;
-  return {
-    threadId: newer.threadId ?? older.threadId,
-    messages: [...older.messages, ...newer.messages],
-    runs: [...older.runs, ...newer.runs],
-    decisions: { ...older.decisions, ...newer.decisions },
-    navigations: [...older.navigations, ...newer.navigations],
-    ...(versions ? { versions } : {}),
-  };
-}
+/**
+ * An older page followed by the newer one: the view of the runs of both, in order. The older page
+ * ends before the first run of the newer, so nothing is dropped, not even a decision the page
+ * carries for a call shown on another page.
+ */
+export const joinViews = concatViews;
 
 export interface ReviewConversationProps {
   projectId: string;

@@ -123,6 +123,10 @@ export function ReviewFilters(props: {
   );
 }
 
+const COLUMNS = ['Conversation', 'User', 'Updated', 'Last run', 'Feedback', 'Approvals', 'Tool calls', 'Usage'];
+/** The columns of counts, aligned right. */
+const NUMERIC = new Set(['Approvals', 'Tool calls', 'Usage']);
+
 export function ReviewTable({ rows, basePath }: { rows: ReviewRow[]; basePath: string }) {
   if (rows.length === 0) return <p className="text-sm text-slate-600 dark:text-slate-300">No conversations match.</p>;
   return (
@@ -130,30 +134,11 @@ export function ReviewTable({ rows, basePath }: { rows: ReviewRow[]; basePath: s
       <table className="min-w-full border-collapse text-sm" data-testid="review-table">
         <thead>
           <tr className="border-b border-slate-300 text-left dark:border-slate-700">
-            <th scope="col" className="py-2 pr-3">
-              Conversation
-            </th>
-            <th scope="col" className="py-2 pr-3">
-              User
-            </th>
-            <th scope="col" className="py-2 pr-3">
-              Updated
-            </th>
-            <th scope="col" className="py-2 pr-3">
-              Last run
-            </th>
-            <th scope="col" className="py-2 pr-3">
-              Feedback
-            </th>
-            <th scope="col" className="py-2 pr-3 text-right">
-              Approvals
-            </th>
-            <th scope="col" className="py-2 pr-3 text-right">
-              Tool calls
-            </th>
-            <th scope="col" className="py-2 pr-3 text-right">
-              Usage
-            </th>
+            {COLUMNS.map((label) => (
+              <th key={label} scope="col" className={NUMERIC.has(label) ? 'py-2 pr-3 text-right' : 'py-2 pr-3'}>
+                {label}
+              </th>
+            ))}
           </tr>
         </thead>
         <tbody>
