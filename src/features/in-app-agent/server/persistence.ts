@@ -663,15 +663,24 @@ export class RunRecorder {
    * Closes the run: writes what is open, then, in one statement, the final status and usage (only
    * while still RUNNING: a sweep may have closed it) and the conversation's time.
    */
-  async finish(end: RunEnd, usage?: { inputTokens?: number; outputTokens?: number; costUsd?: number }): Promise<void> {
+  /**
+   * Writes what is left and the run's end, and revokes the run's MCP keys in the same statement.
+   * Resolves to whether that statement ran (false when the run was closed elsewhere: the caller
+   * revokes the keys itself).
+   */
+  async finish(
+    end: RunEnd,
+    usage?: { inputTokens?: number; outputTokens?: number; costUsd?: number },
+  ): Promise<boolean> {
     if (this.timer) clearInterval(this.timer);
     this.enqueue(this.compactor.drain(), false);
     await this.settle();
-    if (!this.lost) {
-      this.statements += 1;
-      const failed = end.status === 'FAILED';
-      await this.durable(
-        () => this.prisma.$executeRaw`
+    if (this.writeError) console.error('[in-app-agent] event write failed', this.writeError);
+    if (this.lost) return false;
+    this.statements += 1;
+    const failed = end.status === 'FAILED';
+    await this.durable(
+      () => this.prisma.$executeRaw`
         WITH run AS (
           UPDATE "AgentRun" SET "status" = ${end.status}::"AgentRunStatus", "finishedAt" = ${NOW},
             "inputTokens" = ${usage?.inputTokens ?? null}, "outputTokens" = ${usage?.outputTokens ?? null},
@@ -679,11 +688,13 @@ export class RunRecorder {
             "errorCode" = ${failed ? end.code : null}, "errorMessage" = ${failed ? end.message.slice(0, 1000) : null}
           WHERE "id" = ${this.runId} AND "status" = 'RUNNING'
           RETURNING "conversationId"
+        ),
+        revoked AS (
+          UPDATE "ApiKey" SET "revokedAt" = ${NOW} WHERE "runId" = ${this.runId} AND "revokedAt" IS NULL
         )
         UPDATE "AgentConversation" SET "updatedAt" = ${NOW} WHERE "id" IN (SELECT "conversationId" FROM run)`,
-      );
-    }
-    if (this.writeError) console.error('[in-app-agent] event write failed', this.writeError);
+    );
+    return true;
   }
 }
 

@@ -492,14 +492,19 @@ async function live(
       terminalSent = true;
       run.emit({ type: 'RUN_ERROR', code: 'RUN_STALE', message: 'The run stopped responding and was closed.' });
     }
-    // 5. Record the end, revoke the key, end the trace, leave the registry (watchers end once the
-    // end is stored, so a client that reads the conversation next finds it whole).
+    // 5. Record the end and revoke the key (one statement), end the trace, leave the registry
+    // (watchers end once the end is stored, so a client that reads the conversation next finds it
+    // whole).
+    let revoked = false;
     try {
-      await recorder.finish(end, result ? usageOf(input.model.info, result.usage, settings.prices) : undefined);
+      revoked = await recorder.finish(
+        end,
+        result ? usageOf(input.model.info, result.usage, settings.prices) : undefined,
+      );
     } catch (err) {
       runLog.error({ event: 'run.record_failed', error: describeError(err) }, 'could not record the run end'); // ops
     }
-    if (keyId) {
+    if (keyId && !revoked) {
       // ops: retried while the database is briefly unavailable, so the key is revoked once it is back.
       const revoke = (id: string) => retryWhileUnavailable(() => revokeKey(prisma, id), { budgetMs: 30_000 });
       await revoke(keyId).catch((err: unknown) =>
