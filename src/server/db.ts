@@ -5,7 +5,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
-import { PrismaClient } from '@/generated/prisma/client';
+import { type Prisma, PrismaClient } from '@/generated/prisma/client';
 import { env } from './env';
 import { describeError } from './errors';
 import { log } from './log';
@@ -17,6 +17,15 @@ export type { PrismaClient };
 export interface Database {
   kind: 'pglite' | 'postgres';
   prisma: PrismaClient;
+  /**
+   * One statement straight to the driver, without the ORM: for the per-run hot paths (membership,
+   * run open), where the ORM's own work per statement measured about eight times the driver's
+   * (1.0 ms against 0.13 ms wall, 0.46 ms against 0.09 ms CPU). Rows come as the driver parses
+   * them: select `int` or `text`, not `bigint`, `numeric` or `timestamp`, and pass no `Date`.
+   */
+  queryRows<T>(statement: Prisma.Sql): Promise<T[]>;
+  /** The same for a statement whose rows are not read: how many rows it wrote. */
+  execute(statement: Prisma.Sql): Promise<number>;
   /** A SQL session for the migration applier and raw maintenance work. */
   withSession<T>(fn: (s: SqlSession) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -43,14 +52,32 @@ function clientOptions(): { log?: Array<{ emit: 'event'; level: 'query' }> } {
   return process.env.PRISMA_COUNT_QUERIES === '1' ? { log: [{ emit: 'event', level: 'query' }] } : {};
 }
 
+/**
+ * Whether a statement writes: it starts with INSERT, UPDATE or DELETE, or with a WITH whose parts
+ * do (a data-modifying CTE), after any leading comments.
+ */
+function isWrite(sql: string): boolean {
+  const text = sql.replace(/^(\s*--[^\n]*\n)+/, '');
+  return (
+    /^\s*(INSERT|UPDATE|DELETE)\b/i.test(text) || (/^\s*WITH\b/i.test(text) && /\b(INSERT|UPDATE|DELETE)\b/i.test(text))
+  );
+}
+
 function countQueries(prisma: PrismaClient): PrismaClient {
   if (process.env.PRISMA_COUNT_QUERIES === '1') {
     (prisma as unknown as { $on(ev: 'query', cb: (e: { query: string }) => void): void }).$on('query', (e) => {
       queryStats.total += 1;
-      if (/^\s*(INSERT|UPDATE|DELETE)/i.test(e.query)) queryStats.writes += 1;
+      if (isWrite(e.query)) queryStats.writes += 1;
     });
   }
   return prisma;
+}
+
+/** Counts a statement sent past the ORM, like the ORM's own (PRISMA_COUNT_QUERIES=1, the bench). */
+function countStatement(text: string): void {
+  if (process.env.PRISMA_COUNT_QUERIES !== '1') return;
+  queryStats.total += 1;
+  if (isWrite(text)) queryStats.writes += 1;
 }
 
 function pgliteSession(client: PGlite): SqlSession {
@@ -97,6 +124,14 @@ export function openDatabase(opts: OpenOptions): Database {
     return {
       kind: 'postgres',
       prisma,
+      async queryRows<T>(statement: Prisma.Sql) {
+        countStatement(statement.text);
+        return (await pool.query(statement.text, statement.values as unknown[])).rows as T[];
+      },
+      async execute(statement: Prisma.Sql) {
+        countStatement(statement.text);
+        return (await pool.query(statement.text, statement.values as unknown[])).rowCount ?? 0;
+      },
       async withSession(fn) {
         const client = await pool.connect();
         try {
@@ -128,6 +163,14 @@ export function openDatabase(opts: OpenOptions): Database {
   return {
     kind: 'pglite',
     prisma,
+    async queryRows<T>(statement: Prisma.Sql) {
+      countStatement(statement.text);
+      return (await client.query<T>(statement.text, statement.values as unknown[])).rows;
+    },
+    async execute(statement: Prisma.Sql) {
+      countStatement(statement.text);
+      return (await client.query(statement.text, statement.values as unknown[])).affectedRows ?? 0;
+    },
     withSession: (fn) => fn(pgliteSession(client)),
     async close() {
       await prisma.$disconnect();

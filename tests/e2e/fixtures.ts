@@ -24,7 +24,7 @@ try {
   } else {
     for (let n = 1; n <= LONG.turns; n++) {
       const runId = newId('run_');
-      const opened = await openRunRow(prisma, {
+      const opened = await openRunRow({
         runId,
         conversationId: LONG.id,
         projectId: project.id,

@@ -47,6 +47,7 @@ const QUERIES: readonly RegExp[] = [
   ),
   /\b(?:session|client)\s*\.\s*(?:query|exec)\s*[(<]/,
   /\.\s*withSession\s*\(/,
+  /\.\s*queryRows\s*[(<]/,
 ];
 
 function sourceFiles(dir: string): string[] {
@@ -104,6 +105,7 @@ describe("the product's data access", () => {
     expect(queriesIn('await prisma.$transaction(async (tx) => {')).toHaveLength(1);
     expect(queriesIn('const { rows } = await session.query<{ n: number }>(sql, params);')).toHaveLength(1);
     expect(queriesIn('return db.withSession(async (s) => {')).toHaveLength(1);
+    expect(queriesIn('const rows = await db.queryRows<Row>(Prisma.sql`SELECT 1`);')).toHaveLength(1);
     expect(queriesIn('const members = await listMembers(ctx.prisma, projectId);')).toHaveLength(0);
     // A tRPC procedure's `.query(` and a Map's `.delete(` are not database calls.
     expect(queriesIn("list: projectProcedure('issues:read').query(({ ctx }) => ...)")).toHaveLength(0);

@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 const open = async (userId: string, maxRunning: number) =>
-  openRunRow(await getPrisma(), {
+  openRunRow({
     runId: newId('run_'),
     conversationId: `cv_${randomBytes(8).toString('hex')}`,
     projectId: project.id,

@@ -40,7 +40,7 @@ async function conversationOf(
   userId: string,
 ): Promise<{ conversationId: string; messageId: string; runId: string }> {
   const prisma = await getPrisma();
-  const opened = await openRunRow(prisma, {
+  const opened = await openRunRow({
     runId: newId('run_'),
     conversationId: newId('cv_'),
     projectId,

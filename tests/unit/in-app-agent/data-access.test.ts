@@ -16,9 +16,12 @@ const STORAGE: Record<string, string> = {
   'server/tools.ts': "the navigate tool's check that an issue number exists in the host's issues",
 };
 
-/** A Prisma model call (`prisma.agentRun.findMany(`, `tx.x.update(`) or a raw query or transaction. */
+/**
+ * A Prisma model call (`prisma.agentRun.findMany(`, `tx.x.update(`), a raw query or transaction, or a
+ * statement sent straight to the driver (`db.queryRows(`).
+ */
 const QUERY =
-  /\b(?:prisma|tx)\s*\.\s*(?:\$queryRaw|\$executeRaw|\$queryRawUnsafe|\$executeRawUnsafe|\$transaction|[a-z]\w*\s*\.\s*(?:findUnique|findUniqueOrThrow|findFirst|findFirstOrThrow|findMany|create|createMany|update|updateMany|upsert|delete|deleteMany|count|aggregate|groupBy)\s*[(<])/;
+  /\.\s*queryRows\s*[(<]|\b(?:prisma|tx)\s*\.\s*(?:\$queryRaw|\$executeRaw|\$queryRawUnsafe|\$executeRawUnsafe|\$transaction|[a-z]\w*\s*\.\s*(?:findUnique|findUniqueOrThrow|findFirst|findFirstOrThrow|findMany|create|createMany|update|updateMany|upsert|delete|deleteMany|count|aggregate|groupBy)\s*[(<])/;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -60,6 +63,7 @@ describe("the assistant module's data access", () => {
     expect(queriesIn('await tx.agentRun.update({ where })')).toHaveLength(1);
     expect(queriesIn('const rows = await prisma.$queryRaw<Row[]>`SELECT 1`')).toHaveLength(1);
     expect(queriesIn('await prisma.$transaction(async (tx) => {')).toHaveLength(1);
+    expect(queriesIn('const rows = await db.queryRows<Row>(Prisma.sql`SELECT 1`);')).toHaveLength(1);
     expect(queriesIn('const page = await replayPage(ctx.prisma, c.id, {});')).toHaveLength(0);
     // A mention without a call is not a query.
     expect(queriesIn('// prisma.agentRun.findMany lives in persistence.ts')).toHaveLength(0);

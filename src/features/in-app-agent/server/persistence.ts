@@ -2,7 +2,7 @@
  * Conversations, runs, compacted events, replay and stale-run recovery.
  * Rows are written per message or tool call (see compact.ts), never per token.
  */
-import { Prisma, type PrismaClient } from '../host';
+import { getDb, Prisma, type PrismaClient } from '../host';
 import type { AgentKeyRow } from '../host';
 import { type HitLimitInput, type LimitColumns, limitHitParts, limitResult } from '../host';
 import { retryWhileUnavailable } from '../host'; // ops: recorder writes survive a short database outage
@@ -137,7 +137,8 @@ export class RunRateLimitedError extends Error {
  * they are not running; the answer opens a new run, which counts. A run whose instance died (no
  * heartbeat for the stale window) does not count either: the stale sweep closes it.
  */
-export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Promise<OpenedRun | null> {
+export async function openRunRow(input: OpenRunInput): Promise<OpenedRun | null> {
+  const db = await getDb();
   const block = LIMITS.runSeqBlock;
   const max = LIMITS.maxRunsPerConversation;
   const { conversationId: cid, projectId: pid, userId: uid, runId, running, key } = input;
@@ -178,7 +179,7 @@ export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Pro
     { ok: boolean; lastSeq: number | null; precedingRunId: string | null; created: boolean | null } & LimitColumns
   >;
   try {
-    rows = await prisma.$queryRaw`
+    rows = await db.queryRows(Prisma.sql`
       -- Every part of the statement sees the conversation as it was before it: \`prev\` is the old head.
       WITH admitted AS MATERIALIZED (${admitted}),${limit ? Prisma.sql` ${limit.ctes},` : Prisma.empty}
       prev AS (SELECT "headRunId" FROM "AgentConversation" WHERE "id" = ${cid}),
@@ -192,7 +193,7 @@ export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Pro
         RETURNING "id", "precedingRunId"
       )${keyInsert}
       SELECT admitted.ok, conv."lastSeq", run."precedingRunId", conv."created"${limit ? Prisma.sql`, ${limit.columns}` : Prisma.empty}
-      FROM admitted LEFT JOIN (conv JOIN run ON true) ON true`;
+      FROM admitted LEFT JOIN (conv JOIN run ON true) ON true`);
   } catch (err) {
     if (isRunConflict(err)) throw new RunConflictError();
     throw err;
@@ -204,10 +205,11 @@ export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Pro
     if (!hit.allowed) throw new RunRateLimitedError(hit.retryAfterSeconds);
   }
   if (!row || row.lastSeq === null) {
-    const full = await prisma.agentConversation.count({
-      where: { id: cid, projectId: pid, userId: uid, deletedAt: null, runCount: { gte: max } },
-    });
-    if (full) throw new ConversationFullError();
+    const full = await db.queryRows<{ n: number }>(Prisma.sql`
+      SELECT count(*)::int AS n FROM "AgentConversation"
+      WHERE "id" = ${cid} AND "projectId" = ${pid} AND "userId" = ${uid} AND "deletedAt" IS NULL
+        AND "runCount" >= ${max}`);
+    if (full[0]?.n) throw new ConversationFullError();
     return null;
   }
   const seqTo = Number(row.lastSeq);
@@ -563,8 +565,8 @@ export class RunRecorder {
         .then(async () => {
           if (this.lost) return;
           this.statements += 1;
-          const alive = await this.prisma.$executeRaw`
-            UPDATE "AgentRun" SET "lastHeartbeatAt" = ${NOW} WHERE "id" = ${this.runId} AND "status" = 'RUNNING'`;
+          const alive = await (await getDb()).execute(Prisma.sql`
+            UPDATE "AgentRun" SET "lastHeartbeatAt" = ${NOW} WHERE "id" = ${this.runId} AND "status" = 'RUNNING'`);
           if (alive === 0) return this.markLost();
           if (key) {
             this.statements += 1;
@@ -626,20 +628,22 @@ export class RunRecorder {
    */
   private async write(ops: WriteOp[]): Promise<void> {
     if (this.lost) return;
+    // Every run writes through here: straight to the driver (see Database.queryRows).
+    const db = await getDb();
     const inserts = ops.filter((o) => o.kind === 'insert');
     const updates = ops.filter((o) => o.kind === 'update');
     const running = Prisma.sql`EXISTS (SELECT 1 FROM "AgentRun" WHERE "id" = ${this.runId} AND "status" = 'RUNNING')`;
     if (updates.length) {
       this.statements += 1;
-      const n = await this.prisma.$executeRaw`
+      const n = await db.execute(Prisma.sql`
         UPDATE "AgentEvent" AS e SET "payload" = x.payload::jsonb
         FROM unnest(${updates.map((o) => o.seq)}::int[], ${updates.map((o) => JSON.stringify(o.event))}::text[]) AS x(seq, payload)
-        WHERE e."conversationId" = ${this.conversationId} AND e."seq" = x.seq AND ${running}`;
+        WHERE e."conversationId" = ${this.conversationId} AND e."seq" = x.seq AND ${running}`);
       if (n === 0) return this.markLost();
     }
     if (inserts.length) {
       this.statements += 1;
-      const n = await this.prisma.$executeRaw`
+      const n = await db.execute(Prisma.sql`
         INSERT INTO "AgentEvent" ("id", "conversationId", "runId", "seq", "type", "schemaVersion", "payload", "messageId", "createdAt")
         SELECT x.id, ${this.conversationId}, ${this.runId}, x.seq, x.type, x.v, x.payload::jsonb, x.message_id, ${NOW}
         FROM unnest(
@@ -648,7 +652,7 @@ export class RunRecorder {
           ${inserts.map((o) => JSON.stringify(o.event))}::text[],
           ${inserts.map((o) => (o.event.type === 'TEXT_MESSAGE' ? o.event.messageId : null))}::text[]
         ) AS x(id, seq, type, v, payload, message_id)
-        WHERE ${running}`;
+        WHERE ${running}`);
       if (n === 0) return this.markLost();
     }
   }
@@ -661,12 +665,9 @@ export class RunRecorder {
 
   /**
    * Closes the run: writes what is open, then, in one statement, the final status and usage (only
-   * while still RUNNING: a sweep may have closed it) and the conversation's time.
-   */
-  /**
-   * Writes what is left and the run's end, and revokes the run's MCP keys in the same statement.
-   * Resolves to whether that statement ran (false when the run was closed elsewhere: the caller
-   * revokes the keys itself).
+   * while still RUNNING: a sweep may have closed it), the conversation's time and the revocation of
+   * the run's MCP keys. Resolves to whether that statement ran (false when the run was closed
+   * elsewhere: the caller revokes the keys itself).
    */
   async finish(
     end: RunEnd,
@@ -679,8 +680,8 @@ export class RunRecorder {
     if (this.lost) return false;
     this.statements += 1;
     const failed = end.status === 'FAILED';
-    await this.durable(
-      () => this.prisma.$executeRaw`
+    await this.durable(async () =>
+      (await getDb()).execute(Prisma.sql`
         WITH run AS (
           UPDATE "AgentRun" SET "status" = ${end.status}::"AgentRunStatus", "finishedAt" = ${NOW},
             "inputTokens" = ${usage?.inputTokens ?? null}, "outputTokens" = ${usage?.outputTokens ?? null},
@@ -692,7 +693,7 @@ export class RunRecorder {
         revoked AS (
           UPDATE "ApiKey" SET "revokedAt" = ${NOW} WHERE "runId" = ${this.runId} AND "revokedAt" IS NULL
         )
-        UPDATE "AgentConversation" SET "updatedAt" = ${NOW} WHERE "id" IN (SELECT "conversationId" FROM run)`,
+        UPDATE "AgentConversation" SET "updatedAt" = ${NOW} WHERE "id" IN (SELECT "conversationId" FROM run)`),
     );
     return true;
   }

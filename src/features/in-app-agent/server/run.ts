@@ -203,12 +203,12 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
   let opened: OpenedRun | null;
   try {
     try {
-      opened = await openRunRow(prisma, open);
+      opened = await openRunRow(open);
     } catch (err) {
       if (!(err instanceof RunConflictError)) throw err;
       // Another run holds the conversation: if it stopped responding, close it and try once more.
       if ((await recoverStaleRuns(prisma, input.settings.staleSeconds, open.conversationId)) === 0) throw err;
-      opened = await openRunRow(prisma, open);
+      opened = await openRunRow(open);
     }
   } catch (err) {
     const known =
