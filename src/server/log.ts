@@ -184,11 +184,6 @@ export function bindLogContext(fields: LogContext): void {
   if (store) Object.assign(store, fields);
 }
 
-/** The current request's log fields (ids only). */
-export function logContext(): LogContext {
-  return { ...holder.context.getStore() };
-}
-
 /**
  * A request refused with a stable code: `request.refused` (or `limit.hit` for 429), at `warn` for
  * the server's own trouble (5xx), `info` for the caller's (4xx).

@@ -64,39 +64,6 @@ export async function postAgent(
   return { status: res.status, headers: res.headers, events: parseSse(text) };
 }
 
-/** Starts a run and returns once `until` matches an event; the caller may then abort. */
-export async function streamAgent(
-  base: string,
-  projectId: string,
-  cookie: string,
-  body: unknown,
-  controller: AbortController,
-  until: (events: AgentEvent[]) => boolean,
-): Promise<{ events: AgentEvent[]; status: number }> {
-  const res = await fetch(agentUrl(base, projectId), {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', origin: base, cookie },
-    body: JSON.stringify(body),
-    signal: controller.signal,
-  });
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buf = '';
-  const events: AgentEvent[] = [];
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    buf += decoder.decode(value, { stream: true });
-    const idx = buf.lastIndexOf('\n\n');
-    if (idx >= 0) {
-      events.push(...parseSse(buf.slice(0, idx + 2)));
-      buf = buf.slice(idx + 2);
-    }
-    if (until(events)) break;
-  }
-  return { events, status: res.status };
-}
-
 export const types = (events: AgentEvent[]) => events.map((e) => e.type);
 
 export function textOf(events: AgentEvent[], role: 'assistant' | 'user' = 'assistant'): string {

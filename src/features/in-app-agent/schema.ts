@@ -58,7 +58,6 @@ export const ApprovalMetadataSchema = z.object({
   /** JSON Schema of the tool's input, for an argument form. */
   inputSchema: z.record(z.string(), z.unknown()).optional(),
 });
-export type ApprovalMetadata = z.infer<typeof ApprovalMetadataSchema>;
 
 export const InterruptSchema = z.object({
   id: z.string(),
@@ -182,8 +181,6 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
   MessagesSnapshotEventSchema,
 ]);
 export type AgentEvent = z.infer<typeof AgentEventSchema>;
-export type AgentEventType = AgentEvent['type'];
-export type AgentEventOf<T extends AgentEventType> = Extract<AgentEvent, { type: T }>;
 
 export const ModelInfoSchema = z.object({
   provider: z.enum(['bedrock', 'openai-compatible', 'demo']),
@@ -274,9 +271,6 @@ export interface SanitizedRequest {
   /** A new version of a turn (edit or regenerate). */
   version: { of: string } | null;
 }
-
-export const ErrorBodySchema = z.object({ error: z.object({ code: z.enum(AGENT_ERROR_CODES), message: z.string() }) });
-export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
 // ------------------------------------------------------------------------------------------------
 // Stored (compacted) events: one row per message or tool call, not per token
@@ -513,13 +507,6 @@ export function normalizeFeedbackReasons(reasons: Iterable<string>): FeedbackRea
   const given = new Set(reasons);
   return FEEDBACK_REASONS.filter((r) => given.has(r));
 }
-
-/** A rating as the panel and the review show it. */
-export const FeedbackValueSchema = z.object({
-  value: z.union([z.literal(1), z.literal(-1)]),
-  comment: z.string().nullable(),
-  reasons: z.array(FeedbackReasonSchema),
-});
 
 /** The rating of one answer, as `agent.feedback.submit` accepts it. */
 export const FeedbackSubmitSchema = z

@@ -12,7 +12,6 @@ type Out = inferRouterOutputs<AppRouter>['agent'];
 type In = inferRouterInputs<AppRouter>['agent'];
 
 export type ConversationListOutput = Out['conversations']['list'];
-export type ConversationListItem = ConversationListOutput['items'][number];
 export type ConversationGetOutput = Out['conversations']['get'];
 
 export interface AgentApi {
