@@ -123,7 +123,7 @@ export interface PositionedSse {
 }
 
 /** Parses an SSE body into events with their `id:` positions. */
-export function parseSseWithIds(text: string): PositionedSse[] {
+function parseSseWithIds(text: string): PositionedSse[] {
   const out: PositionedSse[] = [];
   for (const block of text.split('\n\n')) {
     const lines = block.split('\n');
@@ -142,7 +142,7 @@ export function parseSseWithIds(text: string): PositionedSse[] {
  * Reads an SSE response until it ends or `until` says stop (then the connection is dropped).
  * Returns the events with their positions.
  */
-export async function readSse(
+async function readSse(
   res: Response,
   opts: { until?: (events: PositionedSse[]) => boolean; controller?: AbortController } = {},
 ): Promise<PositionedSse[]> {
