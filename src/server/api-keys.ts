@@ -109,10 +109,6 @@ export async function revokeKey(prisma: PrismaClient, keyId: string): Promise<vo
   await prisma.apiKey.updateMany({ where: { id: keyId, revokedAt: null }, data: { revokedAt: new Date() } });
 }
 
-export async function revokeRunKeys(prisma: PrismaClient, runId: string): Promise<void> {
-  await prisma.apiKey.updateMany({ where: { runId, revokedAt: null }, data: { revokedAt: new Date() } });
-}
-
 /**
  * The exact shapes keys are minted in (see keyMaterial): 12 random bytes as base64url for the id,
  * 24 for the secret part. Anything else is refused before it reaches the database, so a malformed

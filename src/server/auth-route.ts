@@ -24,7 +24,7 @@ import { parseCookieHeader } from './cookies';
 import { env } from './env';
 import { readBodyCapped } from '@/server/request-body';
 
-export const MAX_AUTH_BODY_BYTES = 16 * 1024;
+const MAX_AUTH_BODY_BYTES = 16 * 1024;
 
 const NextAuth = cjsDefault(NextAuthModule);
 

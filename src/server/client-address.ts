@@ -42,7 +42,7 @@ function expandIPv6(ip: string): string[] {
 }
 
 /** The address as a limit key component: IPv4 as is, IPv4-mapped IPv6 as IPv4, IPv6 as its /64. */
-export function normalizeAddress(raw: string): string | null {
+function normalizeAddress(raw: string): string | null {
   let ip = raw.trim();
   if (ip.startsWith('[') && ip.includes(']')) ip = ip.slice(1, ip.indexOf(']'));
   // "1.2.3.4:5678" (some load balancers add the port)

@@ -43,7 +43,7 @@ export interface OpenOptions {
  * 503) instead of waiting for the operating system's TCP timeout, which can be minutes when the
  * server is unreachable rather than refusing.
  */
-export const CONNECT_TIMEOUT_MS = 5_000;
+const CONNECT_TIMEOUT_MS = 5_000;
 
 /** Statement counters, filled only when PRISMA_COUNT_QUERIES=1 (the bench uses them). */
 export const queryStats = { total: 0, writes: 0 };

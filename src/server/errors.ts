@@ -13,7 +13,7 @@ import 'server-only';
 import { storable } from '@/features/mcp/text';
 
 /** Thrown by our own code when the database could not be used (a probe timed out, shutting down). */
-export class DatabaseUnavailableError extends Error {
+class DatabaseUnavailableError extends Error {
   readonly code = 'DATABASE_UNAVAILABLE' as const;
   constructor(message = 'The database is unavailable.') {
     super(message);

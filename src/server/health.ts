@@ -18,16 +18,16 @@ import { readMigrations, type MigrationFile } from './migrate';
 import { processWide } from '@/server/process-wide';
 
 /** The readiness query's own budget: a probe never hangs on a stuck connection. */
-export const READY_TIMEOUT_MS = 2_000;
+const READY_TIMEOUT_MS = 2_000;
 
 const HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 
-export interface CheckResult {
+interface CheckResult {
   ok: boolean;
   [detail: string]: unknown;
 }
 
-export interface HealthBody {
+interface HealthBody {
   status: 'ok' | 'ready' | 'unavailable' | 'draining';
   instance: string;
   checks: Record<string, CheckResult>;
@@ -116,7 +116,7 @@ async function databaseChecks(timeoutMs: number): Promise<{ database: CheckResul
 }
 
 /** The readiness answer (also used in-process by tests and the shutdown sequence). */
-export async function readiness(timeoutMs = READY_TIMEOUT_MS): Promise<{ ready: boolean; body: HealthBody }> {
+async function readiness(timeoutMs = READY_TIMEOUT_MS): Promise<{ ready: boolean; body: HealthBody }> {
   const draining = isDraining();
   // A draining instance is not ready whatever the database says: no query needed.
   const checks: Record<string, CheckResult> = draining

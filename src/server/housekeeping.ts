@@ -33,7 +33,7 @@ const holder: Holder = processWide<Holder>('__trackerHousekeeping', () => ({
 }));
 
 /** One purge pass now (the timer's job; also used by tests). Never throws. */
-export function runPurge(): Promise<unknown> {
+function runPurge(): Promise<unknown> {
   if (holder.purging) return holder.purging;
   const settings = env();
   holder.purging = getDb()

@@ -27,7 +27,7 @@ import { z } from 'zod';
 import { Prisma, type PrismaClient } from '@/generated/prisma/client';
 
 /** Printable ASCII without spaces: namespaced ids, hashes, IP addresses. */
-export const LimitKeySchema = z
+const LimitKeySchema = z
   .string()
   .min(1)
   .max(256)
@@ -233,7 +233,7 @@ export async function resetLimit(prisma: PrismaClient, key: string): Promise<voi
   await prisma.$executeRaw`DELETE FROM "LimitCounter" WHERE "key" = ${k}`;
 }
 
-export const PURGE_BATCH_ROWS = 1000;
+const PURGE_BATCH_ROWS = 1000;
 
 /**
  * Deletes the counters no window reads any more (expired at or before `now`), `batchSize` rows per

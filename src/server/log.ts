@@ -91,7 +91,7 @@ const SECRET_PATTERNS: ReadonlyArray<[RegExp, string]> = [
 ];
 
 /** Censors secret-shaped text in a string. */
-export function scrubSecrets(text: string): string {
+function scrubSecrets(text: string): string {
   let out = text;
   for (const [pattern, replacement] of SECRET_PATTERNS) out = out.replace(pattern, replacement);
   return out;
@@ -168,7 +168,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * The request's id: the proxy's `X-Request-ID` when it is a plain token (nginx sends its
  * `$request_id`), else a new one. Anything else a client sends is ignored, never logged.
  */
-export function requestIdOf(req: Request): string {
+function requestIdOf(req: Request): string {
   const given = req.headers.get('x-request-id');
   return given && REQUEST_ID.test(given) ? given : randomBytes(12).toString('hex');
 }
@@ -182,11 +182,6 @@ export function withRequestContext<T>(req: Request, fn: () => T): T {
 export function bindLogContext(fields: LogContext): void {
   const store = holder.context.getStore();
   if (store) Object.assign(store, fields);
-}
-
-/** The current request's log fields (ids only). */
-export function logContext(): LogContext {
-  return { ...holder.context.getStore() };
 }
 
 /**

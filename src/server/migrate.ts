@@ -27,13 +27,13 @@ export class MigrationError extends Error {
 }
 
 /** Same key Prisma's migrate engine uses, so the two never run at once on one database. */
-export const MIGRATION_LOCK_KEY = 72707369;
+const MIGRATION_LOCK_KEY = 72707369;
 
 export function defaultMigrationsDir(): string {
   return path.join(/* turbopackIgnore: true */ process.cwd(), 'prisma', 'migrations');
 }
 
-export function checksum(sql: string): string {
+function checksum(sql: string): string {
   return createHash('sha256').update(sql).digest('hex');
 }
 

@@ -1,8 +1,5 @@
-import { z } from 'zod';
-
 export const ROLES = ['OWNER', 'ADMIN', 'MEMBER', 'VIEWER'] as const;
 export type Role = (typeof ROLES)[number];
-export const RoleSchema = z.enum(ROLES);
 
 export const SCOPES = [
   'project:read',

@@ -32,7 +32,7 @@ export interface SecurityPolicy {
   permissionsPolicy: string;
 }
 
-export const SECURITY_POLICY: SecurityPolicy = {
+const SECURITY_POLICY: SecurityPolicy = {
   extraSources: {},
   frameAncestors: [],
   // Full URL to the app's own pages (Origin headers stay intact), nothing to other sites.

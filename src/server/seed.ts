@@ -131,7 +131,7 @@ const ISSUES: IssueSeed[] = [
   },
 ];
 
-export const OUTSIDER_EMAIL = 'outsider@example.com';
+const OUTSIDER_EMAIL = 'outsider@example.com';
 
 /** Serializes seeding across processes (two starts at once seed once). */
 const SEED_LOCK_KEY = 72707370;

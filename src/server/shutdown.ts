@@ -64,7 +64,7 @@ function takeOverNextSignalHandlers(): number {
 }
 
 /** Drains and closes everything; resolves with the exit code (does not exit). Idempotent. */
-export function shutdown(reason: string): Promise<number> {
+function shutdown(reason: string): Promise<number> {
   holder.shutdown ??= (async () => {
     const settings = env();
     startDraining();

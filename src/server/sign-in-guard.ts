@@ -36,13 +36,13 @@ interface LimitSpec {
   limit: number;
 }
 
-export function accountLimitKey(email: string, secret: string): string {
+function accountLimitKey(email: string, secret: string): string {
   // Keyed with the app secret: the table never holds (or lets anyone test for) email addresses.
   const digest = createHmac('sha256', secret).update(email.trim().toLowerCase()).digest('hex').slice(0, 40);
   return `signin:account:${digest}`;
 }
 
-export function addressLimitKey(address: string): string {
+function addressLimitKey(address: string): string {
   return `signin:address:${address}`;
 }
 

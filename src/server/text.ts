@@ -15,8 +15,6 @@
 import 'server-only';
 import { z } from 'zod';
 
-/** NUL and the C0 control characters other than \t \n \r. */
-export const CONTROL_CHARACTERS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/;
 const NO_CONTROL_CHARACTERS = /^[^\u0000-\u0008\u000B\u000C\u000E-\u001F]*$/;
 const IDENTIFIER = /^[A-Za-z0-9_-]+$/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

@@ -15,7 +15,7 @@ import { TRPC_MAX_BATCH_SIZE, TRPC_MAX_BODY_BYTES, TRPC_MAX_JSON_DEPTH } from '@
 
 export const TRPC_ENDPOINT = '/api/trpc';
 
-export interface TrpcRefusal {
+interface TrpcRefusal {
   status: number;
   code: TRPC_ERROR_CODE_KEY;
   appCode: string;
@@ -23,14 +23,14 @@ export interface TrpcRefusal {
 }
 
 /** The procedure paths a tRPC URL names (`a.b,c.d?batch=1` is a batch of two). */
-export function procedurePaths(url: URL): { paths: string[]; isBatch: boolean } {
+function procedurePaths(url: URL): { paths: string[]; isBatch: boolean } {
   const path = url.pathname.startsWith(`${TRPC_ENDPOINT}/`) ? url.pathname.slice(TRPC_ENDPOINT.length + 1) : '';
   const isBatch = url.searchParams.get('batch') === '1';
   return { paths: isBatch ? path.split(',') : [path], isBatch };
 }
 
 /** A refusal in tRPC's own response format (superjson-serialized error shapes). */
-export function trpcErrorResponse(url: URL, refusal: TrpcRefusal, headers: Record<string, string> = {}): Response {
+function trpcErrorResponse(url: URL, refusal: TrpcRefusal, headers: Record<string, string> = {}): Response {
   const { paths, isBatch } = procedurePaths(url);
   const entry = (path: string | undefined) => ({
     error: superjson.serialize({

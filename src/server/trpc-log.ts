@@ -24,7 +24,7 @@ export interface TrpcErrorEvent {
 }
 
 /** One log entry for an unexpected failure; null for errors that are the caller's (4xx). */
-export function describeTrpcFailure({ error, path, type }: TrpcErrorEvent): string | null {
+function describeTrpcFailure({ error, path, type }: TrpcErrorEvent): string | null {
   if (error.code !== 'INTERNAL_SERVER_ERROR') return null;
   // Text the database refused (NUL) is answered as BAD_REQUEST: the caller's fault, not ours.
   if (isInvalidTextError(error.cause)) return null;

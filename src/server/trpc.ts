@@ -129,7 +129,7 @@ const databaseNet = t.middleware(async ({ next }) => {
   return result;
 });
 
-export const publicProcedure = t.procedure.use(invalidTextNet).use(databaseNet);
+const publicProcedure = t.procedure.use(invalidTextNet).use(databaseNet);
 
 /** An error whose `appCode` is a stable, documented string the UI can switch on. */
 export class AppError extends Error {

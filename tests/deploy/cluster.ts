@@ -29,7 +29,7 @@ export function deployConfigured(): boolean {
   return dir !== '' && instances.every((i) => existsSync(i.pidFile));
 }
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export async function waitFor<T>(
   what: string,

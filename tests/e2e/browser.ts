@@ -17,7 +17,7 @@ const screenshotsDir = path.join(root, 'test-artifacts', 'screenshots');
 export const BASE_URL: string = inject('e2eBaseUrl') ?? process.env.E2E_BASE_URL ?? '';
 if (!BASE_URL) throw new Error('No app URL: run the browser tests with `npm run test:e2e`.');
 
-export const CHROMIUM_PATH = '/usr/bin/chromium';
+const CHROMIUM_PATH = '/usr/bin/chromium';
 
 /**
  * Launches headless Chromium. Each launch gets a fresh, throw-away user-data dir (playwright-core

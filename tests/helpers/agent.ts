@@ -64,39 +64,6 @@ export async function postAgent(
   return { status: res.status, headers: res.headers, events: parseSse(text) };
 }
 
-/** Starts a run and returns once `until` matches an event; the caller may then abort. */
-export async function streamAgent(
-  base: string,
-  projectId: string,
-  cookie: string,
-  body: unknown,
-  controller: AbortController,
-  until: (events: AgentEvent[]) => boolean,
-): Promise<{ events: AgentEvent[]; status: number }> {
-  const res = await fetch(agentUrl(base, projectId), {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', origin: base, cookie },
-    body: JSON.stringify(body),
-    signal: controller.signal,
-  });
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buf = '';
-  const events: AgentEvent[] = [];
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    buf += decoder.decode(value, { stream: true });
-    const idx = buf.lastIndexOf('\n\n');
-    if (idx >= 0) {
-      events.push(...parseSse(buf.slice(0, idx + 2)));
-      buf = buf.slice(idx + 2);
-    }
-    if (until(events)) break;
-  }
-  return { events, status: res.status };
-}
-
 export const types = (events: AgentEvent[]) => events.map((e) => e.type);
 
 export function textOf(events: AgentEvent[], role: 'assistant' | 'user' = 'assistant'): string {
@@ -156,7 +123,7 @@ export interface PositionedSse {
 }
 
 /** Parses an SSE body into events with their `id:` positions. */
-export function parseSseWithIds(text: string): PositionedSse[] {
+function parseSseWithIds(text: string): PositionedSse[] {
   const out: PositionedSse[] = [];
   for (const block of text.split('\n\n')) {
     const lines = block.split('\n');
@@ -175,7 +142,7 @@ export function parseSseWithIds(text: string): PositionedSse[] {
  * Reads an SSE response until it ends or `until` says stop (then the connection is dropped).
  * Returns the events with their positions.
  */
-export async function readSse(
+async function readSse(
   res: Response,
   opts: { until?: (events: PositionedSse[]) => boolean; controller?: AbortController } = {},
 ): Promise<PositionedSse[]> {

@@ -14,7 +14,7 @@ export interface TestUser {
 
 let counter = 0;
 
-export async function sessionCookie(userId: string): Promise<string> {
+async function sessionCookie(userId: string): Promise<string> {
   const token = await encode({ token: { uid: userId, sub: userId }, secret: env().NEXTAUTH_SECRET });
   return `next-auth.session-token=${token}`;
 }

@@ -3,7 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type Handler = (
+type Handler = (
   req: Request,
   ctx: { params: Promise<Record<string, string | string[]>> },
 ) => Promise<Response> | Response;

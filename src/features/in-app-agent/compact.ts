@@ -331,7 +331,7 @@ export function rowEnd(s: StoredEvent): number | null {
  * when they cannot be positioned (rows written before positions existed, or rows that overlap,
  * which a run's live stream never produces). `rows` are one run's rows in seq order.
  */
-export function storedPosition(rows: readonly StoredEvent[]): number | null {
+function storedPosition(rows: readonly StoredEvent[]): number | null {
   let end = 0;
   for (const r of rows) {
     const start = r.pos;

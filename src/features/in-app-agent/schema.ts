@@ -4,13 +4,7 @@
  * route, persistence, replay, the tRPC router and the browser. One source of truth.
  */
 import { z } from 'zod';
-import {
-  AGENT_ERROR_CODES,
-  CUSTOM_EVENTS,
-  INTERRUPT_REASON_TOOL_APPROVAL,
-  LIMITS,
-  STORED_EVENT_VERSION,
-} from './constants';
+import { AGENT_ERROR_CODES, INTERRUPT_REASON_TOOL_APPROVAL, LIMITS, STORED_EVENT_VERSION } from './constants';
 
 // ------------------------------------------------------------------------------------------------
 // AG-UI events the module sends (a subset of AG-UI 1.0; field names follow the protocol)
@@ -18,7 +12,7 @@ import {
 
 const base = { timestamp: z.number().int().optional() };
 
-export const ApprovalReasonSchema = z.enum(['mutating', 'destructive', 'outward', 'data_flow']);
+const ApprovalReasonSchema = z.enum(['mutating', 'destructive', 'outward', 'data_flow']);
 export type ApprovalReason = z.infer<typeof ApprovalReasonSchema>;
 
 /** What the browser answers for one tool approval (the interrupt's `responseSchema`). */
@@ -58,9 +52,8 @@ export const ApprovalMetadataSchema = z.object({
   /** JSON Schema of the tool's input, for an argument form. */
   inputSchema: z.record(z.string(), z.unknown()).optional(),
 });
-export type ApprovalMetadata = z.infer<typeof ApprovalMetadataSchema>;
 
-export const InterruptSchema = z.object({
+const InterruptSchema = z.object({
   id: z.string(),
   reason: z.string(),
   message: z.string().optional(),
@@ -72,7 +65,7 @@ export const InterruptSchema = z.object({
 export type Interrupt = z.infer<typeof InterruptSchema>;
 
 /** A tool-approval interrupt as this module produces it. */
-export const ToolApprovalInterruptSchema = InterruptSchema.extend({
+const ToolApprovalInterruptSchema = InterruptSchema.extend({
   reason: z.literal(INTERRUPT_REASON_TOOL_APPROVAL),
   toolCallId: z.string(),
   expiresAt: z.string(),
@@ -80,14 +73,14 @@ export const ToolApprovalInterruptSchema = InterruptSchema.extend({
 });
 export type ToolApprovalInterrupt = z.infer<typeof ToolApprovalInterruptSchema>;
 
-export const RunOutcomeSchema = z.discriminatedUnion('type', [
+const RunOutcomeSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('success') }),
   z.object({ type: z.literal('interrupt'), interrupts: z.array(InterruptSchema).min(1) }),
   z.object({ type: z.literal('cancelled') }),
 ]);
 export type RunOutcome = z.infer<typeof RunOutcomeSchema>;
 
-export const TokenUsageSchema = z.object({
+const TokenUsageSchema = z.object({
   provider: z.string().optional(),
   model: z.string().optional(),
   inputTokens: z.number().int().nonnegative().optional(),
@@ -98,14 +91,14 @@ export const TokenUsageSchema = z.object({
 });
 export type TokenUsage = z.infer<typeof TokenUsageSchema>;
 
-export const RunStartedEventSchema = z.object({
+const RunStartedEventSchema = z.object({
   type: z.literal('RUN_STARTED'),
   ...base,
   threadId: z.string(),
   runId: z.string(),
   parentRunId: z.string().optional(),
 });
-export const RunFinishedEventSchema = z.object({
+const RunFinishedEventSchema = z.object({
   type: z.literal('RUN_FINISHED'),
   ...base,
   threadId: z.string(),
@@ -113,45 +106,45 @@ export const RunFinishedEventSchema = z.object({
   outcome: RunOutcomeSchema.optional(),
   usage: z.array(TokenUsageSchema).optional(),
 });
-export const RunErrorEventSchema = z.object({
+const RunErrorEventSchema = z.object({
   type: z.literal('RUN_ERROR'),
   ...base,
   message: z.string(),
   code: z.enum(AGENT_ERROR_CODES).optional(),
 });
-export const MessageRoleSchema = z.enum(['user', 'assistant']);
-export const TextMessageStartEventSchema = z.object({
+const MessageRoleSchema = z.enum(['user', 'assistant']);
+const TextMessageStartEventSchema = z.object({
   type: z.literal('TEXT_MESSAGE_START'),
   ...base,
   messageId: z.string(),
   role: MessageRoleSchema,
 });
-export const TextMessageContentEventSchema = z.object({
+const TextMessageContentEventSchema = z.object({
   type: z.literal('TEXT_MESSAGE_CONTENT'),
   ...base,
   messageId: z.string(),
   delta: z.string(),
 });
-export const TextMessageEndEventSchema = z.object({
+const TextMessageEndEventSchema = z.object({
   type: z.literal('TEXT_MESSAGE_END'),
   ...base,
   messageId: z.string(),
 });
-export const ToolCallStartEventSchema = z.object({
+const ToolCallStartEventSchema = z.object({
   type: z.literal('TOOL_CALL_START'),
   ...base,
   toolCallId: z.string(),
   toolCallName: z.string(),
   parentMessageId: z.string().optional(),
 });
-export const ToolCallArgsEventSchema = z.object({
+const ToolCallArgsEventSchema = z.object({
   type: z.literal('TOOL_CALL_ARGS'),
   ...base,
   toolCallId: z.string(),
   delta: z.string(),
 });
-export const ToolCallEndEventSchema = z.object({ type: z.literal('TOOL_CALL_END'), ...base, toolCallId: z.string() });
-export const ToolCallResultEventSchema = z.object({
+const ToolCallEndEventSchema = z.object({ type: z.literal('TOOL_CALL_END'), ...base, toolCallId: z.string() });
+const ToolCallResultEventSchema = z.object({
   type: z.literal('TOOL_CALL_RESULT'),
   ...base,
   messageId: z.string(),
@@ -159,9 +152,9 @@ export const ToolCallResultEventSchema = z.object({
   content: z.string(),
   role: z.literal('tool').optional(),
 });
-export const CustomEventSchema = z.object({ type: z.literal('CUSTOM'), ...base, name: z.string(), value: z.unknown() });
+const CustomEventSchema = z.object({ type: z.literal('CUSTOM'), ...base, name: z.string(), value: z.unknown() });
 /** Sent to a watcher attaching without a position, for stock AG-UI clients (the panel uses the custom snapshot). */
-export const MessagesSnapshotEventSchema = z.object({
+const MessagesSnapshotEventSchema = z.object({
   type: z.literal('MESSAGES_SNAPSHOT'),
   ...base,
   messages: z.array(z.unknown()),
@@ -182,8 +175,6 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
   MessagesSnapshotEventSchema,
 ]);
 export type AgentEvent = z.infer<typeof AgentEventSchema>;
-export type AgentEventType = AgentEvent['type'];
-export type AgentEventOf<T extends AgentEventType> = Extract<AgentEvent, { type: T }>;
 
 export const ModelInfoSchema = z.object({
   provider: z.enum(['bedrock', 'openai-compatible', 'demo']),
@@ -202,7 +193,6 @@ export const ApprovalDecidedValueSchema = z.object({
   feedback: z.string().optional(),
 });
 export type ApprovalDecidedValue = z.infer<typeof ApprovalDecidedValueSchema>;
-export { CUSTOM_EVENTS };
 
 // ------------------------------------------------------------------------------------------------
 // The request the route accepts (AG-UI RunAgentInput, sanitized server-side)
@@ -226,7 +216,7 @@ const ClientMessageSchema = z
   })
   .passthrough();
 
-export const ResumeEntrySchema = z.object({
+const ResumeEntrySchema = z.object({
   interruptId: z.string().min(1).max(200),
   status: z.enum(['resolved', 'cancelled']),
   payload: z.unknown().optional(),
@@ -275,9 +265,6 @@ export interface SanitizedRequest {
   version: { of: string } | null;
 }
 
-export const ErrorBodySchema = z.object({ error: z.object({ code: z.enum(AGENT_ERROR_CODES), message: z.string() }) });
-export type ErrorBody = z.infer<typeof ErrorBodySchema>;
-
 // ------------------------------------------------------------------------------------------------
 // Stored (compacted) events: one row per message or tool call, not per token
 // ------------------------------------------------------------------------------------------------
@@ -286,7 +273,7 @@ export type ErrorBody = z.infer<typeof ErrorBodySchema>;
  * The stored shapes, stamped with a version. The current shapes are `StoredEventSchema`; rows of an
  * older version are brought up to date by `upgradeStoredEvent` before they are parsed.
  */
-export function storedEventSchema<V extends number>(version: V) {
+function storedEventSchema<V extends number>(version: V) {
   const v = z.literal(version).default(version);
   /** Where the row starts in its run's live stream (v2; see compact.ts). */
   const pos = z.number().int().positive().optional();
@@ -412,7 +399,7 @@ export function upgradeStoredEvent(
 // The replayed / folded view of a conversation (what the panel renders)
 // ------------------------------------------------------------------------------------------------
 
-export const ViewToolCallSchema = z.object({
+const ViewToolCallSchema = z.object({
   id: z.string(),
   name: z.string(),
   args: z.string(),
@@ -421,7 +408,7 @@ export const ViewToolCallSchema = z.object({
 });
 export type ViewToolCall = z.infer<typeof ViewToolCallSchema>;
 
-export const ViewMessageSchema = z.discriminatedUnion('role', [
+const ViewMessageSchema = z.discriminatedUnion('role', [
   z.object({ id: z.string(), role: z.literal('user'), content: z.string(), runId: z.string() }),
   z.object({
     id: z.string(),
@@ -435,7 +422,7 @@ export const ViewMessageSchema = z.discriminatedUnion('role', [
 ]);
 export type ViewMessage = z.infer<typeof ViewMessageSchema>;
 
-export const RunStateSchema = z.object({
+const RunStateSchema = z.object({
   runId: z.string(),
   status: z.enum(['running', 'completed', 'interrupted', 'cancelled', 'failed']),
   error: z.object({ code: z.string().optional(), message: z.string() }).optional(),
@@ -447,7 +434,7 @@ export const RunStateSchema = z.object({
 export type RunState = z.infer<typeof RunStateSchema>;
 
 /** A turn with several versions (edits, regenerations): which one is shown, of how many. */
-export const TurnVersionsSchema = z.object({
+const TurnVersionsSchema = z.object({
   index: z.number().int().positive(),
   count: z.number().int().positive(),
   runIds: z.array(z.string()),
@@ -503,7 +490,7 @@ export function feedbackReasonLabels(reasons: readonly FeedbackReason[]): string
 }
 
 /** The reasons of one rating: each at most once. */
-export const FeedbackReasonsSchema = z
+const FeedbackReasonsSchema = z
   .array(FeedbackReasonSchema)
   .max(FEEDBACK_REASONS.length)
   .refine((list) => new Set(list).size === list.length, 'Each reason may be given once.');
@@ -513,13 +500,6 @@ export function normalizeFeedbackReasons(reasons: Iterable<string>): FeedbackRea
   const given = new Set(reasons);
   return FEEDBACK_REASONS.filter((r) => given.has(r));
 }
-
-/** A rating as the panel and the review show it. */
-export const FeedbackValueSchema = z.object({
-  value: z.union([z.literal(1), z.literal(-1)]),
-  comment: z.string().nullable(),
-  reasons: z.array(FeedbackReasonSchema),
-});
 
 /** The rating of one answer, as `agent.feedback.submit` accepts it. */
 export const FeedbackSubmitSchema = z
@@ -540,7 +520,7 @@ export const FeedbackSubmitSchema = z
  * messages): user text, assistant text with the tool calls it made (arguments as a JSON string),
  * and each tool result answering a call by its id.
  */
-export const ExportMessageSchema = z.discriminatedUnion('role', [
+const ExportMessageSchema = z.discriminatedUnion('role', [
   z.object({ role: z.literal('user'), content: z.string() }),
   z.object({
     role: z.literal('assistant'),

@@ -22,9 +22,9 @@ import { storedKeyScopes } from './key-scopes';
 import { isToolName, TOOL_NAMES } from './registry';
 import { storable } from './text';
 
-export const PREVIEW_CHARS = 500;
+const PREVIEW_CHARS = 500;
 /** Longest error code stored, and longest tool name the audit page filters by. */
-export const AUDIT_NAME_CHARS = 100;
+const AUDIT_NAME_CHARS = 100;
 /** Longest caller-supplied tool name stored (registered names are short). */
 export const CALLER_TOOL_NAME_CHARS = 64;
 /** Longest tool-call id stored (always the caller's: `_meta`). */
@@ -34,7 +34,7 @@ export const INVALID_TOOL_NAME = '(invalid)';
 const EMPTY_TOOL_NAME = '(empty)';
 
 /** A tool name as stored: registered names as they are; anything else capped and marked. */
-export function storedToolName(name: string): { tool: string; callerSuppliedTool: boolean } {
+function storedToolName(name: string): { tool: string; callerSuppliedTool: boolean } {
   if (isToolName(name) || name === INVALID_TOOL_NAME) return { tool: name, callerSuppliedTool: false };
   const capped = storable(name, CALLER_TOOL_NAME_CHARS);
   return capped ? { tool: capped, callerSuppliedTool: true } : { tool: EMPTY_TOOL_NAME, callerSuppliedTool: false };
@@ -119,7 +119,7 @@ export interface RefusedCalls {
 }
 
 /** One counted-refusals row per key and this many seconds. */
-export const REFUSED_CALLS_WINDOW_SECONDS = 60;
+const REFUSED_CALLS_WINDOW_SECONDS = 60;
 
 /**
  * Counts the calls of a revoked or expired key, or of a key over its calls per minute: ONE row per
@@ -153,9 +153,9 @@ export async function countRefusedCalls(prisma: PrismaClient, e: RefusedCalls): 
   }
 }
 
-export const AUDIT_STATUSES = ['OK', 'ERROR', 'DENIED'] as const;
+const AUDIT_STATUSES = ['OK', 'ERROR', 'DENIED'] as const;
 
-export const AUDIT_KEY_KINDS = ['PROJECT', 'IN_APP_AGENT'] as const;
+const AUDIT_KEY_KINDS = ['PROJECT', 'IN_APP_AGENT'] as const;
 
 export const AuditListInput = z
   .object({

@@ -10,7 +10,7 @@ export const MAX_JSON_DEPTH = 32;
 /** How much of an oversized body is read to find the tool it calls (for the audit trail). */
 export const OVERSIZE_PREFIX_BYTES = 8 * 1024;
 
-export { type BodyRead, readBodyCapped } from '@/server/request-body';
+export { readBodyCapped } from '@/server/request-body';
 
 /**
  * True when the JSON text nests arrays/objects deeper than `maxDepth`. A single pass that skips

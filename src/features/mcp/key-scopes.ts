@@ -26,12 +26,12 @@ export const KEY_SCOPE_PRESETS = {
 } as const satisfies Record<string, readonly Scope[]>;
 export type KeyScopePreset = keyof typeof KEY_SCOPE_PRESETS;
 
-export function isKeyScope(value: string): value is Scope {
+function isKeyScope(value: string): value is Scope {
   return (KEY_SCOPES as readonly string[]).includes(value);
 }
 
 /** One requested key scope; anything else is refused with the list of valid ones. */
-export const KeyScopeSchema = z.enum(KEY_SCOPES, {
+const KeyScopeSchema = z.enum(KEY_SCOPES, {
   error: `Unknown key scope. Valid scopes: ${KEY_SCOPES.join(', ')}.`,
 });
 

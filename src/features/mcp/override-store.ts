@@ -10,7 +10,7 @@ import { MAX_OVERRIDE_TTL_SECONDS, type OverridePayload } from './override';
 /** A consumed nonce is kept this long: every token is expired by then, with a day to spare. */
 export const OVERRIDE_USE_RETENTION_MS = (MAX_OVERRIDE_TTL_SECONDS + 24 * 3600) * 1000;
 /** Most old records deleted per consume: the purge stays cheap and catches up over time. */
-export const OVERRIDE_PURGE_BATCH = 100;
+const OVERRIDE_PURGE_BATCH = 100;
 
 /** Records the use of `payload`'s nonce. False when it was used before (a replay). */
 export async function consumeOverride(
@@ -34,7 +34,7 @@ export async function consumeOverride(
 }
 
 /** Deletes at most OVERRIDE_PURGE_BATCH records older than the retention. Never throws. */
-export async function purgeOldOverrideUses(prisma: PrismaClient, now: Date = new Date()): Promise<number> {
+async function purgeOldOverrideUses(prisma: PrismaClient, now: Date = new Date()): Promise<number> {
   try {
     const cutoff = new Date(now.getTime() - OVERRIDE_USE_RETENTION_MS);
     const old = await prisma.mcpOverrideUse.findMany({

@@ -20,7 +20,7 @@ export const OVERRIDE_META_KEY = 'in-app-agent/override';
 export const TOOL_CALL_META_KEY = 'in-app-agent/toolCallId';
 
 /** Default life of an override: long enough to execute right after the approval, no longer. */
-export const OVERRIDE_TTL_SECONDS = 120;
+const OVERRIDE_TTL_SECONDS = 120;
 /**
  * Longest life a token may have. Verification refuses tokens that expire later than this from now,
  * so a consumed nonce older than this (plus a margin) can be forgotten: its token has expired.
@@ -105,7 +105,7 @@ export function mintOverride(input: {
   return `${payloadPart}.${sig}`;
 }
 
-export type OverrideFailureCode =
+type OverrideFailureCode =
   | 'OVERRIDE_INVALID'
   | 'OVERRIDE_EXPIRED'
   | 'OVERRIDE_WRONG_TOOL'

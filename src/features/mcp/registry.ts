@@ -8,14 +8,14 @@ import { z } from 'zod';
 import type { Scope } from '@/server/rbac';
 import { toolText } from './text';
 
-export interface ToolAnnotations {
+interface ToolAnnotations {
   readOnlyHint: boolean;
   destructiveHint: boolean;
   idempotentHint: boolean;
   openWorldHint: boolean;
 }
 
-export interface ToolDataTags {
+interface ToolDataTags {
   /** The result contains project data that is not public (issue titles, members, labels). */
   readsPrivateData: boolean;
   /**
@@ -39,7 +39,7 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
 
 /** Longest issue/comment body a tool returns before cutting it (with `truncated: true`). */
 export const BODY_PREVIEW_CHARS = 2000;
-export const MAX_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 50;
 
 // Every string argument refuses control characters (NUL and friends; tab and line breaks are fine).
 const IssueNumber = z.number().int().min(1).max(10_000_000).describe('The issue number shown as #N in the tracker.');

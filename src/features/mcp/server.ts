@@ -63,8 +63,8 @@ import { isToolName, MCP_TOOLS, TOOL_NAMES, toolInputJsonSchema, type McpToolNam
 import { storable } from './text';
 import { runTool, type ToolOutput } from './tools';
 
-export const SERVER_INFO = { name: 'tracker', version: '1.0.0' } as const;
-export const MAX_BATCH = 16;
+const SERVER_INFO = { name: 'tracker', version: '1.0.0' } as const;
+const MAX_BATCH = 16;
 
 const INSTRUCTIONS =
   'Tools of one Tracker project (the project of the API key): issues, comments, members, labels, a project summary and ' +
@@ -499,7 +499,7 @@ function auditBase(p: McpPrincipal, meta: Record<string, unknown> | undefined) {
 }
 
 /** Tools this key may see: those its scopes (project keys) or its user's current role (agent keys) grant. */
-export function visibleTools(p: McpPrincipal): McpToolName[] {
+function visibleTools(p: McpPrincipal): McpToolName[] {
   return TOOL_NAMES.filter((n) => principalHasScope(p, MCP_TOOLS[n].scope));
 }
 

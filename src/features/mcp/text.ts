@@ -12,8 +12,7 @@ const ANY_CONTROL = /[\u0000-\u001F\u007F-\u009F]/g;
 /** Half of a surrogate pair without the other half: not valid Unicode, not encodable as UTF-8. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
-export const CONTROL_CHARS_MESSAGE =
-  'must not contain control characters (such as NUL); only tab and line breaks are allowed';
+const CONTROL_CHARS_MESSAGE = 'must not contain control characters (such as NUL); only tab and line breaks are allowed';
 
 /** True when `text` holds a control character other than tab, line feed or carriage return. */
 export function hasForbiddenControlChars(text: string): boolean {

@@ -41,7 +41,7 @@ export interface ToolContext {
 type Handlers = { [N in McpToolName]: (ctx: ToolContext, input: McpToolInput<N>) => Promise<ToolOutput> };
 
 /** At most this many comments are returned by get_issue (the newest). */
-export const MAX_COMMENTS = 50;
+const MAX_COMMENTS = 50;
 const COMMENT_PREVIEW_CHARS = 1000;
 
 function cap(text: string, max = BODY_PREVIEW_CHARS): { text: string; truncated: boolean } {

@@ -19,8 +19,8 @@ import net from 'node:net';
 import { z } from 'zod';
 import { ToolFailure } from './errors';
 
-export const WEBHOOK_TIMEOUT_MS = 5_000;
-export const WEBHOOK_MAX_REQUEST_BYTES = 16 * 1024;
+const WEBHOOK_TIMEOUT_MS = 5_000;
+const WEBHOOK_MAX_REQUEST_BYTES = 16 * 1024;
 const WEBHOOK_MAX_RESPONSE_BYTES = 4 * 1024;
 
 /**

@@ -21,7 +21,7 @@ export { safeCallbackPath };
 
 export const currentUser = cache(async (): Promise<SessionUser | null> => getServerUser());
 
-export function loginUrl(path: string): string {
+function loginUrl(path: string): string {
   return `/login?callbackUrl=${encodeURIComponent(safeCallbackPath(path))}`;
 }
 

@@ -193,4 +193,3 @@ export const trackerRouter = router({
   apiKeys: apiKeysRouter,
   settings: settingsRouter,
 });
-export type TrackerRouter = typeof trackerRouter;

@@ -53,10 +53,3 @@ export function errorMessage(err: unknown): string {
   }
   return err instanceof Error ? err.message : 'Something went wrong. Please try again.';
 }
-
-/** The stable appCode of a failed call (e.g. LAST_OWNER), or null. */
-export function errorAppCode(err: unknown): string | null {
-  if (err instanceof TRPCClientError)
-    return ((err.data as { appCode?: string | null } | undefined)?.appCode ?? null) || null;
-  return null;
-}

@@ -36,7 +36,7 @@ export interface DmmfModel {
   uniqueIndexes: Array<{ name: string | null; fields: string[] }>;
 }
 
-export interface DmmfIndex {
+interface DmmfIndex {
   model: string;
   type: 'id' | 'normal' | 'unique' | 'fulltext';
   isDefinedOnField: boolean;

@@ -13,7 +13,7 @@ import type { SqlSession } from '@/server/migrate';
 
 export const adminUrl = process.env.TEST_DATABASE_URL;
 
-export interface Connection {
+interface Connection {
   session: SqlSession;
   close(): Promise<void>;
 }
@@ -26,7 +26,7 @@ export interface EmptyDatabase extends Connection {
   openPrisma(): { prisma: PrismaClient; close(): Promise<void> };
 }
 
-export function pgliteSession(db: PGlite): SqlSession {
+function pgliteSession(db: PGlite): SqlSession {
   return {
     query: async <T>(sql: string, params?: unknown[]) => ({ rows: (await db.query<T>(sql, params)).rows }),
     exec: async (sql: string) => {
@@ -35,7 +35,7 @@ export function pgliteSession(db: PGlite): SqlSession {
   };
 }
 
-export function pgSession(client: pg.Client): SqlSession {
+function pgSession(client: pg.Client): SqlSession {
   return {
     query: async <T>(sql: string, params?: unknown[]) => ({ rows: (await client.query(sql, params)).rows as T[] }),
     exec: async (sql: string) => {

@@ -6,18 +6,18 @@
 import type { SqlSession } from '@/server/migrate';
 import type { Dmmf, DmmfField, DmmfModel } from './dmmf';
 
-export interface ColumnShape {
+interface ColumnShape {
   type: string;
   nullable: boolean;
   default: string | null;
 }
 
-export interface IndexShape {
+interface IndexShape {
   unique: boolean;
   columns: string[];
 }
 
-export interface ForeignKeyShape {
+interface ForeignKeyShape {
   columns: string[];
   table: string;
   refColumns: string[];
@@ -25,7 +25,7 @@ export interface ForeignKeyShape {
   onUpdate: string;
 }
 
-export interface TableShape {
+interface TableShape {
   columns: Record<string, ColumnShape>;
   primaryKey: { name: string; columns: string[] } | null;
   /** Unique and plain indexes by name (primary keys excluded). */
@@ -244,7 +244,7 @@ const FK_ACTIONS: Record<string, string> = {
 };
 
 /** Tables the applier owns, not part of the data model. */
-export const BOOKKEEPING_TABLES = new Set(['_prisma_migrations']);
+const BOOKKEEPING_TABLES = new Set(['_prisma_migrations']);
 
 /**
  * Reads the current schema (first schema on the search path). Partial and expression indexes are

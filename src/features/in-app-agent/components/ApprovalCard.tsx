@@ -25,7 +25,7 @@ function short(v: unknown): string {
 }
 
 /** The changes between the proposed and the edited (or executed) arguments. */
-export function ArgsDiff({
+function ArgsDiff({
   changes,
   id,
   title,
@@ -142,7 +142,7 @@ function DecisionButton(props: {
   );
 }
 
-export interface ApprovalCardProps {
+interface ApprovalCardProps {
   request: ApprovalRequest;
   state: CardState;
   draft?: DraftAnswer;
@@ -152,7 +152,7 @@ export interface ApprovalCardProps {
   disabled?: boolean;
 }
 
-export function ApprovalCard({ request, state, draft, onDraftChange, now, disabled }: ApprovalCardProps) {
+function ApprovalCard({ request, state, draft, onDraftChange, now, disabled }: ApprovalCardProps) {
   const id = useId();
   const reason = REASON_TEXT[request.reason];
   const open = state.kind === 'open' && draft && onDraftChange;
@@ -389,7 +389,7 @@ export interface ApprovalBatchProps {
 }
 
 /** Keyboard shortcuts of a batch, active while the focus is inside it (on a card or its controls). */
-export const BATCH_SHORTCUTS = { approveAll: 'Alt+Shift+A', rejectAll: 'Alt+Shift+R' } as const;
+const BATCH_SHORTCUTS = { approveAll: 'Alt+Shift+A', rejectAll: 'Alt+Shift+R' } as const;
 
 /**
  * The cards of one interrupted run; open ones are answered call by call and submitted once, or

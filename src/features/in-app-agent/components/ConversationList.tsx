@@ -3,7 +3,7 @@ import { useEffect, useId, useRef, useState } from 'react';
 import { LIMITS } from '../constants';
 import { TrashIcon } from './icons';
 
-export interface ConversationListEntry {
+interface ConversationListEntry {
   id: string;
   title: string;
   updatedAt: Date | string;

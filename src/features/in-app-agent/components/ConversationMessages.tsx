@@ -23,7 +23,7 @@ import { ToolCallCard, type ToolCardStatus } from './ToolCallCard';
 
 type AssistantMessage = Extract<ViewMessage, { role: 'assistant' }>;
 
-export interface ApprovalControls {
+interface ApprovalControls {
   drafts: Record<string, DraftAnswer | undefined>;
   onDraftChange: (interruptId: string, draft: DraftAnswer) => void;
   onSubmit: () => void;
@@ -61,18 +61,18 @@ export interface ConversationMessagesProps {
   earlier?: EarlierControls;
 }
 
-export interface ReviseControls {
+interface ReviseControls {
   onEdit: (text: string) => void;
   onRegenerate: () => void;
 }
 
-export interface VersionControls {
+interface VersionControls {
   /** Shows `toRunId` instead of `fromRunId` (both start the same turn). */
   onSelect: (fromRunId: string, toRunId: string) => void;
   disabled: boolean;
 }
 
-export interface EarlierControls {
+interface EarlierControls {
   onLoad: () => void;
   loading: boolean;
   error: string | null;

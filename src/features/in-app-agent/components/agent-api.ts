@@ -11,9 +11,8 @@ import type { AgentStoreApi } from './agent-store';
 type Out = inferRouterOutputs<AppRouter>['agent'];
 type In = inferRouterInputs<AppRouter>['agent'];
 
-export type ConversationListOutput = Out['conversations']['list'];
-export type ConversationListItem = ConversationListOutput['items'][number];
-export type ConversationGetOutput = Out['conversations']['get'];
+type ConversationListOutput = Out['conversations']['list'];
+type ConversationGetOutput = Out['conversations']['get'];
 
 export interface AgentApi {
   listConversations(input: In['conversations']['list']): Promise<ConversationListOutput>;
@@ -54,7 +53,7 @@ export function useAgentApi(): AgentApi {
 }
 
 /** A tRPC error's stable app code (`data.appCode`) or its tRPC code. */
-export function trpcErrorCode(err: unknown): string | undefined {
+function trpcErrorCode(err: unknown): string | undefined {
   const data = (err as { data?: { appCode?: unknown; code?: unknown } } | null)?.data;
   if (typeof data?.appCode === 'string') return data.appCode;
   if (typeof data?.code === 'string') return data.code;

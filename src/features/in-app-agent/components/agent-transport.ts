@@ -24,14 +24,14 @@ export interface Refused {
   error: PanelError;
 }
 /** No answer: the network failed (or the request was aborted) before the response arrived. */
-export interface Unreachable {
+interface Unreachable {
   kind: 'unreachable';
   error: PanelError;
 }
-export type OpenResult = OpenedStream | Refused | Unreachable;
-export type CancelResult = { kind: 'stopping' } | { kind: 'ended' } | Refused | Unreachable;
+type OpenResult = OpenedStream | Refused | Unreachable;
+type CancelResult = { kind: 'stopping' } | { kind: 'ended' } | Refused | Unreachable;
 
-export interface StartRunRequest {
+interface StartRunRequest {
   /** The conversation: an existing id, or one the client chose for a new conversation. */
   threadId: string;
   /** A new user message (never together with `resume`: the server refuses that). */
@@ -52,8 +52,8 @@ export interface AgentTransport {
   cancelRun(runId: string): Promise<CancelResult>;
 }
 
-export const RUN_ID_HEADER = 'x-in-app-agent-run-id';
-export const THREAD_ID_HEADER = 'x-in-app-agent-thread-id';
+const RUN_ID_HEADER = 'x-in-app-agent-run-id';
+const THREAD_ID_HEADER = 'x-in-app-agent-thread-id';
 
 export function createAgentTransport(deps: { fetch: FetchLike; baseUrl?: string; projectId: string }): AgentTransport {
   const routeBase = `${deps.baseUrl ?? ''}/api/projects/${encodeURIComponent(deps.projectId)}/in-app-agent`;

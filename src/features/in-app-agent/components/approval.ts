@@ -213,11 +213,6 @@ export const DraftAnswerSchema = z.object({
 });
 export type DraftAnswer = z.infer<typeof DraftAnswerSchema>;
 
-/** True when the draft holds nothing the user did (no decision, proposal unchanged, no note). */
-export function isPristineDraft(req: ApprovalRequest, d: DraftAnswer): boolean {
-  return d.decision === null && d.feedback === '' && d.argsText === formatArgs(req.args);
-}
-
 export function initialDraft(req: ApprovalRequest): DraftAnswer {
   return { decision: null, argsText: formatArgs(req.args), feedback: '' };
 }

@@ -13,7 +13,7 @@ export interface SseFrame {
 }
 
 /** Incremental parser: feed decoded text, get the complete frames (a frame ends at a blank line). */
-export class SseParser {
+class SseParser {
   private buffer = '';
 
   push(text: string): SseFrame[] {

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { browserStorages, clearAssistantStorage } from './storage';
 
-export const TAB_CHANNEL_NAME = 'in-app-agent';
+const TAB_CHANNEL_NAME = 'in-app-agent';
 
 export const TabMessageSchema = z.discriminatedUnion('kind', [
   z.object({

@@ -8,7 +8,7 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import { LIMITS } from '../constants';
 import { trpcErrorMessage, type AgentApi } from './agent-api';
 
-export interface HistoryEntry {
+interface HistoryEntry {
   id: string;
   title: string;
   updatedAt: Date | string;
@@ -40,7 +40,7 @@ export interface ConversationHistory {
   undoError: string | null;
 }
 
-export const UNDO_MS = 10_000;
+const UNDO_MS = 10_000;
 const PAGE = 30;
 
 export function useConversationHistory(opts: {

@@ -72,7 +72,7 @@ export interface RunContext {
   readSoFar?: Taint;
 }
 
-export type Usage = { inputTokens?: number; outputTokens?: number };
+type Usage = { inputTokens?: number; outputTokens?: number };
 
 export type RunResult = (
   | { kind: 'success'; usage: Usage }
@@ -175,7 +175,7 @@ export function historyToMessages(view: ConversationView, budgetTokens: number):
 }
 
 /** Run-wide taint from what the conversation already read (data-flow guard input). */
-export function taintOf(view: ConversationView): Taint {
+function taintOf(view: ConversationView): Taint {
   let t: Taint = { privateData: false, untrustedContent: false };
   for (const m of view.messages) {
     if (m.role !== 'assistant') continue;
@@ -231,7 +231,7 @@ const toolSchemas = new Map<string, unknown>();
  * tool's schema into JSON Schema on every run, so the conversion is remembered here (per target
  * and override), which is most of what offering fifteen tools would otherwise cost a run.
  */
-export function toolSchema(name: string, schema: z.ZodType): unknown {
+function toolSchema(name: string, schema: z.ZodType): unknown {
   let cached = toolSchemas.get(name);
   if (cached) return cached;
   const standard = toStandardSchema(schema as never) as unknown as StandardWithJson;

@@ -30,7 +30,7 @@ const KEEP_EVERY_MS = 10_000;
 const WATCH_TTL_MS = 30_000;
 
 /** The frames of a run arriving from another instance. */
-export interface RemoteSink {
+interface RemoteSink {
   frame(frame: string): void;
   /** The owner says the run ended (after its terminal frame). */
   end(): void;
@@ -58,7 +58,7 @@ export interface FanOut {
 }
 
 /** One process (embedded database): no other instance can run anything. */
-export const NO_FAN_OUT: FanOut = {
+const NO_FAN_OUT: FanOut = {
   kind: 'none',
   async listen() {},
   async watch() {
@@ -98,7 +98,7 @@ function bytes(s: string): number {
   return Buffer.byteLength(s, 'utf8');
 }
 
-export class PgFanOut implements FanOut {
+class PgFanOut implements FanOut {
   readonly kind = 'postgres' as const;
   readonly instanceId = `i${randomBytes(6).toString('hex')}`;
   private readonly channel = `iaa_${this.instanceId}`;

@@ -35,7 +35,7 @@ import {
 import { replayConversation } from './persistence';
 
 /** Ratings read (and conversations replayed at most) per page. */
-export const FEEDBACK_EXPORT_PAGE_SIZE = 100;
+const FEEDBACK_EXPORT_PAGE_SIZE = 100;
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 
@@ -44,7 +44,7 @@ function errorResponse(status: number, code: AgentErrorCode, message: string): R
 }
 
 /** The query string as the export's filters: empty values (an unfilled form field) are absent. */
-export function parseExportQuery(
+function parseExportQuery(
   params: URLSearchParams,
 ): { ok: true; query: FeedbackExportQuery } | { ok: false; message: string } {
   const raw: Record<string, string | string[]> = {};
@@ -75,7 +75,7 @@ const DAY_MS = 86_400_000;
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 
 /** `from` inclusive; `to` inclusive, as an exclusive bound (a date means the whole day, UTC). */
-export function timeWindow(q: FeedbackExportQuery): { from?: Date; before?: Date } {
+function timeWindow(q: FeedbackExportQuery): { from?: Date; before?: Date } {
   const from = q.from ? new Date(DATE_ONLY.test(q.from) ? `${q.from}T00:00:00.000Z` : q.from) : undefined;
   const to = q.to ? new Date(DATE_ONLY.test(q.to) ? `${q.to}T00:00:00.000Z` : q.to) : undefined;
   const before = to ? new Date(to.getTime() + (DATE_ONLY.test(q.to!) ? DAY_MS : 1)) : undefined;
@@ -94,7 +94,7 @@ function feedbackWhere(projectId: string, q: FeedbackExportQuery): Prisma.AgentF
 }
 
 /** The view's messages in the chat format evaluation tools read. */
-export function toExportMessages(messages: readonly ViewMessage[]): ExportMessage[] {
+function toExportMessages(messages: readonly ViewMessage[]): ExportMessage[] {
   return messages.map((m): ExportMessage => {
     if (m.role === 'user') return { role: 'user', content: m.content };
     if (m.role === 'tool') return { role: 'tool', tool_call_id: m.toolCallId, content: m.content };
@@ -110,7 +110,7 @@ export function toExportMessages(messages: readonly ViewMessage[]): ExportMessag
 type RunTimes = Map<string, { startedAt: Date; finishedAt: Date | null }>;
 
 /** One export line, or null when the rated answer is not in the replay (e.g. unreadable rows). */
-export function exportLine(
+function exportLine(
   row: AgentFeedback,
   projectId: string,
   view: ConversationView,
@@ -171,7 +171,7 @@ async function pageLines(prisma: PrismaClient, projectId: string, rows: readonly
  * Pages are walked by (createdAt, id), which a changed rating does not move, so no rating is
  * skipped or repeated while the export runs.
  */
-export function feedbackExportStream(
+function feedbackExportStream(
   prisma: PrismaClient,
   projectId: string,
   query: FeedbackExportQuery,

@@ -103,7 +103,7 @@ const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 };
 
-export function errorResponse(
+function errorResponse(
   status: number,
   code: AgentErrorCode,
   message: string,

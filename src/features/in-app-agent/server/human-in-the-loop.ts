@@ -48,7 +48,7 @@ const SUMMARIES: Record<string, (a: Record<string, unknown>) => string> = {
   notify_webhook: () => "Send a message to the project's webhook",
 };
 
-export function summarize(toolName: string, args: Record<string, unknown>): string {
+function summarize(toolName: string, args: Record<string, unknown>): string {
   return SUMMARIES[toolName]?.(args) ?? `Run ${toolName}`;
 }
 

@@ -155,5 +155,3 @@ export class ModelCallSpans {
     open.span.end(open.doneAt);
   }
 }
-
-export { trace };

@@ -22,7 +22,7 @@ export interface ListedTool {
 }
 
 /** A JSON-RPC error from the MCP server (refusals: MISSING_SCOPE, OVERRIDE_*, INVALID_KEY, ...). */
-export class McpCallError extends Error {
+class McpCallError extends Error {
   constructor(
     message: string,
     readonly rpcCode: number,
@@ -253,7 +253,7 @@ export function mcpGateway(target: { url: string } | { dispatch: McpDispatch }):
 }
 
 /** Total cached listings over every gateway (diagnostics: must stay bounded). */
-export function cachedListingCount(): number {
+function cachedListingCount(): number {
   let n = 0;
   for (const gw of holder.gateways.values()) n += gw.cachedListings;
   return n;

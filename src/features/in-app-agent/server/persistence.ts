@@ -75,7 +75,7 @@ export class TooManyRunsError extends Error {
 }
 
 /** The per-user limit of running runs checked when a run opens. */
-export interface RunningLimit {
+interface RunningLimit {
   /** AGENT_MAX_CONCURRENT_RUNS_PER_USER. */
   maxRunning: number;
   /** A run without a heartbeat for this long is stale (its instance died): it does not count. */
@@ -277,7 +277,7 @@ export function selectedPath(nodes: readonly RunNode[], from: string | null = nu
 }
 
 /** The versions of each turn on the path that has more than one: position (1-based), count, ids. */
-export function versionsOnPath(nodes: readonly RunNode[], path: readonly string[]): ConversationView['versions'] {
+function versionsOnPath(nodes: readonly RunNode[], path: readonly string[]): ConversationView['versions'] {
   const children = childrenOf(nodes);
   const byId = new Map(nodes.map((n) => [n.id, n]));
   const out: NonNullable<ConversationView['versions']> = {};

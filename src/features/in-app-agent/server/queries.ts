@@ -14,7 +14,7 @@ export interface ListCursor {
   id: string;
 }
 
-export function encodeCursor(d: Date, id: string): string {
+function encodeCursor(d: Date, id: string): string {
   return Buffer.from(`${d.toISOString()}|${id}`).toString('base64url');
 }
 
@@ -239,7 +239,7 @@ export function listConversationRuns(prisma: PrismaClient, conversationId: strin
 type UsageTotals = { inputTokens: number; outputTokens: number; costUsd: number | null };
 
 /** Tokens and cost per conversation (sums over its runs). */
-export async function usageByConversation(prisma: PrismaClient, ids: string[]): Promise<Map<string, UsageTotals>> {
+async function usageByConversation(prisma: PrismaClient, ids: string[]): Promise<Map<string, UsageTotals>> {
   if (!ids.length) return new Map();
   const rows = await prisma.agentRun.groupBy({
     by: ['conversationId'],

@@ -116,7 +116,7 @@ export type StartRunResult =
   | { ok: false; status: number; code: AgentErrorCode; message: string; retryAfterSeconds?: number };
 
 /** What a client refused with TOO_MANY_RUNS is told to wait before retrying (answers take seconds). */
-export const TOO_MANY_RUNS_RETRY_AFTER_SECONDS = 5;
+const TOO_MANY_RUNS_RETRY_AFTER_SECONDS = 5;
 
 /** When each set-up step ended, in ms after the request arrived (steps 2 overlap each other). */
 export interface RunTimings {

@@ -40,7 +40,7 @@ export const LOCAL_APPROVAL_MAP = { navigate: 'auto', search_docs: 'auto' } as c
   ApprovalPolicy
 >;
 
-export interface ToolTags {
+interface ToolTags {
   readsPrivateData: boolean;
   readsUntrustedContent: boolean;
   communicatesOutside: boolean;
@@ -154,14 +154,14 @@ export function approvalFor(info: ToolInfo | undefined, taint: Taint): ApprovalD
 // Local tools
 // ------------------------------------------------------------------------------------------------
 
-export const NavigateInput = z
+const NavigateInput = z
   .object({
     page: z.enum(['issues', 'issue', 'new_issue', 'members', 'settings']),
     issueNumber: z.number().int().positive().max(10_000_000).optional(),
   })
   .strict();
 
-export const SearchDocsInput = z.object({ query: z.string().min(1).max(200) }).strict();
+const SearchDocsInput = z.object({ query: z.string().min(1).max(200) }).strict();
 
 /** Input schemas of the local tools (the model's tool definitions and approved-args validation). */
 export const LOCAL_TOOL_INPUTS = { navigate: NavigateInput, search_docs: SearchDocsInput } as const satisfies Record<
@@ -190,7 +190,7 @@ export async function runLocalTool(
 }
 
 /** Only known routes of this project; an issue must exist. */
-export async function resolveNavigation(
+async function resolveNavigation(
   prisma: PrismaClient,
   projectId: string,
   input: z.infer<typeof NavigateInput>,
@@ -251,7 +251,7 @@ async function loadDocs(
 }
 
 /** Searches the product's own help pages (docs/help/*.md) by term overlap. */
-export async function searchDocs(
+async function searchDocs(
   query: string,
 ): Promise<{ results: Array<{ title: string; page: string; excerpt: string }> }> {
   const sections = await (docsCache ??= loadDocs());

@@ -19,7 +19,7 @@ import { useAction } from './use-action';
 const ALL_ROLES: Role[] = ['OWNER', 'ADMIN', 'MEMBER', 'VIEWER'];
 
 /** The roles `actor` may hand out: only owners grant OWNER. */
-export function grantableRoles(actor: Role | null): Role[] {
+function grantableRoles(actor: Role | null): Role[] {
   return actor === 'OWNER' ? ALL_ROLES : ALL_ROLES.filter((r) => r !== 'OWNER');
 }
 

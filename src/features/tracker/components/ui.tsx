@@ -24,7 +24,7 @@ export const labelText = 'block text-sm font-medium text-slate-700 dark:text-sla
 export const card = 'rounded-lg border border-slate-200 bg-white p-4 dark:border-slate-800 dark:bg-slate-900';
 export const link = 'text-blue-700 underline-offset-2 hover:underline dark:text-blue-300';
 
-export const STATUS_LABEL: Record<IssueStatus, string> = { OPEN: 'Open', IN_PROGRESS: 'In progress', CLOSED: 'Closed' };
+const STATUS_LABEL: Record<IssueStatus, string> = { OPEN: 'Open', IN_PROGRESS: 'In progress', CLOSED: 'Closed' };
 export const PRIORITY_LABEL: Record<IssuePriority, string> = {
   LOW: 'Low',
   MEDIUM: 'Medium',

@@ -8,7 +8,7 @@ import { newId } from '@/server/ids';
 import { SafeText } from '@/server/text';
 import { type Actor, IssueNumberSchema, parseInput, requireIssue } from './shared';
 
-export const CommentBodySchema = SafeText.trim().min(1, 'Comment is empty.').max(10_000);
+const CommentBodySchema = SafeText.trim().min(1, 'Comment is empty.').max(10_000);
 
 export interface IssueComment {
   id: string;

@@ -22,10 +22,10 @@ import {
   sourceOf,
 } from './shared';
 
-export const IssueStatusSchema = z.enum(ISSUE_STATUSES);
-export const IssuePrioritySchema = z.enum(ISSUE_PRIORITIES);
-export const IssueTitleSchema = SafeText.trim().min(1, 'Title is required.').max(200);
-export const IssueBodySchema = SafeText.max(20_000);
+const IssueStatusSchema = z.enum(ISSUE_STATUSES);
+const IssuePrioritySchema = z.enum(ISSUE_PRIORITIES);
+const IssueTitleSchema = SafeText.trim().min(1, 'Title is required.').max(200);
+const IssueBodySchema = SafeText.max(20_000);
 
 /** The columns an issue row is read with (for `toSummary`). */
 export const issueSummarySelect = {

@@ -14,8 +14,8 @@ import { countedPage, type Db, type PageInput, parseInput } from './shared';
 
 /** A user id (`u_...`) or the email of a user. */
 export const UserRefSchema = SafeText.trim().min(1).max(320);
-export const EmailSchema = SafeText.trim().toLowerCase().email().max(320);
-export const RoleInputSchema = z.enum(ROLES);
+const EmailSchema = SafeText.trim().toLowerCase().email().max(320);
+const RoleInputSchema = z.enum(ROLES);
 
 /**
  * Resolves a member of the project by user id or email. USER_NOT_FOUND when no such user exists,

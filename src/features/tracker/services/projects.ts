@@ -125,7 +125,7 @@ export async function projectSummary(
 // Settings
 // ---------------------------------------------------------------------------------------------
 
-export const WebhookUrlSchema = SafeText.trim()
+const WebhookUrlSchema = SafeText.trim()
   .max(2000)
   .refine((v) => {
     try {

@@ -190,7 +190,7 @@ export function errorResponse(status: number, code: string, message = code): Res
   });
 }
 
-export function networkError(): never {
+function networkError(): never {
   throw new TypeError('fetch failed');
 }
 
@@ -365,7 +365,7 @@ export function finished(threadId: string, runId: string): AgentEvent {
   return { type: 'RUN_FINISHED', threadId, runId, outcome: { type: 'success' } };
 }
 
-export function approvalInterrupt(id: string, toolCallId: string, args: Record<string, unknown>, expiresAt: string) {
+function approvalInterrupt(id: string, toolCallId: string, args: Record<string, unknown>, expiresAt: string) {
   return {
     id,
     reason: 'tool_approval',

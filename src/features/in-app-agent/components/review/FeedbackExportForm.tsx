@@ -8,7 +8,7 @@ import { useState, type FormEvent } from 'react';
 import { FEEDBACK_REASON_LABELS, FEEDBACK_REASONS } from '../../schema';
 
 /** Where the host mounts the export route (`createFeedbackExportHandler`). */
-export function feedbackExportPath(projectId: string): string {
+function feedbackExportPath(projectId: string): string {
   return `/api/projects/${encodeURIComponent(projectId)}/in-app-agent/feedback-export`;
 }
 

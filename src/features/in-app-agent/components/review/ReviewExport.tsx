@@ -8,7 +8,7 @@ import { trpcErrorMessage, useAgentApi } from '../agent-api';
 import { ExportButton } from './ExportButton';
 
 /** Offers `data` as a file download named `name`. */
-export function downloadJson(name: string, data: unknown): void {
+function downloadJson(name: string, data: unknown): void {
   const blob = new Blob([JSON.stringify(data, null, 2)], { type: 'application/json' });
   const url = URL.createObjectURL(blob);
   const a = document.createElement('a');
@@ -20,7 +20,7 @@ export function downloadJson(name: string, data: unknown): void {
   window.setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
-export function useConversationExport(projectId: string, conversationId: string) {
+function useConversationExport(projectId: string, conversationId: string) {
   const api = useAgentApi();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
