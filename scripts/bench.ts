@@ -131,7 +131,7 @@ function benchModel() {
   };
 }
 
-type Timings = { opened: number; keyMinted: number; historyLoaded: number; toolsListed: number; agentStarted: number };
+type Timings = { opened: number; historyLoaded: number; toolsListed: number; agentStarted: number };
 let lastTimings: Timings | undefined;
 const benchHandle = {
   model: benchModel(),
@@ -239,8 +239,8 @@ if (profiler) {
   await profiler.post('Profiler.start');
 }
 
-// 1. POST to first SSE byte and POST to the model's first request (the set-up: run, key, history,
-// tools, agent), with an instant model; and when each set-up step ended.
+// 1. POST to first SSE byte and POST to the model's first request (the set-up: run and key,
+// history, tools, agent), with an instant model; and when each set-up step ended.
 if (want('firstByte') || want('firstModelRequest')) {
   script = { chunks: 1, delayMs: 0, stamp: false };
   const firstBytes: number[] = [];
@@ -249,7 +249,6 @@ if (want('firstByte') || want('firstModelRequest')) {
   const floorModel: number[] = [];
   const phases: Record<keyof Timings, number[]> = {
     opened: [],
-    keyMinted: [],
     historyLoaded: [],
     toolsListed: [],
     agentStarted: [],
@@ -279,8 +278,8 @@ if (want('firstByte') || want('firstModelRequest')) {
     aboveFloorP50: round(modelP50 - floorModelP50),
     budgetAboveFloorP50: 8,
   };
-  // When each set-up step ended, after the route received the request (p50; the key, the history
-  // and the tools overlap).
+  // When each set-up step ended, after the route received the request (p50; the run's key is
+  // stored by the statement that opens it; the history and the tools overlap).
   out.setupPhasesMs = Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, round(pct(v, 50))]));
 }
 if (profiler) {

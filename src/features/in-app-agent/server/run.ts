@@ -120,9 +120,8 @@ const TOO_MANY_RUNS_RETRY_AFTER_SECONDS = 5;
 
 /** When each set-up step ended, in ms after the request arrived (steps 2 overlap each other). */
 export interface RunTimings {
-  /** The run row (and conversation) written: the request is accepted. */
+  /** The run row (conversation, run and its MCP key) written: the request is accepted. */
   opened: number;
-  keyMinted: number;
   historyLoaded: number;
   toolsListed: number;
   /** The agent asks the model. */
@@ -263,7 +262,6 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
   registerRun(run);
   const timings: RunTimings = {
     opened: performance.now() - t0,
-    keyMinted: 0,
     historyLoaded: 0,
     toolsListed: 0,
     agentStarted: 0,
@@ -378,7 +376,6 @@ async function live(
     // 2. Prepare: the key was stored with the run; the history the model can be sent (bounded by
     // the context budget) and what the conversation read before it (the data-flow guard remembers
     // past the window). A conversation this run created has neither.
-    mark('keyMinted');
     keyId = key.id;
     recorder.keepKeyAlive(key.id, settings.keyTtlSeconds);
     const [stored, readSoFar] = opened.created
