@@ -47,6 +47,15 @@ export interface ProjectPageContext {
   can(scope: Scope): boolean;
 }
 
+/** A page's query string as Next hands it over. */
+export type SearchParams = Record<string, string | string[] | undefined>;
+
+/** What Next hands a page under /projects/[projectId] that reads its query string. */
+export interface ProjectQueryPageProps {
+  params: Promise<{ projectId: string }>;
+  searchParams: Promise<SearchParams>;
+}
+
 const loadProject = cache(async (userId: string, projectId: string) => {
   const user = await currentUser();
   if (!user || user.id !== userId) return null;

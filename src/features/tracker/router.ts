@@ -10,7 +10,6 @@ import { createProjectKey, revokeKey } from '@/server/api-keys';
 import { hasProjectAccess, ROLE_RANK, scopesFor, type Role } from '@/server/rbac';
 import { SafeText } from '@/server/text';
 import { appError, authedProcedure, ProjectInput, projectProcedure, router } from '@/server/trpc';
-import { getMemberRole } from '@/server/access';
 import * as apiKeys from './services/api-keys';
 import * as comments from './services/comments';
 import * as issues from './services/issues';
@@ -116,16 +115,14 @@ const membersRouter = router({
   changeRole: projectProcedure('members:manage')
     .input(members.ChangeRoleInput.extend(PID))
     .mutation(async ({ ctx, input }) => {
-      const current = await getMemberRole(ctx.prisma, input.projectId, input.userId);
-      if (!current) throw appError('NOT_FOUND', 'USER_NOT_FOUND', 'That user is not a member of this project.');
+      const { role: current } = await members.requireMembership(ctx.prisma, input.projectId, input.userId);
       assertMayManageRole(ctx.access.role, current, input.role);
       return members.changeRole(ctx.prisma, input.projectId, rest(input));
     }),
   remove: projectProcedure('members:manage')
     .input(members.RemoveMemberInput.extend(PID))
     .mutation(async ({ ctx, input }) => {
-      const current = await getMemberRole(ctx.prisma, input.projectId, input.userId);
-      if (!current) throw appError('NOT_FOUND', 'USER_NOT_FOUND', 'That user is not a member of this project.');
+      const { role: current } = await members.requireMembership(ctx.prisma, input.projectId, input.userId);
       assertMayManageRole(ctx.access.role, current, null);
       return members.removeMember(ctx.prisma, input.projectId, rest(input));
     }),

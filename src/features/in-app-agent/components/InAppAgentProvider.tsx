@@ -20,19 +20,16 @@ import {
   type RefObject,
 } from 'react';
 import { LIMITS } from '../constants';
-import type { ConversationView, FeedbackReason, ModelInfo } from '../schema';
+import type { FeedbackReason } from '../schema';
 import { agentStoreApi, useAgentApi } from './agent-api';
 import {
   canReviseLastTurn,
   effectiveApprovalDrafts,
   selectOpenApprovals,
-  type Announcement,
-  type ConnectionPhase,
+  type AgentState,
   type QueuedMessage,
 } from './agent-store';
 import { isExpired, type ApprovalRequest, type DraftAnswer } from './approval';
-import type { PanelError } from './errors';
-import type { FeedbackValue } from './FeedbackButtons';
 import { buildPageContext } from './page-context';
 import { browserStorages } from './storage';
 import { openBrowserChannel } from './tab-channel';
@@ -54,7 +51,23 @@ export function isTextField(el: Element | null): el is HTMLElement {
   return el instanceof HTMLElement && el.isContentEditable;
 }
 
-export interface InAppAgentContextValue {
+/** The current conversation as the store holds it: the panel reads these fields as they are. */
+type ConversationState = Pick<
+  AgentState,
+  | 'conversationId'
+  | 'view'
+  | 'feedback'
+  | 'hydrating'
+  | 'hydrateError'
+  | 'connection'
+  | 'pendingUserMessage'
+  | 'requestError'
+  | 'statusNote'
+  | 'model'
+  | 'announcements'
+>;
+
+export interface InAppAgentContextValue extends ConversationState {
   projectId: string;
   // panel
   open: boolean;
@@ -68,22 +81,9 @@ export interface InAppAgentContextValue {
   /** What the panel shows: the conversation or the history list. */
   panelView: PanelView;
   setPanelView: (view: PanelView) => void;
-  // conversation
-  conversationId: string | null;
-  view: ConversationView;
-  feedback: Record<string, FeedbackValue | undefined>;
-  hydrating: boolean;
-  hydrateError: string | null;
+  // conversation: the store's fields (`ConversationState`), and
   /** An answer is being sent, streamed, reconnected to or stopped. */
   busy: boolean;
-  connection: ConnectionPhase;
-  pendingUserMessage: string | null;
-  requestError: PanelError | null;
-  /** A short note for the status line (e.g. Stop could not be sent). */
-  statusNote: string | null;
-  model: ModelInfo | null;
-  /** The last few live-region messages (new answers, approval requests, failures), oldest first. */
-  announcements: Announcement[];
   // input
   draft: string;
   setDraft: (text: string) => void;

@@ -75,6 +75,24 @@ function failure(err: unknown, fallback: string): { ok: false; notFound: boolean
   };
 }
 
+/** What the store keeps of a load's answer (`keep`), or why the load failed. */
+async function load<R, T extends object>(
+  call: () => Promise<R>,
+  keep: (res: R) => T,
+  fallback: string,
+): Promise<({ ok: true } & T) | ReturnType<typeof failure>> {
+  try {
+    return { ok: true, ...keep(await call()) };
+  } catch (err) {
+    return failure(err, fallback);
+  }
+}
+
+/** A page of a conversation: its messages and where the earlier ones start. */
+function pageOf<V, B>(res: { view: V; olderBefore: B }) {
+  return { view: res.view, olderBefore: res.olderBefore };
+}
+
 /**
  * The data calls the panel's store makes (agent-store.ts), over this host's tRPC: loading a
  * conversation (with its live run) and its earlier pages, choosing a version of a turn, and
@@ -83,31 +101,20 @@ function failure(err: unknown, fallback: string): { ok: false; notFound: boolean
  */
 export function agentStoreApi(current: () => AgentApi, projectId: string): AgentStoreApi {
   return {
-    async loadConversation(conversationId) {
-      try {
-        const res = await current().getConversation({ projectId, conversationId });
-        const { view, feedback, liveRunId, olderBefore } = res;
-        return { ok: true, view, feedback, liveRunId, olderBefore };
-      } catch (err) {
-        return failure(err, 'Could not load the conversation.');
-      }
-    },
-    async loadOlder(conversationId, before) {
-      try {
-        const res = await current().olderMessages({ projectId, conversationId, before });
-        return { ok: true, view: res.view, olderBefore: res.olderBefore };
-      } catch (err) {
-        return failure(err, 'Could not load earlier messages.');
-      }
-    },
-    async selectVersion(conversationId, runId) {
-      try {
-        const res = await current().selectVersion({ projectId, conversationId, runId });
-        return { ok: true, view: res.view, olderBefore: res.olderBefore };
-      } catch (err) {
-        return failure(err, 'Could not show that version.');
-      }
-    },
+    loadConversation: (conversationId) =>
+      load(
+        () => current().getConversation({ projectId, conversationId }),
+        ({ view, feedback, liveRunId, olderBefore }) => ({ view, feedback, liveRunId, olderBefore }),
+        'Could not load the conversation.',
+      ),
+    loadOlder: (conversationId, before) =>
+      load(
+        () => current().olderMessages({ projectId, conversationId, before }),
+        pageOf,
+        'Could not load earlier messages.',
+      ),
+    selectVersion: (conversationId, runId) =>
+      load(() => current().selectVersion({ projectId, conversationId, runId }), pageOf, 'Could not show that version.'),
     async submitFeedback(input) {
       try {
         await current().submitFeedback({ projectId, ...input });

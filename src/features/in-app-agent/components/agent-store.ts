@@ -113,7 +113,7 @@ export interface AgentState {
   /** A short note in the status line (e.g. Stop could not be sent). */
   statusNote: string | null;
   model: ModelInfo | null;
-  /** The last few live-region messages, oldest first. */
+  /** The last few live-region messages (new answers, approval requests, failures), oldest first. */
   announcements: Announcement[];
   draft: string;
   queue: QueuedMessage[];
@@ -1335,18 +1335,8 @@ export class AgentStore {
 
   /** The run ended and its stream closed: back to idle, then the next thing waiting. */
   private finishRun(connection: Connection): void {
-    this.timers.clear('finish');
-    this.timers.clear('reconnect');
-    connection.controller.abort();
-    this.connection = null;
-    this.renderNow();
-    this.set({
-      connection: 'idle',
-      liveRunId: null,
-      reconnectAttempt: 0,
-      runsFinished: this.state.runsFinished + 1,
-      ...(connection.started ? { pendingUserMessage: null } : {}),
-    });
+    this.release(connection);
+    this.showRunEnded(connection.started ? { pendingUserMessage: null } : {});
     this.pruneApprovalDrafts();
     if (
       connection.request.kind === 'message' &&
@@ -1369,6 +1359,26 @@ export class AgentStore {
       return;
     }
     this.flushQueue();
+  }
+
+  /** Lets go of the run's stream and its timers: it ended, or is no longer followed. */
+  private release(connection: Connection): void {
+    this.timers.clear('finish');
+    this.timers.clear('reconnect');
+    connection.controller.abort();
+    this.connection = null;
+  }
+
+  /** Shows the run's end and goes back to idle (the history list refetches). */
+  private showRunEnded(patch: Partial<AgentState>): void {
+    this.renderNow();
+    this.set({
+      connection: 'idle',
+      liveRunId: null,
+      reconnectAttempt: 0,
+      runsFinished: this.state.runsFinished + 1,
+      ...patch,
+    });
   }
 
   private lastRunHasUserText(text: string): boolean {
@@ -1435,10 +1445,7 @@ export class AgentStore {
 
   /** Stops following a run without its end (it is gone, or this user may no longer see it). */
   private abandon(connection: Connection, error: PanelError | null): void {
-    this.timers.clear('reconnect');
-    this.timers.clear('finish');
-    connection.controller.abort();
-    this.connection = null;
+    this.release(connection);
     const current = this.liveView.current.runs.at(-1);
     if (current?.status === 'running' && current.runId === connection.runId) {
       // Nothing may stay "streaming" forever: the run's end is shown from what is known.
@@ -1449,14 +1456,7 @@ export class AgentStore {
         ...(code ? { code } : {}),
       });
     }
-    this.renderNow();
-    this.set({
-      connection: 'idle',
-      liveRunId: null,
-      reconnectAttempt: 0,
-      runsFinished: this.state.runsFinished + 1,
-      pendingUserMessage: null,
-    });
+    this.showRunEnded({ pendingUserMessage: null });
     if (error) {
       this.set({ requestError: { ...error, retryable: false } });
       this.announce(`The answer could not be followed: ${error.message}`);

@@ -548,6 +548,14 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
     );
     return { ...r, read: state.taint };
   };
+  /** The idle watchdog stopped the model: it went quiet for too long. */
+  const finishTimedOut = (): RunResult =>
+    finish({
+      kind: 'error',
+      code: 'MODEL_TIMEOUT',
+      message: 'The model stopped responding. Please try again.',
+      usage: normalizer.usage,
+    });
   try {
     runtime = await buildTools(ctx, state, spans);
     if (ctx.signal.aborted) return finish({ kind: 'cancelled', usage: {} });
@@ -608,13 +616,7 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
     normalizer.closeText();
     if (ctx.signal.aborted || (normalizer.aborted && !timedOut))
       return finish({ kind: 'cancelled', usage: normalizer.usage });
-    if (timedOut)
-      return finish({
-        kind: 'error',
-        code: 'MODEL_TIMEOUT',
-        message: 'The model stopped responding. Please try again.',
-        usage: normalizer.usage,
-      });
+    if (timedOut) return finishTimedOut();
     if (normalizer.error) {
       const { code, message } = classifyModelError(normalizer.error);
       return finish({ kind: 'error', code, message, usage: normalizer.usage });
@@ -624,13 +626,7 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
   } catch (err) {
     normalizer.closeText();
     if (ctx.signal.aborted) return finish({ kind: 'cancelled', usage: normalizer.usage });
-    if (timedOut)
-      return finish({
-        kind: 'error',
-        code: 'MODEL_TIMEOUT',
-        message: 'The model stopped responding. Please try again.',
-        usage: normalizer.usage,
-      });
+    if (timedOut) return finishTimedOut();
     const { code, message } = classifyModelError(err);
     if (err instanceof ToolsUnavailableError || !runtime) {
       return finish({

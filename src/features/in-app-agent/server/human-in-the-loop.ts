@@ -354,32 +354,20 @@ export async function closeAbandoned(
   for (const r of open) {
     if (!calls.has(r.toolCallId)) continue;
     const known = view.decisions[r.toolCallId];
+    // The decision event goes out only when replay does not already hold one.
+    const close = (decided: ApprovalDecidedValue, result: Record<string, unknown>) =>
+      out.push({ toolCallId: r.toolCallId, toolName: r.toolName, ...(known ? {} : { decided }), result });
     if (r.status === 'PENDING' || r.status === 'EXPIRED') {
-      out.push({
-        toolCallId: r.toolCallId,
-        toolName: r.toolName,
-        ...(known ? {} : { decided: { toolCallId: r.toolCallId, decision: 'expired' as const } }),
-        result: { rejected: true, expired: true, message: 'The user did not approve this call; it was not executed.' },
-      });
+      close(
+        { toolCallId: r.toolCallId, decision: 'expired' },
+        { rejected: true, expired: true, message: 'The user did not approve this call; it was not executed.' },
+      );
     } else if (r.status === 'REJECTED') {
-      out.push({
-        toolCallId: r.toolCallId,
-        toolName: r.toolName,
-        ...(known
-          ? {}
-          : {
-              decided: {
-                toolCallId: r.toolCallId,
-                decision: 'rejected' as const,
-                ...(r.feedback ? { feedback: r.feedback } : {}),
-              },
-            }),
-        result: {
-          rejected: true,
-          message: 'The user rejected this call; it was not executed.',
-          ...(r.feedback ? { feedback: r.feedback } : {}),
-        },
-      });
+      const feedback = r.feedback ? { feedback: r.feedback } : {};
+      close(
+        { toolCallId: r.toolCallId, decision: 'rejected', ...feedback },
+        { rejected: true, message: 'The user rejected this call; it was not executed.', ...feedback },
+      );
     } else {
       const args = (r.decidedArgs ?? r.args ?? {}) as Record<string, unknown>;
       // Any key can write an audit row with any tool-call id: only a row written by this
@@ -414,21 +402,10 @@ export async function closeAbandoned(
               message: 'This approved call failed.',
               error: audit.errorCode ?? audit.status,
             };
-      out.push({
-        toolCallId: r.toolCallId,
-        toolName: r.toolName,
-        ...(known
-          ? {}
-          : {
-              decided: {
-                toolCallId: r.toolCallId,
-                decision: 'approved' as const,
-                ...(r.decidedArgs ? { edited: true } : {}),
-                args,
-              },
-            }),
+      close(
+        { toolCallId: r.toolCallId, decision: 'approved', ...(r.decidedArgs ? { edited: true } : {}), args },
         result,
-      });
+      );
     }
   }
   return out;

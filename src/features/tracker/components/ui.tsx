@@ -229,6 +229,28 @@ export function PageHeading({ title, children }: { title: ReactNode; children?: 
   );
 }
 
+/** A page's title with a line or two on what it shows (pages without actions beside the title). */
+export function PageIntro({ title, children }: { title: ReactNode; children: ReactNode }) {
+  return (
+    <div>
+      <h1 className="text-2xl font-semibold tracking-tight">{title}</h1>
+      <p className="text-sm text-slate-600 dark:text-slate-300">{children}</p>
+    </div>
+  );
+}
+
+/** A card section named by its `h2` heading (`headingId` labels the section). */
+export function CardSection({ headingId, title, children }: { headingId: string; title: string; children: ReactNode }) {
+  return (
+    <section className={card} aria-labelledby={headingId}>
+      <h2 id={headingId} className="mb-3 text-lg font-semibold">
+        {title}
+      </h2>
+      {children}
+    </section>
+  );
+}
+
 export function ErrorText({ message }: { message: string | null }) {
   if (!message) return null;
   return (

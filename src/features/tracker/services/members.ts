@@ -130,7 +130,12 @@ async function withProjectLock<T>(
   });
 }
 
-async function requireMembership(tx: Db, projectId: string, userId: string): Promise<{ id: string; role: Role }> {
+/** The user's membership of the project; USER_NOT_FOUND when they are not a member. */
+export async function requireMembership(
+  tx: Db,
+  projectId: string,
+  userId: string,
+): Promise<{ id: string; role: Role }> {
   const m = await tx.projectMembership.findUnique({
     where: { projectId_userId: { projectId, userId } },
     select: { id: true, role: true },

@@ -2,8 +2,8 @@ import type { Metadata } from 'next';
 import Link from 'next/link';
 import { AuditListInput } from '@/features/mcp/audit';
 import { AuditFilters, AuditTable, auditQuery, type AuditFilterValues } from '@/features/mcp/components/AuditTable';
-import { NotAllowed } from '@/features/tracker/components/ui';
-import { requireProjectPage } from '@/features/tracker/page-access';
+import { NotAllowed, PageIntro } from '@/features/tracker/components/ui';
+import { type ProjectQueryPageProps, requireProjectPage } from '@/features/tracker/page-access';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Tool-call audit' };
@@ -14,13 +14,7 @@ function one(v: string | string[] | undefined): string | undefined {
 }
 
 /** The project's MCP tool-call audit trail (ADMIN and OWNER, scope `audit:read`). */
-export default async function AuditPage({
-  params,
-  searchParams,
-}: {
-  params: Promise<{ projectId: string }>;
-  searchParams: Promise<Record<string, string | string[] | undefined>>;
-}) {
+export default async function AuditPage({ params, searchParams }: ProjectQueryPageProps) {
   const { projectId } = await params;
   const sp = await searchParams;
   const basePath = `/projects/${encodeURIComponent(projectId)}/audit`;
@@ -57,13 +51,10 @@ export default async function AuditPage({
 
   return (
     <main className="space-y-4" data-testid="audit-page">
-      <div>
-        <h1 className="text-2xl font-semibold tracking-tight">Tool-call audit</h1>
-        <p className="text-sm text-slate-600 dark:text-slate-300">
-          Every call to this project&apos;s MCP tools — by project keys and by the assistant — newest first, including
-          denied and failed calls. Previews of arguments and results are shortened.
-        </p>
-      </div>
+      <PageIntro title="Tool-call audit">
+        Every call to this project&apos;s MCP tools — by project keys and by the assistant — newest first, including
+        denied and failed calls. Previews of arguments and results are shortened.
+      </PageIntro>
       <AuditFilters basePath={basePath} facets={facets} values={values} />
       <AuditTable rows={data.items} />
       <nav aria-label="Pages" className="flex gap-4 text-sm">

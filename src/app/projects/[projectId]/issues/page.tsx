@@ -13,7 +13,7 @@ import {
   When,
 } from '@/features/tracker/components/ui';
 import { NotAllowed } from '@/features/tracker/components/ui';
-import { requireProjectPage } from '@/features/tracker/page-access';
+import { type ProjectQueryPageProps, requireProjectPage, type SearchParams } from '@/features/tracker/page-access';
 import { ISSUE_STATUSES, type IssueStatus } from '@/features/tracker/constants';
 import { ListIssuesInput } from '@/features/tracker/services/issues';
 
@@ -22,20 +22,13 @@ export const metadata: Metadata = { title: 'Issues · Tracker' };
 
 const PAGE_SIZE = 25;
 
-type SP = Record<string, string | string[] | undefined>;
-function one(sp: SP, key: string, max = 200): string | undefined {
+function one(sp: SearchParams, key: string, max = 200): string | undefined {
   const v = sp[key];
   const s = (Array.isArray(v) ? v[0] : v)?.trim();
   return s ? s.slice(0, max) : undefined;
 }
 
-export default async function IssuesPage({
-  params,
-  searchParams,
-}: {
-  params: Promise<{ projectId: string }>;
-  searchParams: Promise<SP>;
-}) {
+export default async function IssuesPage({ params, searchParams }: ProjectQueryPageProps) {
   const { projectId } = await params;
   const sp = await searchParams;
   const base = `/projects/${encodeURIComponent(projectId)}`;

@@ -1,6 +1,6 @@
 import type { Metadata } from 'next';
 import { AddMemberForm, MemberRowControls } from '@/features/tracker/components/MembersManager';
-import { NotAllowed, PageHeading, RoleBadge, DataTable, card, When } from '@/features/tracker/components/ui';
+import { CardSection, NotAllowed, PageHeading, RoleBadge, DataTable, When } from '@/features/tracker/components/ui';
 import { requireProjectPage } from '@/features/tracker/page-access';
 
 export const dynamic = 'force-dynamic';
@@ -16,12 +16,9 @@ export default async function MembersPage({ params }: { params: Promise<{ projec
     <main className="space-y-6">
       <PageHeading title="Members" />
       {manage ? (
-        <section className={card} aria-labelledby="add-member-heading">
-          <h2 id="add-member-heading" className="mb-3 text-lg font-semibold">
-            Add a member
-          </h2>
+        <CardSection headingId="add-member-heading" title="Add a member">
           <AddMemberForm projectId={ctx.project.id} actorRole={ctx.access.role} />
-        </section>
+        </CardSection>
       ) : null}
       <DataTable
         caption="Project members"

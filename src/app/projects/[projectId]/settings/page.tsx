@@ -1,7 +1,7 @@
 import type { Metadata } from 'next';
 import { KEY_SCOPES } from '@/features/mcp/key-scopes';
 import { CreateKeyForm, KeyScopeList, RevokeKeyButton, WebhookForm } from '@/features/tracker/components/SettingsForms';
-import { NotAllowed, PageHeading, DataTable, card, When } from '@/features/tracker/components/ui';
+import { CardSection, NotAllowed, PageHeading, DataTable, card, When } from '@/features/tracker/components/ui';
 import { requireProjectPage } from '@/features/tracker/page-access';
 
 export const dynamic = 'force-dynamic';
@@ -27,12 +27,9 @@ export default async function SettingsPage({ params }: { params: Promise<{ proje
     <main className="space-y-8">
       <PageHeading title="Settings" />
       {webhook ? (
-        <section className={card} aria-labelledby="webhook-heading">
-          <h2 id="webhook-heading" className="mb-3 text-lg font-semibold">
-            Webhook
-          </h2>
+        <CardSection headingId="webhook-heading" title="Webhook">
           <WebhookForm projectId={ctx.project.id} current={settings?.webhookUrl ?? null} />
-        </section>
+        </CardSection>
       ) : null}
       {keys ? (
         <section className={`${card} space-y-4`} aria-labelledby="keys-heading">

@@ -11,7 +11,8 @@ import {
 import { DEFAULT_USAGE_DAYS, USAGE_RANGES, UsageSummary } from '@/features/in-app-agent/components/review/UsageSummary';
 import { FeedbackReasonSchema } from '@/features/in-app-agent/schema';
 import { reviewGate } from './access';
-import { NotAllowed } from '@/features/tracker/components/ui';
+import { NotAllowed, PageIntro } from '@/features/tracker/components/ui';
+import type { ProjectQueryPageProps } from '@/features/tracker/page-access';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Assistant review' };
@@ -20,13 +21,7 @@ function one(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-export default async function AssistantReviewPage({
-  params,
-  searchParams,
-}: {
-  params: Promise<{ projectId: string }>;
-  searchParams: Promise<Record<string, string | string[] | undefined>>;
-}) {
+export default async function AssistantReviewPage({ params, searchParams }: ProjectQueryPageProps) {
   const { projectId } = await params;
   const sp = await searchParams;
   const basePath = `/projects/${encodeURIComponent(projectId)}/assistant/review`;
@@ -55,13 +50,10 @@ export default async function AssistantReviewPage({
 
   return (
     <main className="space-y-4" data-testid="review-page">
-      <div>
-        <h1 className="text-2xl font-semibold tracking-tight">Assistant review</h1>
-        <p className="text-sm text-slate-600 dark:text-slate-300">
-          Every assistant conversation in this project, newest first, with what its answers used. Open one to replay it
-          read-only with its tool audit trail.
-        </p>
-      </div>
+      <PageIntro title="Assistant review">
+        Every assistant conversation in this project, newest first, with what its answers used. Open one to replay it
+        read-only with its tool audit trail.
+      </PageIntro>
       <UsageSummary usage={usage} hrefForDays={(d) => reviewHref(basePath, { filter, reason, days: d })} />
       <FeedbackExportForm projectId={projectId} />
       <ReviewFilters basePath={basePath} current={filter} reason={reason} days={days} />
