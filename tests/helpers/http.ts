@@ -123,6 +123,21 @@ export interface TestServerOptions {
   agentRoutes?: Partial<Record<'start' | 'events' | 'cancel', Handler>>;
 }
 
+/**
+ * Each route module once per process, as Next.js loads it: a dynamic import on every request
+ * would go through the TypeScript loader's hooks each time (milliseconds that no deployment pays).
+ */
+const modules = new Map<RouteDef, Promise<RouteModule>>();
+function loaded(route: RouteDef): Promise<RouteModule> {
+  let mod = modules.get(route);
+  if (!mod) {
+    mod = route.load();
+    modules.set(route, mod);
+    mod.catch(() => modules.delete(route));
+  }
+  return mod;
+}
+
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const server = http.createServer(async (nodeReq, nodeRes) => {
     const abort = new AbortController();
@@ -137,7 +152,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         nodeRes.writeHead(404).end('not found');
         return;
       }
-      const mod = await route.load();
+      const mod = await loaded(route);
       const replaced = route.agent
         ? (opts.agentRoutes?.[route.agent] ?? (route.agent === 'start' ? opts.agentHandler : undefined))
         : undefined;
