@@ -3,9 +3,10 @@
 // those modules, so a reader finds every query of a table in one place and authorization is not
 // mixed with data access. The assistant module (src/features/in-app-agent) keeps its own list in
 // tests/unit/in-app-agent/data-access.test.ts; Prisma's generated client is not product code.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { idleStorage, offendersIn, queriesIn, relativeTo, sourceFiles } from '../helpers/data-access';
 
 const SRC = path.resolve(__dirname, '../../src');
 
@@ -37,39 +38,7 @@ const STORAGE: Record<string, string> = {
   'server/health.ts': "the readiness probe's one query",
 };
 
-const MODEL_CALL =
-  'findUnique|findUniqueOrThrow|findFirst|findFirstOrThrow|findMany|create|createMany|createManyAndReturn|update|updateMany|updateManyAndReturn|upsert|delete|deleteMany|count|aggregate|groupBy';
-
-/** The shapes of a query: a Prisma model call, raw query or transaction, or raw SQL on a session. */
-const QUERIES: readonly RegExp[] = [
-  new RegExp(
-    `\\b(?:prisma|tx|db)\\s*\\.\\s*(?:\\$queryRaw|\\$executeRaw|\\$queryRawUnsafe|\\$executeRawUnsafe|\\$transaction|[a-z]\\w*\\s*\\.\\s*(?:${MODEL_CALL})\\s*[(<])`,
-  ),
-  /\b(?:session|client)\s*\.\s*(?:query|exec)\s*[(<]/,
-  /\.\s*withSession\s*\(/,
-  /\.\s*queryRows\s*[(<]/,
-];
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const full = path.join(dir, name);
-    if (statSync(full).isDirectory()) return sourceFiles(full);
-    return /\.tsx?$/.test(name) ? [full] : [];
-  });
-}
-
-function relativeToSrc(file: string): string {
-  return path.relative(SRC, file).split(path.sep).join('/');
-}
-
-/** Every line of `source` that runs a query, as "line: text". */
-function queriesIn(source: string): string[] {
-  return source
-    .split('\n')
-    .map((line, i) => [i + 1, line] as const)
-    .filter(([, line]) => QUERIES.some((q) => q.test(line)))
-    .map(([n, line]) => `${n}: ${line.trim()}`);
-}
+const relativeToSrc = (file: string) => relativeTo(SRC, file);
 
 const scanned = () =>
   sourceFiles(SRC)
@@ -78,19 +47,11 @@ const scanned = () =>
 
 describe("the product's data access", () => {
   it('runs queries only in its storage and service modules', () => {
-    const offenders: Record<string, string[]> = {};
-    for (const relative of scanned()) {
-      if (relative in STORAGE) continue;
-      const found = queriesIn(readFileSync(path.join(SRC, relative), 'utf8'));
-      if (found.length) offenders[relative] = found;
-    }
-    expect(offenders).toEqual({});
+    expect(offendersIn(SRC, STORAGE, scanned())).toEqual({});
   });
 
   it('lists storage modules that exist and do run queries', () => {
-    for (const relative of Object.keys(STORAGE)) {
-      expect(queriesIn(readFileSync(path.join(SRC, relative), 'utf8')).length, relative).toBeGreaterThan(0);
-    }
+    expect(idleStorage(SRC, STORAGE)).toEqual([]);
   });
 
   it('leaves out only folders that exist', () => {

@@ -1,9 +1,9 @@
 // Where the assistant module touches the database: only its storage modules run queries. The
 // router, the route handler, the run's life and the agent call named functions, so a reader finds
 // every query of a table in one place and a route reads top to bottom.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { idleStorage, offendersIn, queriesIn, relativeTo, sourceFiles } from '../../helpers/data-access';
 
 const MODULE = path.resolve(__dirname, '../../../src/features/in-app-agent');
 
@@ -14,48 +14,18 @@ const STORAGE: Record<string, string> = {
   'server/human-in-the-loop.ts': 'pending approvals and their decisions',
   'server/feedback-export.ts': 'the JSONL export, streamed a page of ratings at a time',
   'server/tools.ts': "the navigate tool's check that an issue number exists in the host's issues",
+  'server/fan-out.ts': "LISTEN/NOTIFY on the fan-out's own connection (runs on other instances)",
+  'server/retention.ts': "the retention purge of the module's old rows",
 };
-
-/**
- * A Prisma model call (`prisma.agentRun.findMany(`, `tx.x.update(`), a raw query or transaction, or a
- * statement sent straight to the driver (`db.queryRows(`).
- */
-const QUERY =
-  /\.\s*queryRows\s*[(<]|\b(?:prisma|tx)\s*\.\s*(?:\$queryRaw|\$executeRaw|\$queryRawUnsafe|\$executeRawUnsafe|\$transaction|[a-z]\w*\s*\.\s*(?:findUnique|findUniqueOrThrow|findFirst|findFirstOrThrow|findMany|create|createMany|update|updateMany|upsert|delete|deleteMany|count|aggregate|groupBy)\s*[(<])/;
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const full = path.join(dir, name);
-    if (statSync(full).isDirectory()) return sourceFiles(full);
-    return /\.tsx?$/.test(name) ? [full] : [];
-  });
-}
-
-/** Every line of `source` that runs a query, as "line: text". */
-function queriesIn(source: string): string[] {
-  return source
-    .split('\n')
-    .map((line, i) => [i + 1, line] as const)
-    .filter(([, line]) => QUERY.test(line))
-    .map(([n, line]) => `${n}: ${line.trim()}`);
-}
 
 describe("the assistant module's data access", () => {
   it('runs queries only in its storage modules', () => {
-    const offenders: Record<string, string[]> = {};
-    for (const file of sourceFiles(MODULE)) {
-      const relative = path.relative(MODULE, file).split(path.sep).join('/');
-      if (relative in STORAGE) continue;
-      const found = queriesIn(readFileSync(file, 'utf8'));
-      if (found.length) offenders[relative] = found;
-    }
-    expect(offenders).toEqual({});
+    const files = sourceFiles(MODULE).map((file) => relativeTo(MODULE, file));
+    expect(offendersIn(MODULE, STORAGE, files)).toEqual({});
   });
 
   it('lists storage modules that exist and do run queries', () => {
-    for (const relative of Object.keys(STORAGE)) {
-      expect(queriesIn(readFileSync(path.join(MODULE, relative), 'utf8')).length, relative).toBeGreaterThan(0);
-    }
+    expect(idleStorage(MODULE, STORAGE)).toEqual([]);
   });
 
   it('recognises the shapes of a query', () => {
