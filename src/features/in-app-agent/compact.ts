@@ -256,56 +256,56 @@ export function expand(stored: Iterable<StoredEvent>): AgentEvent[] {
   const out: AgentEvent[] = [];
   let threadId = '';
   let runId = '';
-  for (const s of stored) {
-    switch (s.type) {
+  for (const row of stored) {
+    switch (row.type) {
       case 'RUN_STARTED':
-        threadId = s.threadId;
-        runId = s.runId;
+        threadId = row.threadId;
+        runId = row.runId;
         out.push({
           type: 'RUN_STARTED',
-          threadId: s.threadId,
-          runId: s.runId,
-          ...(s.parentRunId ? { parentRunId: s.parentRunId } : {}),
+          threadId: row.threadId,
+          runId: row.runId,
+          ...(row.parentRunId ? { parentRunId: row.parentRunId } : {}),
         });
         break;
       case 'TEXT_MESSAGE':
-        out.push({ type: 'TEXT_MESSAGE_START', messageId: s.messageId, role: s.role });
-        if (s.content) out.push({ type: 'TEXT_MESSAGE_CONTENT', messageId: s.messageId, delta: s.content });
-        if (s.complete) out.push({ type: 'TEXT_MESSAGE_END', messageId: s.messageId });
+        out.push({ type: 'TEXT_MESSAGE_START', messageId: row.messageId, role: row.role });
+        if (row.content) out.push({ type: 'TEXT_MESSAGE_CONTENT', messageId: row.messageId, delta: row.content });
+        if (row.complete) out.push({ type: 'TEXT_MESSAGE_END', messageId: row.messageId });
         break;
       case 'TOOL_CALL':
         out.push({
           type: 'TOOL_CALL_START',
-          toolCallId: s.toolCallId,
-          toolCallName: s.toolCallName,
-          ...(s.parentMessageId ? { parentMessageId: s.parentMessageId } : {}),
+          toolCallId: row.toolCallId,
+          toolCallName: row.toolCallName,
+          ...(row.parentMessageId ? { parentMessageId: row.parentMessageId } : {}),
         });
-        if (s.args) out.push({ type: 'TOOL_CALL_ARGS', toolCallId: s.toolCallId, delta: s.args });
-        if (s.complete) out.push({ type: 'TOOL_CALL_END', toolCallId: s.toolCallId });
+        if (row.args) out.push({ type: 'TOOL_CALL_ARGS', toolCallId: row.toolCallId, delta: row.args });
+        if (row.complete) out.push({ type: 'TOOL_CALL_END', toolCallId: row.toolCallId });
         break;
       case 'TOOL_CALL_RESULT':
         out.push({
           type: 'TOOL_CALL_RESULT',
-          messageId: s.messageId,
-          toolCallId: s.toolCallId,
-          content: s.content,
+          messageId: row.messageId,
+          toolCallId: row.toolCallId,
+          content: row.content,
           role: 'tool',
         });
         break;
       case 'CUSTOM':
-        out.push({ type: 'CUSTOM', name: s.name, value: s.value });
+        out.push({ type: 'CUSTOM', name: row.name, value: row.value });
         break;
       case 'RUN_FINISHED':
         out.push({
           type: 'RUN_FINISHED',
-          threadId: s.threadId || threadId,
-          runId: s.runId || runId,
-          ...(s.outcome ? { outcome: s.outcome } : {}),
-          ...(s.usage ? { usage: s.usage } : {}),
+          threadId: row.threadId || threadId,
+          runId: row.runId || runId,
+          ...(row.outcome ? { outcome: row.outcome } : {}),
+          ...(row.usage ? { usage: row.usage } : {}),
         });
         break;
       case 'RUN_ERROR':
-        out.push({ type: 'RUN_ERROR', message: s.message, ...(s.code ? { code: s.code } : {}) });
+        out.push({ type: 'RUN_ERROR', message: row.message, ...(row.code ? { code: row.code } : {}) });
         break;
     }
   }

@@ -47,38 +47,38 @@ export function AuditTrail({ audit, approvals }: { audit: AuditEntry[]; approval
         </h2>
         {audit.length === 0 ? <p className="text-slate-600 dark:text-slate-300">No tool was executed.</p> : null}
         <ol className="space-y-2" data-testid="review-audit">
-          {audit.map((a) => (
+          {audit.map((call) => (
             <li
-              key={a.id}
+              key={call.id}
               className="rounded-md border border-slate-200 p-2 dark:border-slate-700"
               data-testid="review-audit-entry"
-              data-status={a.status}
+              data-status={call.status}
             >
               <div className="flex flex-wrap items-baseline gap-x-2">
-                <code className="font-medium">{a.tool}</code>
+                <code className="font-medium">{call.tool}</code>
                 <span>
-                  <span aria-hidden="true">{STATUS_ICON[a.status] ?? '•'} </span>
-                  {a.status}
-                  {a.errorCode ? ` (${a.errorCode})` : ''}
+                  <span aria-hidden="true">{STATUS_ICON[call.status] ?? '•'} </span>
+                  {call.status}
+                  {call.errorCode ? ` (${call.errorCode})` : ''}
                 </span>
-                {a.durationMs !== null ? (
-                  <span className="text-xs text-slate-500 dark:text-slate-400">{a.durationMs} ms</span>
+                {call.durationMs !== null ? (
+                  <span className="text-xs text-slate-500 dark:text-slate-400">{call.durationMs} ms</span>
                 ) : null}
-                <time className="text-xs text-slate-500 dark:text-slate-400" dateTime={iso(a.startedAt)}>
-                  {iso(a.startedAt).replace('T', ' ').slice(0, 19)} UTC
+                <time className="text-xs text-slate-500 dark:text-slate-400" dateTime={iso(call.startedAt)}>
+                  {iso(call.startedAt).replace('T', ' ').slice(0, 19)} UTC
                 </time>
               </div>
-              {a.argsPreview ? (
+              {call.argsPreview ? (
                 <details className="mt-1">
                   <summary className="cursor-pointer text-xs">Arguments</summary>
-                  <pre className="mt-1 whitespace-pre-wrap break-words font-mono text-xs">{a.argsPreview}</pre>
+                  <pre className="mt-1 whitespace-pre-wrap break-words font-mono text-xs">{call.argsPreview}</pre>
                 </details>
               ) : null}
-              {a.resultPreview ? (
+              {call.resultPreview ? (
                 <details className="mt-1">
                   <summary className="cursor-pointer text-xs">Result</summary>
                   <pre className="mt-1 max-h-60 overflow-auto whitespace-pre-wrap break-words font-mono text-xs">
-                    {a.resultPreview}
+                    {call.resultPreview}
                   </pre>
                 </details>
               ) : null}
@@ -94,24 +94,26 @@ export function AuditTrail({ audit, approvals }: { audit: AuditEntry[]; approval
           <p className="text-slate-600 dark:text-slate-300">No approval was requested.</p>
         ) : null}
         <ul className="space-y-2" data-testid="review-approvals">
-          {approvals.map((a) => (
+          {approvals.map((approval) => (
             <li
-              key={a.toolCallId}
+              key={approval.toolCallId}
               className="rounded-md border border-slate-200 p-2 dark:border-slate-700"
-              data-status={a.status}
+              data-status={approval.status}
             >
-              <code className="font-medium">{a.toolName}</code>{' '}
+              <code className="font-medium">{approval.toolName}</code>{' '}
               <span>
-                <span aria-hidden="true">{STATUS_ICON[a.status] ?? '•'} </span>
-                {a.status}
+                <span aria-hidden="true">{STATUS_ICON[approval.status] ?? '•'} </span>
+                {approval.status}
               </span>
-              {a.reason ? <span className="text-xs text-slate-500 dark:text-slate-400"> · {a.reason}</span> : null}
-              {a.decidedAt ? (
-                <time className="block text-xs text-slate-500 dark:text-slate-400" dateTime={iso(a.decidedAt)}>
-                  decided {iso(a.decidedAt).replace('T', ' ').slice(0, 19)} UTC
+              {approval.reason ? (
+                <span className="text-xs text-slate-500 dark:text-slate-400"> · {approval.reason}</span>
+              ) : null}
+              {approval.decidedAt ? (
+                <time className="block text-xs text-slate-500 dark:text-slate-400" dateTime={iso(approval.decidedAt)}>
+                  decided {iso(approval.decidedAt).replace('T', ' ').slice(0, 19)} UTC
                 </time>
               ) : null}
-              {a.feedback ? <p className="mt-1">User note: {a.feedback}</p> : null}
+              {approval.feedback ? <p className="mt-1">User note: {approval.feedback}</p> : null}
             </li>
           ))}
         </ul>
