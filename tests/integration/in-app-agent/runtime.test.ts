@@ -167,20 +167,17 @@ describe('long runs', () => {
     const conversation = await prisma.agentConversation.create({
       data: { id: newId('cv_'), projectId: project.id, userId: member.id, title: 'abandoned' },
     });
+    // The key first: the periodic sweep may close the run the moment it exists.
+    const runId = newId('run_');
+    const key = await mintAgentKey(prisma, { projectId: project.id, userId: member.id, runId, ttlSeconds: 600 });
     const run = await prisma.agentRun.create({
       data: {
-        id: newId('run_'),
+        id: runId,
         conversationId: conversation.id,
         userId: member.id,
         status: 'RUNNING',
         lastHeartbeatAt: new Date(Date.now() - 10 * 60_000),
       },
-    });
-    const key = await mintAgentKey(prisma, {
-      projectId: project.id,
-      userId: member.id,
-      runId: run.id,
-      ttlSeconds: 600,
     });
     const api = trpcClient(server.url, member.cookie).agent.conversations;
     // What the user sees: the conversation's replay ends the run (the sweep writes its error row last).
