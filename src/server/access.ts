@@ -7,7 +7,7 @@
 import 'server-only';
 import { Prisma, type PrismaClient } from '@/generated/prisma/client';
 import type { AccessSubject, Role } from './rbac';
-import { getDb } from './db';
+import { driverOf } from './db';
 import { isIdentifier } from './text';
 
 export interface ProjectMember {
@@ -17,12 +17,21 @@ export interface ProjectMember {
 }
 
 /** The user's membership in the project, or null (not a member, no such project or user). */
-export async function loadProjectMember(projectId: string, userId: string): Promise<ProjectMember | null> {
+export async function loadProjectMember(
+  prisma: PrismaClient,
+  projectId: string,
+  userId: string,
+): Promise<ProjectMember | null> {
   // A malformed id (too long, control characters such as NUL) names nothing.
   if (!isIdentifier(projectId) || !isIdentifier(userId)) return null;
   // Every run starts here: straight to the driver (see Database.queryRows).
-  const db = await getDb();
-  const rows = await db.queryRows<{ role: Role; projectName: string; name: string; email: string; isAdmin: boolean }>(
+  const rows = await driverOf(prisma).queryRows<{
+    role: Role;
+    projectName: string;
+    name: string;
+    email: string;
+    isAdmin: boolean;
+  }>(
     Prisma.sql`
     SELECT m."role"::text AS "role", p."name" AS "projectName", u."name", u."email", u."isAdmin"
     FROM "ProjectMembership" m

@@ -45,6 +45,22 @@ export interface OpenOptions {
  */
 const CONNECT_TIMEOUT_MS = 5_000;
 
+/** The statements straight to the driver, of the database a Prisma client belongs to. */
+export type Driver = Pick<Database, 'queryRows' | 'execute'>;
+
+const drivers = processWide('__inAppAgentDbDrivers', () => new WeakMap<PrismaClient, Driver>());
+
+/**
+ * The driver of the database `prisma` was opened with (`openDatabase`), for the statements that
+ * skip the ORM: they run on the same database as the client's own queries, whichever it is (a
+ * script may open its own).
+ */
+export function driverOf(prisma: PrismaClient): Driver {
+  const driver = drivers.get(prisma);
+  if (!driver) throw new Error('This Prisma client was not opened by openDatabase().');
+  return driver;
+}
+
 /** Statement counters, filled only when PRISMA_COUNT_QUERIES=1 (the bench uses them). */
 export const queryStats = { total: 0, writes: 0 };
 
@@ -100,6 +116,11 @@ function pgSession(client: pg.ClientBase): SqlSession {
   };
 }
 
+function registered(db: Database): Database {
+  drivers.set(db.prisma, { queryRows: db.queryRows, execute: db.execute });
+  return db;
+}
+
 /** Opens a database: PostgreSQL when a URL is given, embedded PGlite otherwise. */
 export function openDatabase(opts: OpenOptions): Database {
   if (opts.databaseUrl) {
@@ -121,7 +142,7 @@ export function openDatabase(opts: OpenOptions): Database {
       ),
     );
     const prisma = countQueries(new PrismaClient({ adapter: new PrismaPg(pool), ...clientOptions() }));
-    return {
+    return registered({
       kind: 'postgres',
       prisma,
       async queryRows<T>(statement: Prisma.Sql) {
@@ -144,7 +165,7 @@ export function openDatabase(opts: OpenOptions): Database {
         await prisma.$disconnect();
         await pool.end();
       },
-    };
+    });
   }
   const dir = opts.pgliteDir ?? '.data/pglite';
   let dataDir: string | undefined;
@@ -160,7 +181,7 @@ export function openDatabase(opts: OpenOptions): Database {
       : undefined;
   const client = template ? new PGlite({ loadDataDir: new Blob([new Uint8Array(template)]) }) : new PGlite(dataDir);
   const prisma = countQueries(new PrismaClient({ adapter: new PrismaPGlite(client), ...clientOptions() }));
-  return {
+  return registered({
     kind: 'pglite',
     prisma,
     async queryRows<T>(statement: Prisma.Sql) {
@@ -176,7 +197,7 @@ export function openDatabase(opts: OpenOptions): Database {
       await prisma.$disconnect();
       await client.close();
     },
-  };
+  });
 }
 
 /** Applies pending migrations; returns the names applied now. */

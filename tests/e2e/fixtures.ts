@@ -24,7 +24,7 @@ try {
   } else {
     for (let n = 1; n <= LONG.turns; n++) {
       const runId = newId('run_');
-      const opened = await openRunRow({
+      const opened = await openRunRow(prisma, {
         runId,
         conversationId: LONG.id,
         projectId: project.id,

@@ -13,7 +13,7 @@ export { loadProjectMember, type ProjectMember } from '@/server/access';
 export { hasProjectAccess, type AccessSubject, type Role, type Scope } from '@/server/rbac';
 
 // The database: the client with the module's tables, its generated types, raw SQL sessions.
-export { getDb, getPrisma } from '@/server/db';
+export { driverOf, getDb, getPrisma } from '@/server/db';
 export { Prisma, type AgentFeedback, type PrismaClient } from '@/generated/prisma/client';
 export type { SqlSession } from '@/server/migrate';
 

@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 const open = async (userId: string, maxRunning: number) =>
-  openRunRow({
+  openRunRow(await getPrisma(), {
     runId: newId('run_'),
     conversationId: `cv_${randomBytes(8).toString('hex')}`,
     projectId: project.id,

@@ -40,7 +40,7 @@ async function conversationOf(
   userId: string,
 ): Promise<{ conversationId: string; messageId: string; runId: string }> {
   const prisma = await getPrisma();
-  const opened = await openRunRow({
+  const opened = await openRunRow(prisma, {
     runId: newId('run_'),
     conversationId: newId('cv_'),
     projectId,

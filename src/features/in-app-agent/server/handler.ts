@@ -180,7 +180,7 @@ async function authorize(
   if (!userId) throw new RequestError(401, 'UNAUTHENTICATED', 'Sign in to use the assistant.');
   const prisma = await getPrisma();
   // A project id that cannot be an id (NUL, too long) names no project: never sent to the database.
-  const member = isIdentifier(projectId) ? await loadProjectMember(projectId, userId) : null;
+  const member = isIdentifier(projectId) ? await loadProjectMember(prisma, projectId, userId) : null;
   if (!member) throw new RequestError(404, 'PROJECT_NOT_FOUND', 'Project not found.');
   bindLogContext({ projectId, userId }); // ops: the request's log lines name the project and user
   if (!hasProjectAccess({ role: member.role, isAdmin: member.user.isAdmin }, scope)) {

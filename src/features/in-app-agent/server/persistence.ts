@@ -2,7 +2,7 @@
  * Conversations, runs, compacted events, replay and stale-run recovery.
  * Rows are written per message or tool call (see compact.ts), never per token.
  */
-import { getDb, Prisma, type PrismaClient } from '../host';
+import { driverOf, Prisma, type PrismaClient } from '../host';
 import type { AgentKeyRow } from '../host';
 import { type HitLimitInput, type LimitColumns, limitHitParts, limitResult } from '../host';
 import { retryWhileUnavailable } from '../host'; // ops: recorder writes survive a short database outage
@@ -137,8 +137,8 @@ export class RunRateLimitedError extends Error {
  * they are not running; the answer opens a new run, which counts. A run whose instance died (no
  * heartbeat for the stale window) does not count either: the stale sweep closes it.
  */
-export async function openRunRow(input: OpenRunInput): Promise<OpenedRun | null> {
-  const db = await getDb();
+export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Promise<OpenedRun | null> {
+  const db = driverOf(prisma);
   const block = LIMITS.runSeqBlock;
   const max = LIMITS.maxRunsPerConversation;
   const { conversationId: cid, projectId: pid, userId: uid, runId, running, key } = input;
@@ -565,7 +565,7 @@ export class RunRecorder {
         .then(async () => {
           if (this.lost) return;
           this.statements += 1;
-          const alive = await (await getDb()).execute(Prisma.sql`
+          const alive = await driverOf(this.prisma).execute(Prisma.sql`
             UPDATE "AgentRun" SET "lastHeartbeatAt" = ${NOW} WHERE "id" = ${this.runId} AND "status" = 'RUNNING'`);
           if (alive === 0) return this.markLost();
           if (key) {
@@ -629,7 +629,7 @@ export class RunRecorder {
   private async write(ops: WriteOp[]): Promise<void> {
     if (this.lost) return;
     // Every run writes through here: straight to the driver (see Database.queryRows).
-    const db = await getDb();
+    const db = driverOf(this.prisma);
     const inserts = ops.filter((o) => o.kind === 'insert');
     const updates = ops.filter((o) => o.kind === 'update');
     const running = Prisma.sql`EXISTS (SELECT 1 FROM "AgentRun" WHERE "id" = ${this.runId} AND "status" = 'RUNNING')`;
@@ -680,8 +680,8 @@ export class RunRecorder {
     if (this.lost) return false;
     this.statements += 1;
     const failed = end.status === 'FAILED';
-    await this.durable(async () =>
-      (await getDb()).execute(Prisma.sql`
+    await this.durable(() =>
+      driverOf(this.prisma).execute(Prisma.sql`
         WITH run AS (
           UPDATE "AgentRun" SET "status" = ${end.status}::"AgentRunStatus", "finishedAt" = ${NOW},
             "inputTokens" = ${usage?.inputTokens ?? null}, "outputTokens" = ${usage?.outputTokens ?? null},

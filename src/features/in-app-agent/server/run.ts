@@ -202,12 +202,12 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
   let opened: OpenedRun | null;
   try {
     try {
-      opened = await openRunRow(open);
+      opened = await openRunRow(prisma, open);
     } catch (err) {
       if (!(err instanceof RunConflictError)) throw err;
       // Another run holds the conversation: if it stopped responding, close it and try once more.
       if ((await recoverStaleRuns(prisma, input.settings.staleSeconds, open.conversationId)) === 0) throw err;
-      opened = await openRunRow(open);
+      opened = await openRunRow(prisma, open);
     }
   } catch (err) {
     const known =
