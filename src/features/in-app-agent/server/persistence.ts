@@ -851,12 +851,13 @@ export async function historyWindow(
   let chars = 0;
   let before: number | undefined;
   for (;;) {
-    const rows = await prisma.agentEvent.findMany({
-      where: { conversationId, runId: { in: path }, ...(before === undefined ? {} : { seq: { lt: before } }) },
-      orderBy: { seq: 'desc' },
-      take: pageRows,
-      select: { seq: true, payload: true, runId: true },
-    });
+    // Every follow-up turn reads here before the model is asked: straight to the driver.
+    const rows = await driverOf(prisma).queryRows<{ seq: number; payload: unknown; runId: string }>(Prisma.sql`
+      SELECT "seq", "payload", "runId" FROM "AgentEvent"
+      WHERE "conversationId" = ${conversationId} AND "runId" = ANY(${path}::text[])
+        ${before === undefined ? Prisma.empty : Prisma.sql`AND "seq" < ${before}`}
+      ORDER BY "seq" DESC
+      LIMIT ${pageRows}`);
     for (const r of rows) {
       if (chars >= input.budgetChars) break;
       collected.push(r);
@@ -878,10 +879,10 @@ export async function conversationReads(
   prisma: PrismaClient,
   conversationId: string,
 ): Promise<{ privateData: boolean; untrustedContent: boolean }> {
-  const c = await prisma.agentConversation.findUnique({
-    where: { id: conversationId },
-    select: { readPrivateData: true, readUntrustedContent: true },
-  });
+  const rows = await driverOf(prisma).queryRows<{ readPrivateData: boolean; readUntrustedContent: boolean }>(
+    Prisma.sql`SELECT "readPrivateData", "readUntrustedContent" FROM "AgentConversation" WHERE "id" = ${conversationId}`,
+  );
+  const c = rows[0];
   return { privateData: c?.readPrivateData ?? false, untrustedContent: c?.readUntrustedContent ?? false };
 }
 
