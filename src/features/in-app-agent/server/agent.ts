@@ -7,12 +7,16 @@ import { setMaxListeners } from 'node:events';
 import { Agent } from '@mastra/core/agent';
 import { createTool } from '@mastra/core/tools';
 import { toStandardSchema } from '@mastra/schema-compat/schema';
-import { MCP_TOOLS, toolInputJsonSchema, type McpToolName } from '../host';
-import { TOOL_CALL_META_KEY } from '../host';
+import {
+  MCP_TOOLS,
+  type McpToolName,
+  newId,
+  type PrismaClient,
+  type Role,
+  TOOL_CALL_META_KEY,
+  toolInputJsonSchema,
+} from '../host';
 import { z } from 'zod';
-import type { PrismaClient } from '../host';
-import { newId } from '../host';
-import type { Role } from '../host';
 import { LIMITS, type AgentErrorCode } from '../constants';
 import { isErrorResult } from '../fold';
 import type { AgentEvent, ConversationView, PageContext } from '../schema';

@@ -16,19 +16,37 @@
  * reduced to what a client may decide (`sanitize`).
  */
 import 'server-only';
-import { handleMcpPost } from '../host';
-import { loadProjectMember, type ProjectMember } from '../host';
-import { hasUnstorableText, isIdentifier } from '../host';
-import { getSessionUserId, isSameOrigin } from '../host';
-import { getDb, getPrisma, type PrismaClient } from '../host';
-import { env, type Env } from '../host';
-import { newId } from '../host';
-// ops: structured log, database-outage and draining refusals (host interfaces).
-import { DATABASE_RETRY_AFTER_SECONDS, describeError, isInfrastructureError, stackFrames } from '../host';
-import { noteDatabaseState } from '../host';
-import { DRAINING_RETRY_AFTER_SECONDS, isDraining } from '../host';
-import { bindLogContext, log, logRefusal, withRequestContext } from '../host';
-import { hasProjectAccess, type Scope } from '../host';
+// The host, through the module's seam (host.ts): identity, access, database, settings and, for
+// operations, the structured log, database-outage and draining refusals.
+import {
+  bindLogContext,
+  DATABASE_RETRY_AFTER_SECONDS,
+  describeError,
+  DRAINING_RETRY_AFTER_SECONDS,
+  env,
+  type Env,
+  getDb,
+  getPrisma,
+  getSessionUserId,
+  handleMcpPost,
+  hasProjectAccess,
+  hasUnstorableText,
+  isDraining,
+  isIdentifier,
+  isInfrastructureError,
+  isSameOrigin,
+  loadProjectMember,
+  log,
+  logRefusal,
+  newId,
+  noteDatabaseState,
+  type PrismaClient,
+  type ProjectMember,
+  readBodyCapped,
+  type Scope,
+  stackFrames,
+  withRequestContext,
+} from '../host';
 import { eventsAfter } from '../compact';
 import { CUSTOM_EVENTS, LIMITS, type AgentErrorCode } from '../constants';
 import {
@@ -54,7 +72,6 @@ import {
   titleFrom,
 } from './persistence';
 import { startRun, stopRun, type RunSettings, type RunTimings } from './run';
-import { readBodyCapped } from '../host';
 
 export interface HandlerOptions {
   /** Builds the model for a run; defaults to the provider selected by the environment. */

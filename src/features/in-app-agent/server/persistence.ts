@@ -2,11 +2,20 @@
  * Conversations, runs, compacted events, replay and stale-run recovery.
  * Rows are written per message or tool call (see compact.ts), never per token.
  */
-import { driverOf, Prisma, type PrismaClient } from '../host';
-import type { AgentKeyRow } from '../host';
-import { type HitLimitInput, type LimitColumns, limitHitParts, limitResult } from '../host';
-import { retryWhileUnavailable } from '../host'; // ops: recorder writes survive a short database outage
-import { newId } from '../host';
+// The host, through the module's seam (host.ts).
+import {
+  type AgentKeyRow,
+  driverOf,
+  type HitLimitInput,
+  type LimitColumns,
+  limitHitParts,
+  limitResult,
+  newId,
+  Prisma,
+  type PrismaClient,
+  processWide,
+  retryWhileUnavailable,
+} from '../host';
 import { Compactor, coalesce, expand, rowEnd, type WriteOp } from '../compact';
 import { LIMITS, STORED_EVENT_VERSION, type AgentErrorCode } from '../constants';
 import { emptyView, foldEvents } from '../fold';
@@ -18,7 +27,6 @@ import {
   type StoredEvent,
   type StoredEventUpgrade,
 } from '../schema';
-import { processWide } from '../host';
 
 export class RunConflictError extends Error {
   readonly code = 'RUN_IN_PROGRESS' as const;

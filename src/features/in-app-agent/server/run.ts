@@ -20,13 +20,19 @@
  * second tab, another instance) come and go; `stopRun` ends it from anywhere. A run whose row was
  * closed elsewhere (the stale sweep) notices at its next heartbeat and stops writing.
  */
-import { agentKeyMaterial, revokeKey } from '../host';
-import { describeError, retryWhileUnavailable, stackFrames } from '../host'; // ops
-import { childLog } from '../host'; // ops: run start/end lines of the structured log
-import type { PrismaClient } from '../host';
-import { newId } from '../host';
-import type { HitLimitInput } from '../host';
-import type { Role } from '../host';
+// The host, through the module's seam (host.ts).
+import {
+  agentKeyMaterial,
+  childLog,
+  describeError,
+  type HitLimitInput,
+  newId,
+  type PrismaClient,
+  retryWhileUnavailable,
+  revokeKey,
+  type Role,
+  stackFrames,
+} from '../host';
 import { CUSTOM_EVENTS, type AgentErrorCode } from '../constants';
 import { emptyView, foldEvents } from '../fold';
 import type { AgentEvent, ConversationView, ModelInfo, PageContext, ResumeEntry, TokenUsage } from '../schema';
