@@ -33,6 +33,8 @@ const STORAGE: Record<string, string> = {
   'server/limits.ts': 'rate-limit counters',
   'server/seed.ts': 'the demo data',
   'server/db.ts': 'the connection itself: raw SQL sessions over pg or PGlite, the migrations at start',
+  'server/pglite-prepared.ts':
+    "the embedded database's prepared statements, behind the connection's statements past the ORM",
   'server/migrate.ts': 'the migration ledger and the migrations',
   'server/retention.ts': 'the retention purge of old rows',
   'server/health.ts': "the readiness probe's one query",
