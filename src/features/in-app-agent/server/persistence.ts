@@ -630,28 +630,22 @@ export class RunRecorder {
   }
 
   /**
-   * Writes a batch: updates of rows already written first, then the new rows (so a reader never
-   * sees a later row beside an older version of an earlier one), each as one statement that
-   * requires the run to still be RUNNING.
+   * The statements that write a batch: the updates of rows already written, then the new rows, each
+   * writing only when `guard` holds (the run is still RUNNING). One statement each, or, in the
+   * run's last statement, two parts of it.
    */
-  private async write(ops: WriteOp[]): Promise<void> {
-    if (this.lost) return;
-    // Every run writes through here: straight to the driver (see Database.queryRows).
-    const db = driverOf(this.prisma);
+  private eventWrites(ops: WriteOp[], guard: Prisma.Sql): { updates: Prisma.Sql | null; inserts: Prisma.Sql | null } {
     const inserts = ops.filter((o) => o.kind === 'insert');
     const updates = ops.filter((o) => o.kind === 'update');
-    const running = Prisma.sql`EXISTS (SELECT 1 FROM "AgentRun" WHERE "id" = ${this.runId} AND "status" = 'RUNNING')`;
-    if (updates.length) {
-      this.statements += 1;
-      const n = await db.execute(Prisma.sql`
+    return {
+      updates: updates.length
+        ? Prisma.sql`
         UPDATE "AgentEvent" AS e SET "payload" = x.payload::jsonb
         FROM unnest(${updates.map((o) => o.seq)}::int[], ${updates.map((o) => JSON.stringify(o.event))}::text[]) AS x(seq, payload)
-        WHERE e."conversationId" = ${this.conversationId} AND e."seq" = x.seq AND ${running}`);
-      if (n === 0) return this.markLost();
-    }
-    if (inserts.length) {
-      this.statements += 1;
-      const n = await db.execute(Prisma.sql`
+        WHERE e."conversationId" = ${this.conversationId} AND e."seq" = x.seq AND ${guard}`
+        : null,
+      inserts: inserts.length
+        ? Prisma.sql`
         INSERT INTO "AgentEvent" ("id", "conversationId", "runId", "seq", "type", "schemaVersion", "payload", "messageId", "createdAt")
         SELECT x.id, ${this.conversationId}, ${this.runId}, x.seq, x.type, x.v, x.payload::jsonb, x.message_id, ${NOW}
         FROM unnest(
@@ -660,8 +654,26 @@ export class RunRecorder {
           ${inserts.map((o) => JSON.stringify(o.event))}::text[],
           ${inserts.map((o) => (o.event.type === 'TEXT_MESSAGE' ? o.event.messageId : null))}::text[]
         ) AS x(id, seq, type, v, payload, message_id)
-        WHERE ${running}`);
-      if (n === 0) return this.markLost();
+        WHERE ${guard}`
+        : null,
+    };
+  }
+
+  /**
+   * Writes a batch: updates of rows already written first, then the new rows (so a reader never
+   * sees a later row beside an older version of an earlier one), each as one statement that
+   * requires the run to still be RUNNING.
+   */
+  private async write(ops: WriteOp[]): Promise<void> {
+    if (this.lost) return;
+    // Every run writes through here: straight to the driver (see Database.queryRows).
+    const db = driverOf(this.prisma);
+    const running = Prisma.sql`EXISTS (SELECT 1 FROM "AgentRun" WHERE "id" = ${this.runId} AND "status" = 'RUNNING')`;
+    const { updates, inserts } = this.eventWrites(ops, running);
+    for (const statement of [updates, inserts]) {
+      if (!statement) continue;
+      this.statements += 1;
+      if ((await db.execute(statement)) === 0) return this.markLost();
     }
   }
 
@@ -672,10 +684,12 @@ export class RunRecorder {
   }
 
   /**
-   * Closes the run: writes what is open, then, in one statement, the final status and usage (only
-   * while still RUNNING: a sweep may have closed it), the conversation's time and the revocation of
-   * the run's MCP keys. Resolves to whether that statement ran (false when the run was closed
-   * elsewhere: the caller revokes the keys itself).
+   * Closes the run in one statement, after the writes already under way: the rows still open (the
+   * end of the answer, the terminal event), the final status and usage (only while still RUNNING:
+   * a sweep may have closed it; the rows are written only then), the conversation's time and the
+   * revocation of the run's MCP keys. A row the database refuses (text it cannot store) does not
+   * keep the run open: it is logged and the run is closed without it. Resolves to whether that
+   * statement ran (false when the run was closed elsewhere: the caller revokes the keys itself).
    */
   async finish(
     end: RunEnd,
@@ -683,13 +697,33 @@ export class RunRecorder {
   ): Promise<boolean> {
     if (this.timer) clearInterval(this.timer);
     this.enqueue(this.compactor.drain(), false);
-    await this.settle();
+    const last = coalesce(this.pending);
+    this.pending = [];
+    await this.chain;
     if (this.writeError) console.error('[in-app-agent] event write failed', this.writeError);
     if (this.lost) return false;
-    this.statements += 1;
+    const close = (rows: WriteOp[]) => {
+      this.statements += 1;
+      return this.durable(() => driverOf(this.prisma).execute(this.finishStatement(end, rows, usage)));
+    };
+    try {
+      await close(last);
+    } catch (err) {
+      if (!last.length) throw err;
+      console.error('[in-app-agent] event write failed', err);
+      await close([]);
+    }
+    return true;
+  }
+
+  private finishStatement(
+    end: RunEnd,
+    rows: WriteOp[],
+    usage?: { inputTokens?: number; outputTokens?: number; costUsd?: number },
+  ): Prisma.Sql {
     const failed = end.status === 'FAILED';
-    await this.durable(() =>
-      driverOf(this.prisma).execute(Prisma.sql`
+    const { updates, inserts } = this.eventWrites(rows, Prisma.sql`EXISTS (SELECT 1 FROM run)`);
+    return Prisma.sql`
         WITH run AS (
           UPDATE "AgentRun" SET "status" = ${end.status}::"AgentRunStatus", "finishedAt" = ${NOW},
             "inputTokens" = ${usage?.inputTokens ?? null}, "outputTokens" = ${usage?.outputTokens ?? null},
@@ -697,13 +731,11 @@ export class RunRecorder {
             "errorCode" = ${failed ? end.code : null}, "errorMessage" = ${failed ? end.message.slice(0, 1000) : null}
           WHERE "id" = ${this.runId} AND "status" = 'RUNNING'
           RETURNING "conversationId"
-        ),
+        ),${updates ? Prisma.sql` updated AS (${updates}),` : Prisma.empty}${inserts ? Prisma.sql` inserted AS (${inserts}),` : Prisma.empty}
         revoked AS (
           UPDATE "ApiKey" SET "revokedAt" = ${NOW} WHERE "runId" = ${this.runId} AND "revokedAt" IS NULL
         )
-        UPDATE "AgentConversation" SET "updatedAt" = ${NOW} WHERE "id" IN (SELECT "conversationId" FROM run)`),
-    );
-    return true;
+        UPDATE "AgentConversation" SET "updatedAt" = ${NOW} WHERE "id" IN (SELECT "conversationId" FROM run)`;
   }
 }
 
