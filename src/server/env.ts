@@ -140,6 +140,14 @@ const EnvSchema = z.object({
 
   /** Connections of this instance's PostgreSQL pool (each instance also holds one fan-out connection). */
   DATABASE_POOL_MAX: intIn(1, 1000, 10),
+  /**
+   * The run's statements as named prepared statements on PostgreSQL (parsed and planned once per
+   * connection). Set 0 behind a transaction-mode pooler that cannot keep them (PgBouncer before 1.21).
+   */
+  DATABASE_PREPARED_STATEMENTS: z
+    .enum(['1', '0', 'true', 'false', ''])
+    .optional()
+    .transform((v) => v !== '0' && v !== 'false'),
   /** On SIGTERM/SIGINT, running answers get this long to finish before they are stopped. */
   SHUTDOWN_DRAIN_SECONDS: intIn(0, 3600, 30),
   /** Deleted assistant conversations are purged (with their events, approvals, feedback) after this. */

@@ -1,10 +1,12 @@
 // The statements every run sends past the ORM (`Database.queryRows`/`execute`): what they return,
 // how they fail, that they never run inside someone else's transaction, and, on the embedded
-// database, that each text is prepared once and then only executed.
+// database and on PostgreSQL, that each text is prepared once (per connection) and then only executed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Prisma } from '@/generated/prisma/client';
+import type { Database } from '@/server/db';
 
-const { closeDb, getDb } = await import('@/server/db');
+const { closeDb, getDb, openDatabase } = await import('@/server/db');
+const { env } = await import('@/server/env');
 const db = await getDb();
 const table = `driver_probe_${process.pid}_${Date.now()}`;
 const t = Prisma.raw(`"${table}"`);
@@ -70,13 +72,31 @@ describe('statements past the ORM', () => {
     expect(ids.map((r) => r.id)).toEqual(['beside-tx']);
   });
 
-  it.runIf(db.kind === 'pglite')('are prepared once per text on the embedded database', async () => {
+  it('are prepared once per text (and connection), and on PostgreSQL not when turned off', async () => {
     const count = Prisma.sql`SELECT count(*)::int AS n FROM ${t} WHERE "n" >= ${0}`;
-    for (let i = 0; i < 3; i++) await db.queryRows(count);
-    const prepared = await db.queryRows<{ n: number }>(
-      Prisma.sql`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE "statement" = ${count.text}`,
-    );
-    expect(prepared[0]?.n).toBe(1);
+    const preparedOn = async (on: Database) => {
+      for (let i = 0; i < 3; i++) await on.queryRows(count);
+      const rows = await on.queryRows<{ n: number }>(
+        Prisma.sql`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE "statement" = ${count.text}`,
+      );
+      return rows[0]?.n;
+    };
+    if (db.kind === 'pglite') {
+      expect(await preparedOn(db)).toBe(1);
+      return;
+    }
+    // One connection each, so the check reads the session that ran the statement.
+    for (const [preparedStatements, expected] of [
+      [true, 1],
+      [false, 0],
+    ] as const) {
+      const own = openDatabase({ databaseUrl: env().DATABASE_URL, poolMax: 1, preparedStatements });
+      try {
+        expect(await preparedOn(own), `preparedStatements: ${preparedStatements}`).toBe(expected);
+      } finally {
+        await own.close();
+      }
+    }
   });
 
   it.runIf(db.kind === 'pglite')('still run when more texts are sent than are kept prepared', async () => {
