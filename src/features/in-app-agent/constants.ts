@@ -47,6 +47,12 @@ export const LIMITS = {
   /** Partial text of a long message is flushed at least this often (ms). */
   flushIntervalMs: 1_000,
   /**
+   * A message or tool call that ended is written this long after (ms), with whatever else ended
+   * meanwhile; a run that ends sooner writes it with its end: a short answer is written by the
+   * run's last statement alone.
+   */
+  writeDelayMs: 20,
+  /**
    * Row positions (`seq`) a run reserves on its conversation's counter when it opens: its rows are
    * numbered inside the block, so nothing else (the stale sweep) can take one of them. A run
    * writes one row per message, tool call, result or custom event: far fewer.

@@ -16,8 +16,8 @@ afterAll(async () => {
   await closeDb();
 });
 
-/** An open run with its key, and a recorder that has seen a user message (already written). */
-async function openRun() {
+/** An open run with its key, and a recorder that has seen a user message (`settle`: written). */
+async function openRun({ settle = true } = {}) {
   const runId = newId('run_');
   const key = agentKeyMaterial(runId, 600);
   const opened = await openRunRow(prisma, {
@@ -39,7 +39,7 @@ async function openRun() {
     { type: 'TEXT_MESSAGE_END', messageId: user },
   ] as AgentEvent[])
     recorder.record(e);
-  await recorder.settle();
+  if (settle) await recorder.settle();
   return { runId, conversationId: opened.conversationId, keyId: key.row.id, recorder };
 }
 
@@ -108,5 +108,27 @@ describe("a run's last statement", () => {
     expect(await prisma.agentRun.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ status: 'COMPLETED' });
     expect((await rowsOf(runId)).map((r) => r.type)).toEqual(['RUN_STARTED', 'TEXT_MESSAGE']);
     expect((await prisma.apiKey.findUniqueOrThrow({ where: { id: keyId } })).revokedAt).not.toBeNull();
+  });
+
+  it('is the only write of a short answer; a message that ended is written soon while the run goes on', async () => {
+    const short = await openRun({ settle: false });
+    answer(short.recorder, 'Quick.', short.runId, short.conversationId);
+    await short.recorder.finish({ status: 'COMPLETED', outcome: { type: 'success' } });
+    expect(short.recorder.statements).toBe(1);
+    expect((await rowsOf(short.runId)).map((r) => r.type)).toEqual([
+      'RUN_STARTED',
+      'TEXT_MESSAGE',
+      'TEXT_MESSAGE',
+      'RUN_FINISHED',
+    ]);
+
+    const long = await openRun({ settle: false });
+    // The user's message is stored while the answer is still being written (within writeDelayMs).
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await rowsOf(long.runId)).map((r) => r.type)).toEqual(['RUN_STARTED', 'TEXT_MESSAGE']);
+    expect(long.recorder.statements).toBe(1);
+    answer(long.recorder, 'Later.', long.runId, long.conversationId);
+    await long.recorder.finish({ status: 'COMPLETED', outcome: { type: 'success' } });
+    expect(long.recorder.statements).toBe(2);
   });
 });

@@ -497,6 +497,8 @@ export type RunEnd =
 export interface RecorderOptions {
   flushIntervalMs?: number;
   heartbeatMs?: number;
+  /** How long after a message or tool call ended it is written (default `LIMITS.writeDelayMs`). */
+  writeDelayMs?: number;
   /** The run was closed elsewhere (stale sweep): its writes are refused from now on. */
   onLost?: () => void;
   /** ops: how long a write is retried while the database is unavailable (default 30 s). */
@@ -514,6 +516,8 @@ export class RunRecorder {
   private chain: Promise<void> = Promise.resolve();
   private pending: WriteOp[] = [];
   private timer: NodeJS.Timeout | undefined;
+  /** The write of what ended lately (`LIMITS.writeDelayMs`). */
+  private soon: NodeJS.Timeout | undefined;
   private lastHeartbeat = Date.now();
   private key: { id: string; ttlSeconds: number; extendAt: number } | undefined;
   private writeError: unknown;
@@ -558,6 +562,7 @@ export class RunRecorder {
     if (this.lost) return;
     this.lost = true;
     if (this.timer) clearInterval(this.timer);
+    clearTimeout(this.soon);
     this.opts.onLost?.();
   }
 
@@ -595,8 +600,9 @@ export class RunRecorder {
     if (this.lost) return;
     const ops = this.compactor.push(event, pos);
     if (!ops.length) return;
-    // Messages and tool calls are written when they end; everything else rides along with them
-    // or with the final write, so a plain answer costs a handful of statements.
+    // Messages and tool calls are written soon after they end (LIMITS.writeDelayMs); everything
+    // else rides along with them or with the run's last statement, so a short answer costs one
+    // statement after its open and a long one a handful.
     const urgent =
       event.type !== 'CUSTOM' &&
       event.type !== 'RUN_STARTED' &&
@@ -605,12 +611,18 @@ export class RunRecorder {
     this.enqueue(ops, urgent);
   }
 
-  private enqueue(ops: WriteOp[], flushNow: boolean): void {
+  private enqueue(ops: WriteOp[], flushSoon: boolean): void {
     for (const op of ops) {
       if (op.event.type === 'RUN_ERROR') op.event = { ...op.event, runId: this.runId };
       this.pending.push(op);
     }
-    if (flushNow) this.flushPending();
+    if (flushSoon && !this.soon) {
+      this.soon = setTimeout(() => {
+        this.soon = undefined;
+        this.flushPending();
+      }, this.opts.writeDelayMs ?? LIMITS.writeDelayMs);
+      this.soon.unref();
+    }
   }
 
   /** ops: runs a write again while the database is briefly unavailable, so it lands once it is back. */
@@ -619,6 +631,8 @@ export class RunRecorder {
   }
 
   private flushPending(): void {
+    clearTimeout(this.soon);
+    this.soon = undefined;
     if (!this.pending.length) return;
     const batch = coalesce(this.pending);
     this.pending = [];
@@ -696,6 +710,7 @@ export class RunRecorder {
     usage?: { inputTokens?: number; outputTokens?: number; costUsd?: number },
   ): Promise<boolean> {
     if (this.timer) clearInterval(this.timer);
+    clearTimeout(this.soon);
     this.enqueue(this.compactor.drain(), false);
     const last = coalesce(this.pending);
     this.pending = [];
