@@ -6,7 +6,7 @@
  */
 import 'server-only';
 import { Prisma, type PrismaClient } from '@/generated/prisma/client';
-import type { AccessSubject, Role } from './rbac';
+import { type AccessSubject, hasProjectAccess, ROLES, type Role, type Scope } from './rbac';
 import { driverOf } from './db';
 import { isIdentifier } from './text';
 
@@ -14,6 +14,58 @@ export interface ProjectMember {
   role: Role;
   projectName: string;
   user: { id: string; name: string; email: string; isAdmin: boolean };
+}
+
+/** The columns `memberParts` selects, as the driver returns them. */
+export interface MemberColumns {
+  memberRole: Role | null;
+  memberProjectName: string | null;
+  memberName: string | null;
+  memberEmail: string | null;
+  memberIsAdmin: boolean | null;
+  /** The member's role (or administrator status) holds the scope. */
+  memberAllowed: boolean | null;
+}
+
+/**
+ * The membership read as parts of a statement: a CTE `member` (the user's membership in the
+ * project, with the project's name and the user's own fields, and whether it holds `scope`; any
+ * membership does when none is given), and
+ * the columns to select from it (`MemberColumns`), which `memberOf` reads. `loadProjectMember` is
+ * this statement alone; the assistant's run open puts it in the statement that opens the run, so a
+ * run needs no statement of its own to learn who asks.
+ */
+export function memberParts(projectId: string, userId: string, scope?: Scope) {
+  const roles = scope ? ROLES.filter((role) => hasProjectAccess({ role }, scope)) : [...ROLES];
+  const admins = scope ? hasProjectAccess({ role: null, isAdmin: true }, scope) : true;
+  return {
+    cte: Prisma.sql`member AS MATERIALIZED (
+      SELECT m."role"::text AS "role", p."name" AS "projectName", u."name", u."email", u."isAdmin",
+        (m."role"::text = ANY(${roles}::text[]) OR (${admins} AND u."isAdmin")) AS "allowed"
+      FROM "ProjectMembership" m
+      JOIN "Project" p ON p."id" = m."projectId"
+      JOIN "User" u ON u."id" = m."userId"
+      WHERE m."projectId" = ${projectId} AND m."userId" = ${userId})`,
+    /** Whether the member holds the scope (false when there is no membership). */
+    allowed: Prisma.sql`EXISTS (SELECT 1 FROM member WHERE member."allowed")`,
+    columns: Prisma.sql`member."role" AS "memberRole", member."projectName" AS "memberProjectName",
+      member."name" AS "memberName", member."email" AS "memberEmail", member."isAdmin" AS "memberIsAdmin",
+      member."allowed" AS "memberAllowed"`,
+  };
+}
+
+/** The membership `memberParts` selected, or null (not a member, no such project or user). */
+export function memberOf(
+  row: MemberColumns | undefined,
+  userId: string,
+): (ProjectMember & { allowed: boolean }) | null {
+  if (!row?.memberRole) return null;
+  return {
+    role: row.memberRole,
+    projectName: row.memberProjectName ?? '',
+    user: { id: userId, name: row.memberName ?? '', email: row.memberEmail ?? '', isAdmin: row.memberIsAdmin === true },
+    allowed: row.memberAllowed === true,
+  };
 }
 
 /** The user's membership in the project, or null (not a member, no such project or user). */
@@ -24,28 +76,15 @@ export async function loadProjectMember(
 ): Promise<ProjectMember | null> {
   // A malformed id (too long, control characters such as NUL) names nothing.
   if (!isIdentifier(projectId) || !isIdentifier(userId)) return null;
-  // Every run starts here: straight to the driver (see Database.queryRows).
-  const rows = await driverOf(prisma).queryRows<{
-    role: Role;
-    projectName: string;
-    name: string;
-    email: string;
-    isAdmin: boolean;
-  }>(
-    Prisma.sql`
-    SELECT m."role"::text AS "role", p."name" AS "projectName", u."name", u."email", u."isAdmin"
-    FROM "ProjectMembership" m
-    JOIN "Project" p ON p."id" = m."projectId"
-    JOIN "User" u ON u."id" = m."userId"
-    WHERE m."projectId" = ${projectId} AND m."userId" = ${userId}`,
+  const parts = memberParts(projectId, userId);
+  // Every run's routes start here: straight to the driver (see Database.queryRows).
+  const rows = await driverOf(prisma).queryRows<MemberColumns>(
+    Prisma.sql`WITH ${parts.cte} SELECT ${parts.columns} FROM member`,
   );
-  const row = rows[0];
-  if (!row) return null;
-  return {
-    role: row.role,
-    projectName: row.projectName,
-    user: { id: userId, name: row.name, email: row.email, isAdmin: row.isAdmin },
-  };
+  const member = memberOf(rows[0], userId);
+  if (!member) return null;
+  const { allowed: _, ...rest } = member;
+  return rest;
 }
 
 /** The user's role in the project, or null when they are not a member. */

@@ -9,7 +9,7 @@ import 'server-only';
 
 // Identity, membership and roles.
 export { getSessionUser, getSessionUserId, isSameOrigin } from '@/server/auth';
-export { loadProjectMember, type ProjectMember } from '@/server/access';
+export { loadProjectMember, memberOf, memberParts, type MemberColumns, type ProjectMember } from '@/server/access';
 export { hasProjectAccess, type AccessSubject, type Role, type Scope } from '@/server/rbac';
 
 // The database: the client with the module's tables, its generated types, raw SQL sessions.

@@ -467,6 +467,13 @@ describe('POST /api/projects/:projectId/in-app-agent', () => {
     const outsider = await postAgent(server.url, project.id, other.users.OWNER.cookie, userMessageBody('hi'));
     expect(outsider.status).toBe(404);
     expect(outsider.error?.code).toBe('PROJECT_NOT_FOUND');
+    // The statement that opens a run reads the membership first: the refusal wrote and counted nothing.
+    const prisma = await getPrisma();
+    const outsiderId = other.users.OWNER.id;
+    expect(await prisma.agentConversation.count({ where: { userId: outsiderId } })).toBe(0);
+    expect(await prisma.agentRun.count({ where: { userId: outsiderId } })).toBe(0);
+    expect(await prisma.apiKey.count({ where: { userId: outsiderId, kind: 'IN_APP_AGENT' } })).toBe(0);
+    expect(await prisma.limitCounter.count({ where: { key: { contains: outsiderId } } })).toBe(0);
   });
 
   it('the run key works during the run and is refused after it', async () => {

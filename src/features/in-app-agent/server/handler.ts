@@ -187,19 +187,26 @@ const RUN_LIMIT_WINDOW_SECONDS = 60;
 
 const param = (v: string | string[] | undefined): string => (typeof v === 'string' ? v : '');
 
+/** The signed-in user's id, or the refusal (a project id that cannot be an id names no project). */
+async function signedIn(req: Request, projectId: string): Promise<string> {
+  const userId = await getSessionUserId(req);
+  if (!userId) throw new RequestError(401, 'UNAUTHENTICATED', 'Sign in to use the assistant.');
+  // A project id that cannot be an id (NUL, too long) names no project: never sent to the database.
+  if (!isIdentifier(projectId)) throw new RequestError(404, 'PROJECT_NOT_FOUND', 'Project not found.');
+  bindLogContext({ projectId, userId }); // ops: the request's log lines name the project and user
+  return userId;
+}
+
 /** The signed-in member of the project holding `scope`, or the refusal. */
 async function authorize(
   req: Request,
   projectId: string,
   scope: Scope,
 ): Promise<{ prisma: PrismaClient; member: ProjectMember }> {
-  const userId = await getSessionUserId(req);
-  if (!userId) throw new RequestError(401, 'UNAUTHENTICATED', 'Sign in to use the assistant.');
+  const userId = await signedIn(req, projectId);
   const prisma = await getPrisma();
-  // A project id that cannot be an id (NUL, too long) names no project: never sent to the database.
-  const member = isIdentifier(projectId) ? await loadProjectMember(prisma, projectId, userId) : null;
+  const member = await loadProjectMember(prisma, projectId, userId);
   if (!member) throw new RequestError(404, 'PROJECT_NOT_FOUND', 'Project not found.');
-  bindLogContext({ projectId, userId }); // ops: the request's log lines name the project and user
   if (!hasProjectAccess({ role: member.role, isAdmin: member.user.isAdmin }, scope)) {
     throw new RequestError(403, 'FORBIDDEN', 'Your role cannot use the assistant here.');
   }
@@ -274,7 +281,9 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     }
     const settings = env();
     const projectId = param((await ctx.params).projectId);
-    const { prisma, member } = await authorize(req, projectId, 'agent:use');
+    // Who asks is read by the statement that opens the run (membership and role, see startRun): no
+    // statement before it.
+    const userId = await signedIn(req, projectId);
     if (!isSameOrigin(req)) throw new RequestError(403, 'CROSS_ORIGIN', 'Cross-origin request refused.');
     if (!(req.headers.get('content-type') ?? '').toLowerCase().includes('application/json')) {
       throw new RequestError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the request as application/json.');
@@ -336,6 +345,8 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       throw err;
     }
 
+    // A new version reads the turn it replaces before the run opens: only for a member.
+    const prisma = input.version ? (await authorize(req, projectId, 'agent:use')).prisma : await getPrisma();
     await configureTracing(settings);
     await fanOut(settings.DATABASE_URL).listen();
     await housekeeping(prisma);
@@ -343,9 +354,8 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     const started = await startRun({
       prisma,
       projectId,
-      projectName: member.projectName,
-      user: member.user,
-      role: member.role,
+      userId,
+      memberScope: 'agent:use',
       conversation: {
         id: conversationId,
         ...(input.userMessage ? { create: { title: titleFrom(input.userMessage) } } : {}),
@@ -360,7 +370,7 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       // Runs per user and minute, in the limits store shared by every instance: counted by the
       // statement that opens the run, so a run refused for any reason counts nothing.
       perMinute: {
-        key: runLimitKey(member.user.id),
+        key: runLimitKey(userId),
         windowSeconds: RUN_LIMIT_WINDOW_SECONDS,
         limit: settings.AGENT_RATE_LIMIT_PER_MINUTE,
       },

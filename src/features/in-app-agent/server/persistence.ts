@@ -10,11 +10,16 @@ import {
   type LimitColumns,
   limitHitParts,
   limitResult,
+  type MemberColumns,
+  memberOf,
+  memberParts,
   newId,
   Prisma,
   type PrismaClient,
+  type ProjectMember,
   processWide,
   retryWhileUnavailable,
+  type Scope,
 } from '../host';
 import { Compactor, coalesce, expand, rowEnd, type WriteOp } from '../compact';
 import { LIMITS, STORED_EVENT_VERSION, type AgentErrorCode } from '../constants';
@@ -58,6 +63,24 @@ export interface OpenedRun {
   precedingRunId: string | null;
   /** The statement created the conversation: it has no history yet. */
   created: boolean;
+  /** Who opened it, as the statement read it (`OpenRunInput.memberScope`). */
+  member?: ProjectMember;
+}
+
+/** The user is no member of the project (or there is no such project): the same answer. */
+export class NotAMemberError extends Error {
+  readonly code = 'PROJECT_NOT_FOUND' as const;
+  constructor() {
+    super('Project not found.');
+  }
+}
+
+/** The user's role in the project does not hold the scope the run needs. */
+export class RoleRefusedError extends Error {
+  readonly code = 'FORBIDDEN' as const;
+  constructor() {
+    super('Your role cannot use the assistant here.');
+  }
 }
 
 /** The conversation has as many runs as it may have (LIMITS.maxRunsPerConversation). */
@@ -109,6 +132,12 @@ export interface OpenRunInput {
   /** The run's MCP key, stored with the run (only its hash: see `agentKeyMaterial`). */
   key?: AgentKeyRow;
   /**
+   * Open only for a member of the project whose role holds this scope: the statement reads the
+   * membership first (NotAMemberError, RoleRefusedError) and returns it (`OpenedRun.member`), so
+   * the route needs no statement of its own to learn who asks.
+   */
+  memberScope?: Scope;
+  /**
    * A limit the run counts against (runs per user and minute), counted by the same statement: a
    * run refused for any reason counts nothing.
    */
@@ -152,9 +181,14 @@ export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Pro
   const { conversationId: cid, projectId: pid, userId: uid, runId, running, key } = input;
   const limit = input.perMinute ? limitHitParts(input.perMinute, Prisma.sql`(SELECT ok FROM admitted)`) : null;
   const counted = limit ? Prisma.sql`EXISTS (SELECT 1 FROM limit_counted)` : Prisma.sql`true`;
-  const admitted = running
-    ? Prisma.sql`SELECT "in_app_agent_admit_run"(${uid}, ${running.maxRunning}::int, ${running.staleSeconds}::int) AS ok`
-    : Prisma.sql`SELECT true AS ok`;
+  const member = input.memberScope ? memberParts(pid, uid, input.memberScope) : null;
+  const admit = running
+    ? Prisma.sql`"in_app_agent_admit_run"(${uid}, ${running.maxRunning}::int, ${running.staleSeconds}::int)`
+    : Prisma.sql`true`;
+  // Not a member (or a role without the scope): nothing is locked, counted or written.
+  const admitted = member
+    ? Prisma.sql`SELECT CASE WHEN ${member.allowed} THEN ${admit} ELSE false END AS ok`
+    : Prisma.sql`SELECT ${admit} AS ok`;
   const owned = Prisma.sql`"AgentConversation"."projectId" = ${pid} AND "AgentConversation"."userId" = ${uid}
     AND "AgentConversation"."deletedAt" IS NULL AND "AgentConversation"."runCount" < ${max}
     AND (SELECT ok FROM admitted) AND ${counted}`;
@@ -184,12 +218,14 @@ export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Pro
       )`
     : Prisma.empty;
   let rows: Array<
-    { ok: boolean; lastSeq: number | null; precedingRunId: string | null; created: boolean | null } & LimitColumns
+    { ok: boolean; lastSeq: number | null; precedingRunId: string | null; created: boolean | null } & LimitColumns &
+      Partial<MemberColumns>
   >;
   try {
     rows = await db.queryRows(Prisma.sql`
       -- Every part of the statement sees the conversation as it was before it: \`prev\` is the old head.
-      WITH admitted AS MATERIALIZED (${admitted}),${limit ? Prisma.sql` ${limit.ctes},` : Prisma.empty}
+      WITH ${member ? Prisma.sql`${member.cte},` : Prisma.empty}
+      admitted AS MATERIALIZED (${admitted}),${limit ? Prisma.sql` ${limit.ctes},` : Prisma.empty}
       prev AS (SELECT "headRunId" FROM "AgentConversation" WHERE "id" = ${cid}),
       conv AS (${conv}),
       run AS (
@@ -200,13 +236,16 @@ export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Pro
         FROM conv
         RETURNING "id", "precedingRunId"
       )${keyInsert}
-      SELECT admitted.ok, conv."lastSeq", run."precedingRunId", conv."created"${limit ? Prisma.sql`, ${limit.columns}` : Prisma.empty}
-      FROM admitted LEFT JOIN (conv JOIN run ON true) ON true`);
+      SELECT admitted.ok, conv."lastSeq", run."precedingRunId", conv."created"${limit ? Prisma.sql`, ${limit.columns}` : Prisma.empty}${member ? Prisma.sql`, ${member.columns}` : Prisma.empty}
+      FROM admitted LEFT JOIN (conv JOIN run ON true) ON true${member ? Prisma.sql` LEFT JOIN member ON true` : Prisma.empty}`);
   } catch (err) {
     if (isRunConflict(err)) throw new RunConflictError();
     throw err;
   }
   const row = rows[0];
+  const opener = member ? memberOf(row as MemberColumns | undefined, uid) : null;
+  if (member && !opener) throw new NotAMemberError();
+  if (opener && !opener.allowed) throw new RoleRefusedError();
   if (row && !row.ok && running) throw new TooManyRunsError(running.maxRunning);
   if (limit) {
     const hit = limitResult(limit, row);
@@ -228,6 +267,7 @@ export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Pro
     seqTo,
     precedingRunId: row.precedingRunId,
     created: row.created === true,
+    ...(opener ? { member: { role: opener.role, projectName: opener.projectName, user: opener.user } } : {}),
   };
 }
 

@@ -29,8 +29,9 @@ import {
   newId,
   type PrismaClient,
   retryWhileUnavailable,
+  type ProjectMember,
   revokeKey,
-  type Role,
+  type Scope,
   stackFrames,
 } from '../host';
 import { CUSTOM_EVENTS, type AgentErrorCode } from '../constants';
@@ -57,11 +58,13 @@ import {
   expireOffPath,
   historyWindow,
   loadRunTree,
+  NotAMemberError,
   openRunRow,
   recoverStaleRuns,
   rememberReads,
   RunConflictError,
   RunRateLimitedError,
+  RoleRefusedError,
   RunRecorder,
   selectedPath,
   TooManyRunsError,
@@ -93,9 +96,10 @@ export interface RunSettings {
 export interface StartRunInput {
   prisma: PrismaClient;
   projectId: string;
-  projectName: string;
-  user: { id: string; name: string; isAdmin: boolean };
-  role: Role;
+  /** The signed-in user (from the session); their membership is read by the statement that opens the run. */
+  userId: string;
+  /** The scope the user's role must hold in the project to open the run. */
+  memberScope: Scope;
   /** The conversation, and the title to create it with when it may be new. */
   conversation: { id: string; create?: { title: string } };
   /**
@@ -164,7 +168,7 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
     attributes: {
       'project.id': input.projectId,
       'conversation.id': input.conversation.id,
-      'user.id': input.user.id,
+      'user.id': input.userId,
       'model.provider': input.model.info.provider,
       'model.id': input.model.info.modelId,
     },
@@ -194,7 +198,8 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
     runId,
     conversationId: input.conversation.id,
     projectId: input.projectId,
-    userId: input.user.id,
+    userId: input.userId,
+    memberScope: input.memberScope,
     modelId: input.model.info.modelId,
     traceId: traceIdOf(span),
     ...(input.conversation.create && !input.resume && !version ? { create: input.conversation.create } : {}),
@@ -220,8 +225,12 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
       err instanceof RunConflictError ||
       err instanceof ConversationFullError ||
       err instanceof TooManyRunsError ||
-      err instanceof RunRateLimitedError;
+      err instanceof RunRateLimitedError ||
+      err instanceof NotAMemberError ||
+      err instanceof RoleRefusedError;
     endSpan(span, { code: known ? err.code : 'INTERNAL_ERROR', message: (err as Error).message });
+    if (err instanceof NotAMemberError) return refuse(404, err.code, err.message);
+    if (err instanceof RoleRefusedError) return refuse(403, err.code, err.message);
     if (err instanceof TooManyRunsError) return refuse(429, err.code, err.message, TOO_MANY_RUNS_RETRY_AFTER_SECONDS);
     if (err instanceof RunRateLimitedError) return refuse(429, err.code, err.message, err.retryAfterSeconds);
     if (known) return refuse(409, err.code, err.message);
@@ -232,14 +241,16 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
     return refuse(404, 'CONVERSATION_NOT_FOUND', 'Conversation not found.');
   }
   trace.setRunId(opened.runId);
+  // Read by the open statement (`memberScope`): the role the run's tools and approvals go by.
+  const member = opened.member!;
 
   let decisions: Decision[] = [];
   if (input.resume) {
     try {
       decisions = await consumeResume(prisma, {
         conversationId: opened.conversationId,
-        userId: input.user.id,
-        subject: { role: input.role, isAdmin: input.user.isAdmin },
+        userId: input.userId,
+        subject: { role: member.role, isAdmin: member.user.isAdmin },
         entries: input.resume,
         resumingRunId: opened.runId,
       });
@@ -263,7 +274,7 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
     runId: opened.runId,
     conversationId: opened.conversationId,
     projectId: input.projectId,
-    userId: input.user.id,
+    userId: input.userId,
   });
   registerRun(run);
   const timings: RunTimings = {
@@ -279,6 +290,7 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
     decisions,
     trace,
     { ...input, userMessage },
+    member,
     (step) => {
       timings[step] = performance.now() - t0;
       if (step === 'agentStarted') input.onTimings?.(timings);
@@ -323,6 +335,7 @@ async function live(
   decisions: Decision[],
   trace: RunTrace,
   input: StartRunInput,
+  member: ProjectMember,
   mark: (step: Exclude<keyof RunTimings, 'opened'>) => void,
 ): Promise<void> {
   const { prisma, settings } = input;
@@ -365,7 +378,7 @@ async function live(
   recorder.start();
   // ops: one log line when the run starts and one when it ends, with its ids (never its content).
   const startedAt = Date.now();
-  const ids = { runId, conversationId, projectId: input.projectId, userId: input.user.id };
+  const ids = { runId, conversationId, projectId: input.projectId, userId: input.userId };
   const runLog = childLog({ ...ids, traceId: traceIdOf(trace.span) });
   runLog.info({ event: 'run.started', resumed: decisions.length > 0, model: input.model.info.modelId }, 'run started');
   for (const d of decisions) {
@@ -394,7 +407,7 @@ async function live(
     const mcp = { gateway: input.gateway, secret: key.secret };
     const listing: Promise<ListedTools> = listRunTools(
       mcp,
-      { role: input.role, isAdmin: input.user.isAdmin },
+      { role: member.role, isAdmin: member.user.isAdmin },
       signal,
     ).then((l) => {
       mark('toolsListed');
@@ -427,10 +440,10 @@ async function live(
     result = await runAgent({
       prisma,
       projectId: input.projectId,
-      projectName: input.projectName,
-      user: { id: input.user.id, name: input.user.name },
-      role: input.role,
-      isAdmin: input.user.isAdmin,
+      projectName: member.projectName,
+      user: { id: input.userId, name: member.user.name },
+      role: member.role,
+      isAdmin: member.user.isAdmin,
       history: modelHistory,
       readSoFar,
       pageContext: input.pageContext,
@@ -466,7 +479,7 @@ async function live(
       const interrupts = await persistPending(prisma, {
         runId,
         conversationId,
-        userId: input.user.id,
+        userId: input.userId,
         pending: result.pending,
         ttlSeconds: settings.approvalTtlSeconds,
       });
