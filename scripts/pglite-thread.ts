@@ -102,6 +102,13 @@ const statement = (i: number): Statement => {
     await new Promise<void>((resolve) => setImmediate(resolve));
     return inline.query(s.text, s.params);
   });
+  // As the app sends its per-run statements (src/server/pglite-prepared.ts): prepared once, and a
+  // turn of the event loop taken with the lock held, so statements waiting for it do not run back
+  // to back.
+  const { preparedStatements } = await import('@/server/pglite-prepared');
+  const prepared = preparedStatements(inline);
+  for (let i = 0; i < 300; i++) await prepared(statement(i).text, statement(i).params);
+  const preparedYieldingInLock = await measure((s) => prepared(s.text, s.params));
   await inline.close();
 
   // The worker: owns the database, answers one message per statement.
@@ -142,7 +149,14 @@ const statement = (i: number): Statement => {
 
   console.log(
     JSON.stringify(
-      { statements: STATEMENTS, concurrency: CONCURRENCY, mainThread, mainThreadYielding: yielding, workerThread },
+      {
+        statements: STATEMENTS,
+        concurrency: CONCURRENCY,
+        mainThread,
+        mainThreadYielding: yielding,
+        preparedYieldingInLock,
+        workerThread,
+      },
       null,
       2,
     ),

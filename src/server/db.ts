@@ -238,9 +238,9 @@ export function openDatabase(opts: OpenOptions): Database {
   const embedded = template ? new PGlite({ loadDataDir: new Blob([new Uint8Array(template)]) }) : new PGlite(dataDir);
   const client = yielding(embedded);
   const runPrepared = preparedStatements(embedded);
+  // Each statement yields a turn of the event loop inside the lock (pglite-prepared.ts).
   const prepared = async <T>(statement: Prisma.Sql) => {
     countStatement(statement.text);
-    await nextTurn(); // as every statement on this thread (see `yielding`)
     return runPrepared<T>(statement.text, statement.values);
   };
   const prisma = countQueries(new PrismaClient({ adapter: new PrismaPGlite(client), ...clientOptions() }));

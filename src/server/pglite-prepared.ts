@@ -10,6 +10,7 @@
  * Correctness rules kept here:
  * - A statement runs under the client's transaction lock, as `query()` does: it never runs between
  *   the statements of someone else's transaction (the ORM's interactive transactions).
+ * - It first yields one turn of the event loop with the lock held (see `run`).
  * - Parameters are serialized for the types the database inferred at preparation, with the
  *   client's own serializers (as `query()` does); rows are parsed with the client's parsers.
  * - At most MAX_PREPARED texts are kept prepared; a text past that runs as a plain `query()`.
@@ -61,6 +62,10 @@ export function preparedStatements(client: PGlite) {
     }
     await client.waitReady;
     return client._runExclusiveTransaction(async () => {
+      // One turn of the event loop with the lock held, then the statement: statements waiting for
+      // the lock (a burst of runs) each run in a turn of their own, with every stream's timers and
+      // sockets served in between, instead of back to back in one stretch of microtasks.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       const statement = prepared.get(text) ?? (await prepare(text));
       const params = values.map((value, i) => {
         if (value === null || value === undefined) return null;

@@ -99,6 +99,29 @@ describe('statements past the ORM', () => {
     }
   });
 
+  it.runIf(db.kind === 'pglite')(
+    'leave the event loop a turn between each other on the embedded database',
+    async () => {
+      // Statements run on this thread: twenty sent at once must not run back to back, or every
+      // stream's timers and sockets would wait for all of them.
+      let turns = 0;
+      let ticking = true;
+      const tick = () => {
+        turns += 1;
+        if (ticking) setImmediate(tick);
+      };
+      setImmediate(tick);
+      const seen = await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          await db.queryRows(Prisma.sql`SELECT ${1}::int AS one`);
+          return turns;
+        }),
+      );
+      ticking = false;
+      expect(new Set(seen).size).toBe(20);
+    },
+  );
+
   it.runIf(db.kind === 'pglite')('still run when more texts are sent than are kept prepared', async () => {
     // Distinct texts (the run's statements are a small fixed set; anything past the cap runs plainly).
     for (let i = 0; i < 300; i++) {
