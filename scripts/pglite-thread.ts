@@ -1,7 +1,9 @@
 /**
  * `npm run bench:pglite-thread`: does moving the embedded database (PGlite) off the main thread pay
- * for itself? The same workload runs twice: with PGlite on the main thread (as the app runs it),
- * and with PGlite in a worker thread that the main thread sends each statement to. The workload
+ * for itself? The same workload runs with PGlite on the main thread (`query()` as it is, after one
+ * turn of the event loop as the ORM's statements go, and prepared with a turn taken under the lock
+ * as the run's statements go: src/server/pglite-prepared.ts), and with PGlite in a worker thread
+ * that the main thread sends each statement to. The workload
  * is the shape of the assistant's per-run statements (a three-table membership read, an event
  * insert with a JSON payload, a keyed update), from CONCURRENCY clients at once, while a 1 ms
  * timer on the main thread measures how late it fires: the delay every stream of the process
