@@ -33,12 +33,21 @@ import {
   type StoredEventUpgrade,
 } from '../schema';
 
-export class RunConflictError extends Error {
-  readonly code = 'RUN_IN_PROGRESS' as const;
-  constructor() {
-    super('Another answer is still being written in this conversation.');
-  }
+/** A refusal of the run open: its stable code and the message the user reads. */
+function refusal<C extends AgentErrorCode>(code: C, message: string) {
+  return class extends Error {
+    readonly code: C = code;
+    constructor() {
+      super(message);
+    }
+  };
 }
+
+/** A run is already RUNNING in the conversation. */
+export class RunConflictError extends refusal(
+  'RUN_IN_PROGRESS',
+  'Another answer is still being written in this conversation.',
+) {}
 
 export function titleFrom(message: string): string {
   const oneLine = message.replace(/\s+/g, ' ').trim();
@@ -68,28 +77,16 @@ export interface OpenedRun {
 }
 
 /** The user is no member of the project (or there is no such project): the same answer. */
-export class NotAMemberError extends Error {
-  readonly code = 'PROJECT_NOT_FOUND' as const;
-  constructor() {
-    super('Project not found.');
-  }
-}
+export class NotAMemberError extends refusal('PROJECT_NOT_FOUND', 'Project not found.') {}
 
 /** The user's role in the project does not hold the scope the run needs. */
-export class RoleRefusedError extends Error {
-  readonly code = 'FORBIDDEN' as const;
-  constructor() {
-    super('Your role cannot use the assistant here.');
-  }
-}
+export class RoleRefusedError extends refusal('FORBIDDEN', 'Your role cannot use the assistant here.') {}
 
 /** The conversation has as many runs as it may have (LIMITS.maxRunsPerConversation). */
-export class ConversationFullError extends Error {
-  readonly code = 'CONVERSATION_TOO_LONG' as const;
-  constructor() {
-    super('This conversation is as long as a conversation can be. Start a new one to go on.');
-  }
-}
+export class ConversationFullError extends refusal(
+  'CONVERSATION_TOO_LONG',
+  'This conversation is as long as a conversation can be. Start a new one to go on.',
+) {}
 
 /**
  * The user already has `limit` runs RUNNING (AGENT_MAX_CONCURRENT_RUNS_PER_USER), in any of their
