@@ -54,16 +54,20 @@ export function memberParts(projectId: string, userId: string, scope?: Scope) {
   };
 }
 
-/** The membership `memberParts` selected, or null (not a member, no such project or user). */
+/** The membership `memberParts` selected and whether it holds the scope, or null (not a member). */
 export function memberOf(
   row: MemberColumns | undefined,
   userId: string,
-): (ProjectMember & { allowed: boolean }) | null {
+): { member: ProjectMember; allowed: boolean } | null {
   if (!row?.memberRole) return null;
+  const user = {
+    id: userId,
+    name: row.memberName ?? '',
+    email: row.memberEmail ?? '',
+    isAdmin: row.memberIsAdmin === true,
+  };
   return {
-    role: row.memberRole,
-    projectName: row.memberProjectName ?? '',
-    user: { id: userId, name: row.memberName ?? '', email: row.memberEmail ?? '', isAdmin: row.memberIsAdmin === true },
+    member: { role: row.memberRole, projectName: row.memberProjectName ?? '', user },
     allowed: row.memberAllowed === true,
   };
 }
@@ -81,10 +85,7 @@ export async function loadProjectMember(
   const rows = await driverOf(prisma).queryRows<MemberColumns>(
     Prisma.sql`WITH ${parts.cte} SELECT ${parts.columns} FROM member`,
   );
-  const member = memberOf(rows[0], userId);
-  if (!member) return null;
-  const { allowed: _, ...rest } = member;
-  return rest;
+  return memberOf(rows[0], userId)?.member ?? null;
 }
 
 /** The user's role in the project, or null when they are not a member. */

@@ -2,6 +2,7 @@ import 'server-only';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
@@ -143,13 +144,12 @@ function pgSession(client: pg.ClientBase): SqlSession {
   };
 }
 
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /**
- * The embedded database runs every statement on this thread. Statements queued back to back (a
- * burst of runs starting) would run in one stretch of microtasks, and no timer or socket of the
- * process (every stream) would be served until the queue is empty: each statement first yields
- * one turn of the event loop. `npm run bench:pglite-thread` measures the difference.
+ * The embedded database runs every statement on this thread. The ORM's statements each yield one
+ * turn of the event loop first, so a chain of them (one statement waiting for the last) never runs
+ * in one stretch of microtasks while every stream's timers and sockets wait. (The statements past
+ * the ORM take their turn with the lock held, which also spaces out statements queued on the lock:
+ * pglite-prepared.ts.) `npm run bench:pglite-thread` measures both.
  */
 function yielding(client: PGlite): PGlite {
   return new Proxy(client, {

@@ -16,6 +16,7 @@
  * - At most MAX_PREPARED texts are kept prepared; a text past that runs as a plain `query()`.
  */
 import 'server-only';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type PGlite, parse, protocol } from '@electric-sql/pglite';
 
 const MAX_PREPARED = 256;
@@ -65,7 +66,7 @@ export function preparedStatements(client: PGlite) {
       // One turn of the event loop with the lock held, then the statement: statements waiting for
       // the lock (a burst of runs) each run in a turn of their own, with every stream's timers and
       // sockets served in between, instead of back to back in one stretch of microtasks.
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await nextTurn();
       const statement = prepared.get(text) ?? (await prepare(text));
       const params = values.map((value, i) => {
         if (value === null || value === undefined) return null;

@@ -264,7 +264,7 @@ export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Pro
     seqTo,
     precedingRunId: row.precedingRunId,
     created: row.created === true,
-    ...(opener ? { member: { role: opener.role, projectName: opener.projectName, user: opener.user } } : {}),
+    ...(opener ? { member: opener.member } : {}),
   };
 }
 

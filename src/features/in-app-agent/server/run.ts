@@ -20,6 +20,7 @@
  * second tab, another instance) come and go; `stopRun` ends it from anywhere. A run whose row was
  * closed elsewhere (the stale sweep) notices at its next heartbeat and stops writing.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 // The host, through the module's seam (host.ts).
 import {
   agentKeyMaterial,
@@ -391,7 +392,7 @@ async function live(
     // (they write on `setImmediate`, queued after this), in the second pending I/O is served; only
     // then the set-up's work, which runs on this thread (the agent's construction, and every
     // query on the embedded database).
-    for (let turn = 0; turn < 2; turn++) await new Promise<void>((resolve) => setImmediate(resolve));
+    for (let turn = 0; turn < 2; turn++) await nextTurn();
     // 2. Prepare: the key was stored with the run; the history the model can be sent (bounded by
     // the context budget) and what the conversation read before it (the data-flow guard remembers
     // past the window). A conversation this run created has neither.
