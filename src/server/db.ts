@@ -270,10 +270,15 @@ export async function migrate(db: Database): Promise<string[]> {
 
 interface Holder {
   db?: Promise<Database>;
+  /** The database has opened (and migrated): set when `db` resolves, cleared when it is closed. */
+  open?: boolean;
+  /** Tests: the next opening waits for this before it starts (a process that is slow to start). */
+  gate?: Promise<void>;
 }
 const holder: Holder = processWide<Holder>('__inAppAgentDb', () => ({}));
 
 async function init(): Promise<Database> {
+  if (holder.gate) await holder.gate;
   const settings = env();
   const db = openDatabase({
     databaseUrl: settings.DATABASE_URL,
@@ -301,21 +306,56 @@ async function init(): Promise<Database> {
  * AUTO_SEED is on (development by default; production only when set explicitly).
  */
 export function getDb(): Promise<Database> {
-  holder.db ??= init().catch((err) => {
-    holder.db = undefined;
-    throw err;
-  });
+  if (!holder.db) {
+    const opening = init().then(
+      (db) => {
+        if (holder.db === opening) holder.open = true;
+        return db;
+      },
+      (err: unknown) => {
+        if (holder.db === opening) holder.db = undefined;
+        throw err;
+      },
+    );
+    holder.db = opening;
+  }
   return holder.db;
+}
+
+/**
+ * Where the process-wide database stands: never asked for (`closed`), being opened and migrated
+ * (`opening`: the first use of a process, which on the embedded database can take seconds), or
+ * `open`. The readiness probe tells a process that is starting from one whose database fails.
+ */
+export function databaseState(): 'closed' | 'opening' | 'open' {
+  if (!holder.db) return 'closed';
+  return holder.open ? 'open' : 'opening';
 }
 
 export async function getPrisma(): Promise<PrismaClient> {
   return (await getDb()).prisma;
 }
 
+/**
+ * Tests: holds the next opening of the process-wide database until `release()` (what a slow start
+ * looks like, under the test's control).
+ */
+export function holdDatabaseOpeningForTests(): { release: () => void } {
+  let release = () => undefined as void;
+  holder.gate = new Promise<void>((resolve) => {
+    release = () => {
+      holder.gate = undefined;
+      resolve();
+    };
+  });
+  return { release };
+}
+
 /** Closes the process-wide database (scripts, tests). */
 export async function closeDb(): Promise<void> {
   const p = holder.db;
   holder.db = undefined;
+  holder.open = false;
   // A database that never opened (unreachable at start) has nothing to close.
   const db = await p?.catch(() => undefined);
   await db?.close();

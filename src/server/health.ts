@@ -6,11 +6,15 @@
  * - `GET /api/ready` (readiness): the database answers ONE short query within READY_TIMEOUT_MS,
  *   every migration folder of this build is recorded as applied (same checksum, finished, not
  *   rolled back) in `_prisma_migrations`, and the process is not draining. 503 otherwise.
+ *   A process whose database is still being opened (its first use: connecting and applying
+ *   migrations, seconds on the embedded database of a busy machine) is `starting`: not ready, with
+ *   that reason, and not an outage (nothing is logged as a database failure). The probe starts the
+ *   opening itself, so an instance becomes ready without waiting for a request.
  *
  * Both answer JSON `{status, instance, checks: {...}}` with `cache-control: no-store`.
  */
 import 'server-only';
-import { getDb } from './db';
+import { databaseState, getDb } from './db';
 import { describeError, isInfrastructureError } from './errors';
 import { isDraining } from './lifecycle';
 import { instanceId, log } from './log';
@@ -28,7 +32,7 @@ interface CheckResult {
 }
 
 interface HealthBody {
-  status: 'ok' | 'ready' | 'unavailable' | 'draining';
+  status: 'ok' | 'ready' | 'starting' | 'unavailable' | 'draining';
   instance: string;
   checks: Record<string, CheckResult>;
 }
@@ -75,21 +79,38 @@ interface AppliedRow {
   checksum: string;
 }
 
+/** The database is still being opened (the process is starting): not ready, not an outage. */
+class StillOpening extends Error {}
+
+/**
+ * The database once it is open; StillOpening when its opening (started now if nobody had asked for
+ * it yet) has not finished within `timeoutMs`. A failed opening throws its own error (an outage).
+ */
+async function openedDatabase(timeoutMs: number) {
+  if (databaseState() === 'open') return getDb();
+  const opening = getDb();
+  opening.catch(() => undefined); // awaited below, or by the next caller
+  return withTimeout(opening, timeoutMs).catch((err: unknown) => {
+    if (err instanceof Error && err.message.startsWith('no answer within') && databaseState() === 'opening') {
+      throw new StillOpening();
+    }
+    throw err;
+  });
+}
+
 async function databaseChecks(timeoutMs: number): Promise<{ database: CheckResult; migrations: CheckResult }> {
   const started = performance.now();
   try {
     const expected = await expectedMigrations();
+    const db = await openedDatabase(timeoutMs);
     const rows = await withTimeout(
-      (async () => {
-        const db = await getDb();
-        return db.withSession(async (s) => {
-          const res = await s.query<AppliedRow>(
-            `SELECT migration_name, checksum FROM "_prisma_migrations"
-             WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
-          );
-          return res.rows;
-        });
-      })(),
+      db.withSession(async (s) => {
+        const res = await s.query<AppliedRow>(
+          `SELECT migration_name, checksum FROM "_prisma_migrations"
+           WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
+        );
+        return res.rows;
+      }),
       timeoutMs,
     );
     noteDatabaseState(true);
@@ -100,6 +121,12 @@ async function databaseChecks(timeoutMs: number): Promise<{ database: CheckResul
       migrations: { ok: pending.length === 0, expected: expected.length, pending },
     };
   } catch (err) {
+    if (err instanceof StillOpening) {
+      return {
+        database: { ok: false, state: 'opening', latencyMs: Math.round(performance.now() - started) },
+        migrations: { ok: false, error: 'not checked' },
+      };
+    }
     // A probe that timed out or could not connect is an outage; anything else is reported as such.
     const timedOut = err instanceof Error && err.message.startsWith('no answer within');
     const unavailable = isInfrastructureError(err) || timedOut;
@@ -123,13 +150,19 @@ async function readiness(timeoutMs = READY_TIMEOUT_MS): Promise<{ ready: boolean
     ? { draining: { ok: false } }
     : { draining: { ok: true }, ...(await databaseChecks(timeoutMs)) };
   const ready = Object.values(checks).every((c) => c.ok);
-  const status = ready ? 'ready' : draining ? 'draining' : 'unavailable';
+  const status = ready
+    ? 'ready'
+    : draining
+      ? 'draining'
+      : checks.database?.state === 'opening'
+        ? 'starting'
+        : 'unavailable';
   return { ready, body: { status, instance: instanceId(), checks } };
 }
 
-/** `GET /api/ready`. */
-export async function readyRoute(): Promise<Response> {
-  const { ready, body } = await readiness();
+/** `GET /api/ready` (`timeoutMs`: the probe's budget, tests). */
+export async function readyRoute(timeoutMs?: number): Promise<Response> {
+  const { ready, body } = await readiness(timeoutMs);
   return new Response(JSON.stringify(body), { status: ready ? 200 : 503, headers: HEADERS });
 }
 

@@ -1,18 +1,32 @@
 // Liveness and readiness over real HTTP: /api/health answers without the database, /api/ready
 // checks the database, the migrations this build expects and the draining state; both JSON with
 // cache-control: no-store.
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getDb } from '@/server/db';
+import { closeDb, databaseState, getDb, holdDatabaseOpeningForTests } from '@/server/db';
 import { resetLifecycleForTests, startDraining } from '@/server/lifecycle';
+import { setLogDestination } from '@/server/log';
 import { startTestServer, type TestServer } from '../../helpers/http';
 
 let server: TestServer;
+let lines: string[] = [];
+const sink = new Writable({
+  write(chunk: Buffer, _enc, done) {
+    lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    done();
+  },
+});
 
 beforeAll(async () => {
   server = await startTestServer();
+  setLogDestination(sink);
+  // The database is open before the probes below: how long opening takes on a busy machine is
+  // not what they test (the test of a starting process holds the opening itself).
+  await getDb();
 });
 
 afterAll(async () => {
+  setLogDestination(undefined);
   resetLifecycleForTests();
   await server?.close();
 });
@@ -73,6 +87,31 @@ describe('probes', () => {
       );
     }
     expect((await get('/api/ready')).status).toBe(200);
+  });
+
+  it('/api/ready: "starting" while the database is being opened, not an outage; ready once it is open', async () => {
+    await closeDb();
+    const opening = holdDatabaseOpeningForTests();
+    lines = [];
+    try {
+      const res = await get('/api/ready');
+      expect(res.status).toBe(503);
+      expect(res.body).toMatchObject({
+        status: 'starting',
+        checks: { draining: { ok: true }, database: { ok: false, state: 'opening' }, migrations: { ok: false } },
+      });
+      // The probe itself started the opening (no request needed), and counted no outage.
+      expect(databaseState()).toBe('opening');
+      expect((await get('/api/health')).status).toBe(200);
+    } finally {
+      opening.release();
+    }
+    await getDb();
+    const res = await get('/api/ready');
+    expect(res).toMatchObject({ status: 200, body: { status: 'ready' } });
+    const events = lines.map((l) => (JSON.parse(l) as { event?: string }).event);
+    expect(events).not.toContain('database.unavailable');
+    expect(events).not.toContain('database.available');
   });
 
   it('/api/ready: not ready from the moment the process drains; /api/health still answers', async () => {
