@@ -341,14 +341,16 @@ export async function getPrisma(): Promise<PrismaClient> {
  * looks like, under the test's control).
  */
 export function holdDatabaseOpeningForTests(): { release: () => void } {
-  let release = () => undefined as void;
+  let open: () => void = () => undefined;
   holder.gate = new Promise<void>((resolve) => {
-    release = () => {
-      holder.gate = undefined;
-      resolve();
-    };
+    open = resolve;
   });
-  return { release };
+  return {
+    release: () => {
+      holder.gate = undefined;
+      open();
+    },
+  };
 }
 
 /** Closes the process-wide database (scripts, tests). */
