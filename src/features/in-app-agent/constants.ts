@@ -20,6 +20,11 @@ export const CUSTOM_EVENTS = {
    * (next to AG-UI's MESSAGES_SNAPSHOT, which carries the messages only); replaces the whole view.
    */
   snapshot: 'in-app-agent.snapshot',
+  /**
+   * A tool call changed objects of the product: `{ toolCallId, objects: [{ kind, id }] }` (e.g. an
+   * issue created or closed). The panel tells its host, which refreshes what it shows.
+   */
+  changed: 'in-app-agent.changed',
 } as const;
 
 /** Reason used on AG-UI interrupts for tool approvals. */

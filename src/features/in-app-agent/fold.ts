@@ -59,7 +59,12 @@ export function foldEvent(view: ConversationView, event: AgentEvent): Conversati
   switch (event.type) {
     case 'RUN_STARTED':
       view.threadId = event.threadId;
-      view.runs.push({ runId: event.runId, status: 'running', interrupts: [] });
+      view.runs.push({
+        runId: event.runId,
+        status: 'running',
+        interrupts: [],
+        ...(event.parentRunId ? { parentRunId: event.parentRunId } : {}),
+      });
       break;
     case 'TEXT_MESSAGE_START':
       if (event.role === 'user') view.messages.push({ id: event.messageId, role: 'user', content: '', runId });

@@ -194,6 +194,15 @@ export const ApprovalDecidedValueSchema = z.object({
 });
 export type ApprovalDecidedValue = z.infer<typeof ApprovalDecidedValueSchema>;
 
+/** An object of the product a tool call changed: its kind (`issue`) and id (the issue's number). */
+const ProductObjectSchema = z.object({ kind: z.string().max(40), id: z.string().max(100) });
+export type ProductObject = z.infer<typeof ProductObjectSchema>;
+export const ChangedValueSchema = z.object({
+  toolCallId: z.string(),
+  objects: z.array(ProductObjectSchema).max(50),
+});
+export type ChangedValue = z.infer<typeof ChangedValueSchema>;
+
 // ------------------------------------------------------------------------------------------------
 // The request the route accepts (AG-UI RunAgentInput, sanitized server-side)
 // ------------------------------------------------------------------------------------------------
@@ -424,6 +433,8 @@ export type ViewMessage = z.infer<typeof ViewMessageSchema>;
 
 const RunStateSchema = z.object({
   runId: z.string(),
+  /** The run this one continues (a resume after approvals): both belong to one turn. */
+  parentRunId: z.string().optional(),
   status: z.enum(['running', 'completed', 'interrupted', 'cancelled', 'failed']),
   error: z.object({ code: z.string().optional(), message: z.string() }).optional(),
   model: ModelInfoSchema.optional(),

@@ -3,6 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CUSTOM_EVENTS } from '@/features/in-app-agent/constants';
 import { emptyView, foldEvents, openInterrupts } from '@/features/in-app-agent/fold';
 import type { AgentEvent, ToolApprovalInterrupt } from '@/features/in-app-agent/schema';
 import { createAgentHandler } from '@/features/in-app-agent/server/handler';
@@ -184,6 +185,17 @@ describe('approvals', () => {
     expect(result.content).toContain('Approve me');
     expect(textOf(second.events)).toBe('Created.');
     expect(await issueCount('Approve me')).toBe(1);
+    // The panel is told which issue changed, so the page behind it can show it.
+    const created = await prisma.issue.findFirstOrThrow({ where: { projectId: project.id, title: 'Approve me' } });
+    expect(second.events.filter((e) => e.type === 'CUSTOM' && e.name === CUSTOM_EVENTS.changed)).toEqual([
+      {
+        type: 'CUSTOM',
+        name: CUSTOM_EVENTS.changed,
+        value: { toolCallId: interrupt!.toolCallId, objects: [{ kind: 'issue', id: String(created.number) }] },
+      },
+    ]);
+    // A rejected call changes nothing, and says so by saying nothing.
+    expect(first.events.some((e) => e.type === 'CUSTOM' && e.name === CUSTOM_EVENTS.changed)).toBe(false);
     expect(await prisma.agentPendingApproval.findUnique({ where: { id: interrupt!.id } })).toMatchObject({
       status: 'CONSUMED',
     });

@@ -7,7 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '@/features/in-app-agent/constants';
 import { historyWindow } from '@/features/in-app-agent/server/persistence';
 import { getPrisma } from '@/server/db';
-import { postAgent, userMessageBody, useScriptedModelEnv, type AgentResponse } from '../../helpers/agent';
+import {
+  followRun,
+  postAgent,
+  startRunStream,
+  userMessageBody,
+  useScriptedModelEnv,
+  type AgentResponse,
+} from '../../helpers/agent';
 import { startFakeOpenAI, type FakeServer, type ScriptedTurn } from '../../helpers/fake-models';
 import { createIssue, createProject, type TestProject } from '../../helpers/fixtures';
 import { startTestServer, type TestServer } from '../../helpers/http';
@@ -113,6 +120,66 @@ describe('edit and regenerate', () => {
       .map((e) => (e as { content: string }).content);
     expect(stored).toEqual(expect.arrayContaining(['two', 'two, edited', 'answer to two', 'answer to two, edited']));
     expect(texts(exported.view).at(-1)).toBe('assistant: answer to three');
+  });
+
+  it('asks a failed answer again in place: the question once, to the model and in the conversation', async () => {
+    let failures = 0;
+    reply = (body) => (failures-- > 0 ? { status: 503 } : echo(body));
+    const first = await postAgent(server.url, project.id, member().cookie, userMessageBody('before'));
+    const threadId = (first.events[0] as { threadId: string }).threadId;
+    failures = 3;
+    const failed = await postAgent(
+      server.url,
+      project.id,
+      member().cookie,
+      userMessageBody('flaky question', threadId),
+    );
+    expect(failed.events.at(-1)).toMatchObject({ type: 'RUN_ERROR' });
+    // Retry, as the panel sends it: a new version of the failed turn, without a new message.
+    let retried = failed;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      retried = await postAgent(server.url, project.id, member().cookie, {
+        threadId,
+        messages: [],
+        forwardedProps: { version: { of: runIdOf(retried) } },
+      });
+      expect(retried.status).toBe(200);
+    }
+    expect(retried.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED' });
+    expect(sentToModel()).toEqual(['user: before', 'assistant: answer to before', 'user: flaky question']);
+    const shown = await trpc().agent.conversations.get.query({ projectId: project.id, conversationId: threadId });
+    expect(texts(shown.view)).toEqual([
+      'user: before',
+      'assistant: answer to before',
+      'user: flaky question',
+      'assistant: answer to flaky question',
+    ]);
+    expect(shown.view.versions?.[runIdOf(retried)]).toMatchObject({ index: 4, count: 4 });
+    // The failed attempts stay reachable as earlier versions.
+    const earlier = shown.view.versions![runIdOf(retried)]!.runIds[0]!;
+    expect(earlier).toBe(runIdOf(failed));
+  });
+
+  it('counts a new version for a watcher that attaches to it without a position (another tab)', async () => {
+    reply = echo;
+    const first = await postAgent(server.url, project.id, member().cookie, userMessageBody('question'));
+    const threadId = (first.events[0] as { threadId: string }).threadId;
+    reply = (body) => ({ ...echo(body), delayMs: 150 });
+    const started = await startRunStream(
+      server.url,
+      project.id,
+      member().cookie,
+      { threadId, messages: [], forwardedProps: { version: { of: runIdOf(first) } } },
+      (events) => events.some((e) => e.event.type === 'RUN_STARTED'),
+    );
+    const runId = (started.events[0]!.event as { runId: string }).runId;
+    const followed = await followRun(server.url, project.id, runId, member().cookie, {
+      until: (events) => events.some((e) => e.event.type === 'RUN_FINISHED'),
+    });
+    const snapshot = followed.events.find((e) => e.event.type === 'CUSTOM')!.event as {
+      value: { view: { versions?: Record<string, { index: number; count: number }> } };
+    };
+    expect(snapshot.value.view.versions?.[runId]).toMatchObject({ index: 2, count: 2 });
   });
 
   it('expires the pending approvals of a replaced answer, refuses unknown turns, and waits for a running answer', async () => {

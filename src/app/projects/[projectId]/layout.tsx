@@ -4,7 +4,8 @@ import { NavLink } from '@/features/tracker/components/NavLink';
 import { RoleBadge } from '@/features/tracker/components/ui';
 import { UserMenu } from '@/features/tracker/components/UserMenu';
 import { projectLayoutContext } from '@/features/tracker/page-access';
-import { AssistantPanel, AssistantToggle, InAppAgentProvider } from '@/features/in-app-agent/components';
+import { AssistantPanel, AssistantToggle } from '@/features/in-app-agent/components';
+import { AssistantHost } from '@/features/tracker/components/AssistantHost';
 
 export const dynamic = 'force-dynamic';
 
@@ -26,7 +27,7 @@ export default async function ProjectLayout({
   const base = `/projects/${encodeURIComponent(ctx.project.id)}`;
   const assistant = ctx.can('agent:use');
   return (
-    <InAppAgentProvider projectId={ctx.project.id} userId={ctx.user.id}>
+    <AssistantHost projectId={ctx.project.id} userId={ctx.user.id}>
       <div className="flex min-h-screen flex-col">
         <header className="border-b border-slate-200 bg-white dark:border-slate-800 dark:bg-slate-900">
           <div className="mx-auto flex max-w-6xl flex-wrap items-center justify-between gap-3 px-4 py-2.5">
@@ -64,6 +65,6 @@ export default async function ProjectLayout({
           {assistant ? <AssistantPanel /> : null}
         </div>
       </div>
-    </InAppAgentProvider>
+    </AssistantHost>
   );
 }

@@ -430,7 +430,7 @@ export function AssistantPanel() {
                     now={assistant.now}
                     pendingUserMessage={assistant.pendingUserMessage}
                     requestError={assistant.requestError}
-                    onRetry={assistant.retry}
+                    onRetry={assistant.canRetry ? assistant.retry : undefined}
                     busy={assistant.busy}
                     revise={
                       assistant.canRevise
@@ -478,6 +478,8 @@ export function AssistantPanel() {
                 items={assistant.queue}
                 busy={assistant.busy}
                 held={assistant.queueHeld}
+                paused={assistant.queuePaused}
+                onClear={assistant.clearQueue}
                 onEdit={assistant.editQueued}
                 onEditing={assistant.setQueuedEditing}
                 onRemove={assistant.removeQueued}

@@ -20,6 +20,7 @@ import { describeError, type PanelError } from './errors';
 import { FeedbackButtons, type FeedbackValue } from './FeedbackButtons';
 import { Markdown } from './Markdown';
 import { ToolCallCard, type ToolCardStatus } from './ToolCallCard';
+import { turnUsage } from './view-pages';
 
 type AssistantMessage = Extract<ViewMessage, { role: 'assistant' }>;
 
@@ -477,22 +478,25 @@ function RunFooter({
   return null;
 }
 
-/** The row under a run's answer: its versions, Regenerate (the newest answer), its usage. */
+/**
+ * The row under a run's answer: its versions, Regenerate (the newest answer), and, under the last
+ * run of a turn, what the whole turn used (`usage`: its runs before and after approvals, summed).
+ */
 function TurnTools({
   run,
   versions,
-  showUsage,
+  usage: turnUsed,
   onRegenerate,
   turnVersions,
 }: {
   run: RunState;
   versions?: VersionControls;
-  showUsage?: boolean;
+  usage?: TokenUsage;
   onRegenerate?: () => void;
   turnVersions?: NonNullable<ConversationView['versions']>[string];
 }): ReactNode {
   const switcher = versions && turnVersions && turnVersions.count > 1;
-  const usage = showUsage && run.status !== 'running' && formatUsage(run.usage) !== null ? run.usage : undefined;
+  const usage = formatUsage(turnUsed) !== null ? turnUsed : undefined;
   if (!switcher && !onRegenerate && !usage) return null;
   return (
     <div
@@ -549,8 +553,12 @@ export function ConversationMessages({
     (m) => m.role === 'assistant' && (m.content !== '' || m.toolCalls.length > 0),
   );
   const editableId = revise && lastUserIndex >= 0 ? view.messages[lastUserIndex]!.id : null;
+  // A failed answer is asked again by its error row's Retry (the same thing): Regenerate is not offered beside it.
   const regenerateRunId =
-    revise && lastUserIndex >= 0 && lastAnswerIndex > lastUserIndex ? view.messages[lastAnswerIndex]!.runId : null;
+    revise && lastUserIndex >= 0 && lastAnswerIndex > lastUserIndex && lastRun?.status !== 'failed'
+      ? view.messages[lastAnswerIndex]!.runId
+      : null;
+  const usageByTurn = showUsage ? turnUsage(view) : undefined;
   const interruptsByCall = new Map<string, ApprovalRequest>();
   const batches = new Map<string, ApprovalRequest[]>();
   for (const run of view.runs) {
@@ -685,7 +693,7 @@ export function ConversationMessages({
               <TurnTools
                 run={run}
                 versions={versions}
-                showUsage={showUsage}
+                usage={usageByTurn?.get(run.runId)}
                 onRegenerate={run.runId === regenerateRunId ? revise?.onRegenerate : undefined}
                 turnVersions={view.versions?.[run.runId]}
               />

@@ -20,7 +20,7 @@ import {
   type RefObject,
 } from 'react';
 import { LIMITS } from '../constants';
-import type { FeedbackReason } from '../schema';
+import type { FeedbackReason, ProductObject } from '../schema';
 import { agentStoreApi, useAgentApi } from './agent-api';
 import {
   canReviseLastTurn,
@@ -65,6 +65,7 @@ type ConversationState = Pick<
   | 'statusNote'
   | 'model'
   | 'announcements'
+  | 'queuePaused'
 >;
 
 export interface InAppAgentContextValue extends ConversationState {
@@ -96,6 +97,8 @@ export interface InAppAgentContextValue extends ConversationState {
   /** Sends now, or queues the message while an answer streams. */
   send: (text?: string) => void;
   stop: () => void;
+  /** Retry is offered (a refused request, or a failed answer asked again in place). */
+  canRetry: boolean;
   retry: () => void;
   // queue
   queue: QueuedMessage[];
@@ -105,6 +108,7 @@ export interface InAppAgentContextValue extends ConversationState {
   setQueuedEditing: (id: string, editing: boolean) => void;
   removeQueued: (id: string) => void;
   sendQueuedNow: (id: string) => void;
+  clearQueue: () => void;
   // versions, earlier messages
   /** The newest turn may be edited or asked again now (nothing runs, no approval waits). */
   canRevise: boolean;
@@ -154,10 +158,15 @@ export interface InAppAgentProviderProps {
   projectId: string;
   /** The signed-in user: the panel's browser storage is kept per user. */
   userId: string;
+  /**
+   * The assistant changed objects of the product (`{kind, id}`, e.g. an issue it created or
+   * closed): the host refreshes what its page shows.
+   */
+  onProductChange?: (objects: ProductObject[]) => void;
   children: ReactNode;
 }
 
-export function InAppAgentProvider({ projectId, userId, children }: InAppAgentProviderProps) {
+export function InAppAgentProvider({ projectId, userId, onProductChange, children }: InAppAgentProviderProps) {
   const api = useAgentApi();
   const router = useRouter();
   const pathname = usePathname();
@@ -166,8 +175,8 @@ export function InAppAgentProvider({ projectId, userId, children }: InAppAgentPr
   const [focusRequest, setFocusRequest] = useState(0);
   const toggleRef = useRef<HTMLButtonElement | null>(null);
   // What the store reads when it sends or navigates: the latest render's values (it outlives renders).
-  const latest = useRef({ api, router, pathname, selection });
-  latest.current = { api, router, pathname, selection };
+  const latest = useRef({ api, router, pathname, selection, onProductChange });
+  latest.current = { api, router, pathname, selection, onProductChange };
 
   const store = useAgentStore(
     () => ({
@@ -188,6 +197,7 @@ export function InAppAgentProvider({ projectId, userId, children }: InAppAgentPr
           selection: latest.current.selection,
         }),
       navigate: (path) => latest.current.router.push(path),
+      onProductChange: (objects) => latest.current.onProductChange?.(objects),
       viewportWidth: () => window.innerWidth,
     }),
     [projectId, userId],
@@ -376,13 +386,16 @@ export function InAppAgentProvider({ projectId, userId, children }: InAppAgentPr
     inputHint,
     send,
     stop: () => store.stop(),
+    canRetry: store.canRetry,
     retry: () => store.retry(),
+    queuePaused: state.queuePaused,
     queue: state.queue,
     queueHeld,
     editQueued: (id, text) => store.editQueued(id, text),
     setQueuedEditing: (id, editing) => store.setQueuedEditing(id, editing),
     removeQueued: (id) => store.removeQueued(id),
     sendQueuedNow: (id) => store.sendQueuedNow(id),
+    clearQueue: () => store.clearQueue(),
     canRevise: canReviseLastTurn(state, now),
     editLastMessage: (text) => store.editLastMessage(text),
     regenerate: () => store.regenerate(),

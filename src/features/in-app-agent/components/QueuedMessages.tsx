@@ -1,8 +1,8 @@
 'use client';
 /**
  * Messages typed while an answer streams, waiting to be sent when it ends: each can be edited
- * (it waits while being edited) or removed, and, when the queue waits for an approval, sent at
- * once. Prop-driven; the store owns the queue.
+ * (it waits while being edited) or removed, and, when the queue waits for an approval or was
+ * paused by Stop, sent at once or cleared. Prop-driven; the store owns the queue.
  */
 import { useEffect, useId, useRef, useState } from 'react';
 import { LIMITS } from '../constants';
@@ -14,10 +14,13 @@ export interface QueuedMessagesProps {
   busy: boolean;
   /** The queue waits for an answer to the open approvals. */
   held: boolean;
+  /** The answer was stopped: the queue waits until the user sends or clears it. */
+  paused: boolean;
   onEdit: (id: string, text: string) => void;
   onEditing: (id: string, editing: boolean) => void;
   onRemove: (id: string) => void;
   onSendNow: (id: string) => void;
+  onClear: () => void;
 }
 
 function QueuedItem({
@@ -137,8 +140,19 @@ function QueuedItem({
   );
 }
 
-export function QueuedMessages({ items, busy, held, onEdit, onEditing, onRemove, onSendNow }: QueuedMessagesProps) {
+export function QueuedMessages({
+  items,
+  busy,
+  held,
+  paused,
+  onEdit,
+  onEditing,
+  onRemove,
+  onSendNow,
+  onClear,
+}: QueuedMessagesProps) {
   if (items.length === 0) return null;
+  const waiting = !busy && (held || paused);
   return (
     <section
       aria-label="Queued messages"
@@ -148,20 +162,38 @@ export function QueuedMessages({ items, busy, held, onEdit, onEditing, onRemove,
         'dark:bg-slate-900',
       ].join(' ')}
     >
-      <p className="mb-1 text-xs font-medium text-slate-600 dark:text-slate-300">
-        {held
-          ? 'Queued — waiting for your answer to the approval above'
-          : busy
+      <div className="mb-1 flex items-center gap-2">
+        <p
+          className="min-w-0 flex-1 text-xs font-medium text-slate-600 dark:text-slate-300"
+          data-testid="assistant-queue-state"
+          data-state={busy ? 'waiting' : held ? 'held' : paused ? 'paused' : 'idle'}
+        >
+          {busy
             ? 'Queued — sent when the answer ends'
-            : 'Queued'}
-      </p>
+            : held
+              ? 'Queued — waiting for your answer to the approval above'
+              : paused
+                ? 'Stopped — these wait until you send or clear them'
+                : 'Queued'}
+        </p>
+        {waiting ? (
+          <button
+            type="button"
+            data-testid="assistant-queue-clear"
+            onClick={onClear}
+            className="shrink-0 rounded px-1.5 py-0.5 text-xs underline"
+          >
+            Clear all
+          </button>
+        ) : null}
+      </div>
       <ol className="flex flex-col gap-2">
         {items.map((item, index) => (
           <QueuedItem
             key={item.id}
             item={item}
             position={index + 1}
-            canSendNow={!busy && held && index === 0}
+            canSendNow={waiting && index === 0}
             onEdit={onEdit}
             onEditing={onEditing}
             onRemove={onRemove}

@@ -22,6 +22,7 @@
 import { AGENT_ERROR_CODES, CUSTOM_EVENTS, INTERRUPT_REASON_TOOL_APPROVAL, LIMITS } from '../constants';
 import { emptyView, openInterrupts } from '../fold';
 import {
+  ChangedValueSchema,
   ConversationViewSchema,
   ModelInfoSchema,
   NavigateValueSchema,
@@ -30,6 +31,7 @@ import {
   type FeedbackReason,
   type ModelInfo,
   type PageContext,
+  type ProductObject,
   type ResumeEntry,
 } from '../schema';
 import {
@@ -66,7 +68,7 @@ import {
   type StorageLike,
 } from './storage';
 import { TabMessageSchema, type ChannelLike, type TabMessage } from './tab-channel';
-import { addVersion, joinViews, lastTurnRunId, viewBefore, viewFrom } from './view-pages';
+import { addVersion, failedTurnRunId, joinViews, lastTurnRunId, viewBefore, viewFrom } from './view-pages';
 import { z } from 'zod';
 
 // ------------------------------------------------------------------------------------------------
@@ -117,6 +119,11 @@ export interface AgentState {
   announcements: Announcement[];
   draft: string;
   queue: QueuedMessage[];
+  /**
+   * The answer was stopped while messages waited: they stay queued (Stop halts everything) until
+   * the user sends them or clears the queue.
+   */
+  queuePaused: boolean;
   /** Approval answers being prepared, per interrupt id (what the user did; defaults are derived). */
   approvalDrafts: Record<string, DraftAnswer | undefined>;
   approvalError: string | null;
@@ -191,6 +198,11 @@ export interface AgentStoreDeps {
   pageContext?: () => PageContext;
   /** Opens a page of the product when the assistant asks for it (client-side navigation). */
   navigate?: (path: string) => void;
+  /**
+   * The assistant changed objects of the product (an issue created, closed, commented on): the
+   * host refreshes what its page shows. Called for changes seen live, in this tab or another's run.
+   */
+  onProductChange?: (objects: ProductObject[]) => void;
   newId?: () => string;
   /** The viewport width, for the panel's maximum width. */
   viewportWidth?: () => number | undefined;
@@ -258,12 +270,16 @@ export function canReviseLastTurn(state: AgentState, now: number): boolean {
   return runId !== null && state.view.runs.some((run) => run.runId === runId && run.status !== 'running');
 }
 
-function lastUserText(view: ConversationView): string | null {
-  for (let i = view.messages.length - 1; i >= 0; i--) {
-    const message = view.messages[i]!;
-    if (message.role === 'user') return message.content;
-  }
-  return null;
+/**
+ * Whether Retry can do something now: ask a refused request again (a new version, or a message
+ * this tab sent), or ask a failed turn again in place.
+ */
+export function canRetry(state: AgentState, now: number, sentHere: boolean): boolean {
+  if (state.signedOut || state.connection !== 'idle') return false;
+  if (state.requestError) return state.requestError.retryable;
+  if (failedTurnRunId(state.view)) return canReviseLastTurn(state, now);
+  // A run that failed before storing this tab's message: the message is sent again.
+  return sentHere && state.view.runs.at(-1)?.status === 'failed';
 }
 
 /** Views equal as JSON (undefined fields and key order ignored). */
@@ -453,6 +469,7 @@ export class AgentStore {
       announcements: [],
       draft: '',
       queue: [],
+      queuePaused: false,
       approvalDrafts: {},
       approvalError: null,
       runsFinished: 0,
@@ -488,6 +505,7 @@ export class AgentStore {
       conversationId,
       draft: this.local.read(this.keys.draft(conversationId)) ?? '',
       queue: this.readQueue(conversationId),
+      queuePaused: this.readQueuePaused(conversationId),
     });
     this.channel = this.deps.openChannel?.() ?? null;
     this.channel?.listen((data) => this.onTabMessage(data));
@@ -626,10 +644,19 @@ export class AgentStore {
     this.flushQueue();
   }
 
-  /** Sends a queued message at once (only while no answer runs; it leaves open approvals unanswered). */
+  /** Empties the queue (nothing of it is sent). */
+  clearQueue(): void {
+    this.setQueue([]);
+  }
+
+  /**
+   * Sends a queued message at once (only while no answer runs; it leaves open approvals
+   * unanswered). After a Stop, sending one resumes the queue: the rest follow in order.
+   */
   sendQueuedNow(id: string): void {
     const item = this.state.queue.find((entry) => entry.id === id);
     if (!item || this.connection || this.state.signedOut) return;
+    this.setQueuePaused(false);
     this.setQueue(this.state.queue.filter((entry) => entry.id !== id));
     this.startRun({ kind: 'message', text: item.text.trim(), messageId: this.newId() });
   }
@@ -640,6 +667,18 @@ export class AgentStore {
       queue.map(({ id, text }) => ({ id, text })),
     );
     this.set({ queue });
+    // An emptied queue has nothing left to hold.
+    if (queue.length === 0 && this.state.queuePaused) this.setQueuePaused(false);
+  }
+
+  private setQueuePaused(paused: boolean): void {
+    if (paused === this.state.queuePaused) return;
+    this.session.write(this.keys.queuePaused(this.state.conversationId), paused ? '1' : null);
+    this.set({ queuePaused: paused });
+  }
+
+  private readQueuePaused(conversationId: string | null): boolean {
+    return this.session.read(this.keys.queuePaused(conversationId)) === '1';
   }
 
   private readQueue(conversationId: string | null): QueuedMessage[] {
@@ -654,6 +693,7 @@ export class AgentStore {
    */
   private flushQueue(): void {
     if (!this.mounted || this.state.signedOut || this.connection || this.state.hydrating) return;
+    if (this.state.queuePaused) return;
     if (this.state.switchingVersion || this.loadedConversationId !== this.state.conversationId) return;
     const head = this.state.queue[0];
     if (!head || head.editing) return;
@@ -669,14 +709,28 @@ export class AgentStore {
     this.startRun({ kind: 'message', text: head.text.trim(), messageId: this.newId() });
   }
 
-  /** Resends the last message (after a failed answer or a refused request). */
+  /** What Retry would do now (the panel offers it only then). */
+  get canRetry(): boolean {
+    return canRetry(this.state, this.clock.now(), this.lastSentText !== null);
+  }
+
+  /**
+   * Retry. A request the server refused is sent again (the new version it asked for, or the
+   * message). A failed answer (model error, timeout, tools unavailable, a stale run) is asked again
+   * in place: a new version of its turn, so the question is shown and sent to the model once, and
+   * the failed attempt stays reachable as the earlier version (also after a reload).
+   */
   retry(): void {
     if (this.connection || this.state.signedOut) return;
     if (this.refusedVersion) {
       this.startVersion(this.refusedVersion.text);
       return;
     }
-    const text = this.lastSentText ?? lastUserText(this.state.view);
+    if (!this.state.requestError && failedTurnRunId(this.liveView.current)) {
+      this.startVersion(null);
+      return;
+    }
+    const text = this.lastSentText;
     if (!text) return;
     if (this.state.draft.trim() === text.trim()) this.setDraft('');
     this.startRun({ kind: 'message', text, messageId: this.newId() });
@@ -890,6 +944,7 @@ export class AgentStore {
       hydrating: false,
       draft: this.local.read(this.keys.draft(null)) ?? '',
       queue: this.readQueue(null),
+      queuePaused: this.readQueuePaused(null),
     });
     this.flushQueue();
   }
@@ -901,7 +956,12 @@ export class AgentStore {
     this.resetConversationState();
     this.loadedConversationId = id;
     this.replaceView(emptyView(id));
-    this.set({ feedback: {}, draft: this.local.read(this.keys.draft(id)) ?? '', queue: this.readQueue(id) });
+    this.set({
+      feedback: {},
+      draft: this.local.read(this.keys.draft(id)) ?? '',
+      queue: this.readQueue(id),
+      queuePaused: this.readQueuePaused(id),
+    });
     void this.hydrate(id);
   }
 
@@ -911,6 +971,7 @@ export class AgentStore {
     this.local.write(this.keys.approvals(id), null);
     this.local.write(this.keys.feedbackDrafts(id), null);
     this.session.write(this.keys.queue(id), null);
+    this.session.write(this.keys.queuePaused(id), null);
     if (this.state.conversationId === id) this.newConversation();
   }
 
@@ -946,9 +1007,11 @@ export class AgentStore {
     this.local.write(this.keys.draft(before), null);
     this.local.write(this.keys.draft(id), this.state.draft || null);
     this.session.write(this.keys.queue(before), null);
+    this.session.write(this.keys.queuePaused(before), null);
     this.setConversationId(id);
     this.loadedConversationId = id;
     this.setQueue(this.state.queue);
+    if (this.state.queuePaused) this.session.write(this.keys.queuePaused(id), '1');
   }
 
   // ---------------------------------------------------------------- loading a conversation
@@ -1288,6 +1351,9 @@ export class AgentStore {
         } else if (event.name === CUSTOM_EVENTS.navigate) {
           const navigation = NavigateValueSchema.safeParse(event.value);
           if (navigation.success) this.navigateFor(connection, navigation.data.href);
+        } else if (event.name === CUSTOM_EVENTS.changed && !connection.catchingUp) {
+          const changed = ChangedValueSchema.safeParse(event.value);
+          if (changed.success && changed.data.objects.length) this.deps.onProductChange?.(changed.data.objects);
         }
         break;
       case 'RUN_FINISHED': {
@@ -1351,6 +1417,14 @@ export class AgentStore {
       }
       // The run ended (stopped, failed) before taking the message: it goes back into the input.
       this.keepUnsentText(connection.request.text);
+    }
+    // Stopped here: everything halts, including the messages that waited for this answer. They
+    // stay queued until the user sends or clears them. (A run stopped from another window, or by
+    // a server's restart, lets this tab's queue go on.)
+    const ended = this.liveView.current.runs.find((run) => run.runId === connection.runId);
+    if (connection.stopRequested && ended?.status === 'cancelled' && this.state.queue.length > 0) {
+      this.setQueuePaused(true);
+      this.announce('Stopped. Your queued messages wait until you send or clear them.');
     }
     const next = this.pendingAttachRunId;
     this.pendingAttachRunId = null;

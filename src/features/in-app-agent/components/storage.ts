@@ -36,6 +36,8 @@ export function storageKeys(userId: string, projectId: string) {
     feedbackDrafts: (conversationId: string) => `${project}:feedback-drafts:${conversationId}`,
     /** Messages queued behind a running answer (sessionStorage). */
     queue: (conversationId: string | null) => `${project}:queue:${conversationId ?? 'new'}`,
+    /** The queue was paused by Stop: it waits until the user sends or clears it (sessionStorage). */
+    queuePaused: (conversationId: string | null) => `${project}:queue-paused:${conversationId ?? 'new'}`,
   };
 }
 export type StorageKeys = ReturnType<typeof storageKeys>;

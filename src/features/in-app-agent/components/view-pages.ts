@@ -3,7 +3,7 @@
  * page of runs at a time (the newest first), and a new version of a turn replaces the runs from that
  * turn on. Pure functions over `ConversationView`; the store keeps the result in its live view.
  */
-import type { ConversationView, ViewMessage } from '../schema';
+import type { ConversationView, TokenUsage, ViewMessage } from '../schema';
 
 type Versions = NonNullable<ConversationView['versions']>;
 
@@ -73,6 +73,60 @@ export function concatViews(head: ConversationView, tail: ConversationView): Con
     navigations: [...head.navigations, ...tail.navigations],
     ...(Object.keys(versions).length ? { versions } : {}),
   };
+}
+
+/**
+ * The runs of `view` by turn, in order: a turn is the run that asks (or the first run of the view)
+ * and the runs that continue it after approvals (`parentRunId`).
+ */
+export function turnsOf(view: ConversationView): string[][] {
+  const turns: string[][] = [];
+  for (const run of view.runs) {
+    const current = turns.at(-1);
+    if (current && run.parentRunId && current.includes(run.parentRunId)) current.push(run.runId);
+    else turns.push([run.runId]);
+  }
+  return turns;
+}
+
+/**
+ * What each finished turn used, summed over its runs (the question's run and the runs that went on
+ * after approvals), keyed by the turn's last run: one figure per turn. A turn whose last run is
+ * still running has none yet. Cost only when every run of the turn that used tokens has one.
+ */
+export function turnUsage(view: ConversationView): Map<string, TokenUsage> {
+  const byId = new Map(view.runs.map((r) => [r.runId, r]));
+  const out = new Map<string, TokenUsage>();
+  for (const turn of turnsOf(view)) {
+    const runs = turn.map((id) => byId.get(id)!);
+    const last = runs.at(-1)!;
+    if (last.status === 'running') continue;
+    const used = runs.map((r) => r.usage).filter((u): u is TokenUsage => u !== undefined);
+    if (!used.length) continue;
+    const sum = (pick: (u: TokenUsage) => number | undefined) => used.reduce((n, u) => n + (pick(u) ?? 0), 0);
+    const priced = used.every((u) => u.costUsd !== undefined);
+    out.set(last.runId, {
+      ...(used[0]!.provider ? { provider: used[0]!.provider } : {}),
+      ...(used[0]!.model ? { model: used[0]!.model } : {}),
+      inputTokens: sum((u) => u.inputTokens),
+      outputTokens: sum((u) => u.outputTokens),
+      ...(priced ? { costUsd: Math.round(sum((u) => u.costUsd) * 1e8) / 1e8 } : {}),
+    });
+  }
+  return out;
+}
+
+/**
+ * The turn to ask again when the newest answer failed (a model error, a timeout, the tools not
+ * loading, a stale run): the run that starts the newest turn, when the failed run belongs to it.
+ * Null when the newest run did not fail, or failed without the turn's message (nothing to ask).
+ */
+export function failedTurnRunId(view: ConversationView): string | null {
+  const last = view.runs.at(-1);
+  if (last?.status !== 'failed') return null;
+  const turn = turnsOf(view).at(-1);
+  const start = lastTurnRunId(view);
+  return turn && start && turn[0] === start && turn.includes(last.runId) ? start : null;
 }
 
 /** The run that starts the turn of the newest user message (what an edit or a regeneration replaces). */

@@ -17,7 +17,7 @@ import {
   toolInputJsonSchema,
 } from '../host';
 import { z } from 'zod';
-import { LIMITS, type AgentErrorCode } from '../constants';
+import { CUSTOM_EVENTS, LIMITS, type AgentErrorCode } from '../constants';
 import { isErrorResult } from '../fold';
 import type { AgentEvent, ConversationView, PageContext } from '../schema';
 import { ModelCallSpans, type RunTrace } from './instrumentation';
@@ -26,6 +26,7 @@ import { classifyModelError, withFreshToolCallIds, type ModelHandle } from './mo
 import {
   allowedMcpToolNames,
   approvalFor,
+  changedObjects,
   effectiveToolInfo,
   LOCAL_TOOL_INPUTS,
   runLocalTool,
@@ -375,7 +376,8 @@ type Chunk = { type: string; payload?: Record<string, unknown> };
 class Normalizer {
   private textId: string | undefined;
   private stepMessageId: string | undefined;
-  private readonly startedCalls = new Set<string>();
+  /** The calls started in this run, by id, with their tool's name. */
+  private readonly startedCalls = new Map<string, string>();
   private readonly endedCalls = new Set<string>();
   usage: Usage = {};
   error: unknown;
@@ -452,6 +454,7 @@ class Normalizer {
           content: capResult(content),
           role: 'tool',
         });
+        this.changed(id, (p.args ?? {}) as Record<string, unknown>, content);
         break;
       }
       case 'tool-error': {
@@ -499,10 +502,18 @@ class Normalizer {
    * or call at a time, which is what lets a watcher resume from any position (compact.ts).
    */
   private startCall(id: string, name: string): void {
-    for (const open of this.startedCalls) if (open !== id) this.endCall(open);
-    this.startedCalls.add(id);
+    for (const open of this.startedCalls.keys()) if (open !== id) this.endCall(open);
+    this.startedCalls.set(id, name);
     if (!this.stepMessageId) this.stepMessageId = newId('msg_');
     this.emit({ type: 'TOOL_CALL_START', toolCallId: id, toolCallName: name, parentMessageId: this.stepMessageId });
+  }
+
+  /** After a call's result: the objects of the product it changed, for the page behind the panel. */
+  private changed(id: string, args: Record<string, unknown>, result: unknown): void {
+    const objects = changedObjects(this.startedCalls.get(id) ?? '', args, result);
+    if (objects.length) {
+      this.emit({ type: 'CUSTOM', name: CUSTOM_EVENTS.changed, value: { toolCallId: id, objects } });
+    }
   }
 
   private endCall(id: string): void {

@@ -16,6 +16,8 @@
  *   search docs for <words> | how do I <...>
  *   what did I ask before   (lists the earlier user messages it was given: the history it sees)
  *   write a long answer   (streams slowly; useful to try the Stop button)
+ *   fail twice, then answer <anything>   (the first answers to that exact message break off like
+ *     an overloaded provider's; once, twice or "3 times"; useful to try Retry)
  *   show me an unsafe answer   (markdown with raw HTML and a javascript: link, rendered inert)
  */
 import type { RuntimeModel } from './model';
@@ -30,7 +32,8 @@ type Part =
       type: 'finish';
       finishReason: 'stop' | 'tool-calls';
       usage: { inputTokens: number; outputTokens: number; totalTokens: number };
-    };
+    }
+  | { type: 'error'; error: unknown };
 
 interface PromptPart {
   type: string;
@@ -58,7 +61,7 @@ export interface DemoModelOptions {
 
 type ToolCallPlan = { tool: string; args: Record<string, unknown> };
 type Plan =
-  | { kind: 'text'; text: string; slow?: boolean }
+  | { kind: 'text'; text: string; slow?: boolean; fail?: boolean }
   | { kind: 'tool'; tool: string; args: Record<string, unknown>; preface?: string; more?: ToolCallPlan[] };
 
 /** The start command the demo model's help shows for a local Ollama (one line, ready to copy). */
@@ -108,6 +111,8 @@ function planFromUser(text: string, tools: Set<string>): Plan {
         };
 
   if (lower.includes('long answer')) return { kind: 'text', text: LONG_ANSWER, slow: true };
+  if (/\bfail (?:once|twice|\d{1,2} times?),? then answer\b/.test(lower))
+    return { kind: 'text', text: 'Answered this time. Retry asked the same question again, in place.' };
   if (lower.includes('unsafe answer')) return { kind: 'text', text: UNSAFE_ANSWER };
 
   const go = /\b(?:go to|navigate to|take me to|open the)\s+(.+)$/.exec(lower);
@@ -340,6 +345,35 @@ function recallEarlier(text: string, prompt: PromptMessage[]): Plan | null {
 
 let callCounter = 0;
 
+/**
+ * "fail twice, then answer …": how many more times each such message fails, in this process
+ * (the oldest forgotten past a hundred, so the map stays small).
+ */
+const failuresLeft = new Map<string, number>();
+const FAILURES_KEPT = 100;
+
+/**
+ * Whether this answer breaks off like an overloaded provider's (the user asked this message to fail
+ * and it has failures left). The break comes inside the stream, after a few words, as a provider's
+ * does mid-answer: the runtime does not retry it, so each failure is one failed answer.
+ */
+function shouldFail(text: string): boolean {
+  const m = /\bfail (once|twice|(\d{1,2}) times?),? then answer\b/i.exec(text);
+  if (!m) return false;
+  const key = text.trim();
+  if (!failuresLeft.has(key)) {
+    failuresLeft.set(key, m[1]!.toLowerCase() === 'once' ? 1 : m[1]!.toLowerCase() === 'twice' ? 2 : Number(m[2]));
+    if (failuresLeft.size > FAILURES_KEPT) failuresLeft.delete(failuresLeft.keys().next().value!);
+  }
+  const left = failuresLeft.get(key)!;
+  if (left <= 0) return false;
+  failuresLeft.set(key, left - 1);
+  return true;
+}
+
+const OVERLOADED = () =>
+  Object.assign(new Error('The demo model is overloaded (you asked it to fail).'), { statusCode: 503 });
+
 function plan(opts: StreamOptions): Plan {
   const last = opts.prompt[opts.prompt.length - 1];
   const tools = new Set((opts.tools ?? []).map((t) => t.name));
@@ -380,7 +414,11 @@ export function createDemoModel(options: DemoModelOptions = {}): RuntimeModel {
     },
     async doStream(raw: unknown) {
       const opts = raw as StreamOptions;
-      const p = plan(opts);
+      const last = opts.prompt.at(-1);
+      const p: Plan =
+        last?.role === 'user' && shouldFail(textOf(last))
+          ? { kind: 'text', text: 'Let me look at the issues and', fail: true }
+          : plan(opts);
       const inputTokens = Math.ceil(JSON.stringify(opts.prompt).length / 4);
       const stream = new ReadableStream<Part>({
         async start(controller) {
@@ -397,6 +435,11 @@ export function createDemoModel(options: DemoModelOptions = {}): RuntimeModel {
                 if (delay > 0) await sleep(delay, opts.abortSignal);
                 controller.enqueue({ type: 'text-delta', id, delta: w });
                 outputTokens += 1;
+              }
+              if (p.kind === 'text' && p.fail) {
+                controller.enqueue({ type: 'error', error: OVERLOADED() });
+                controller.close();
+                return;
               }
               controller.enqueue({ type: 'text-end', id });
             }

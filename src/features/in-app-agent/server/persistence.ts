@@ -828,7 +828,11 @@ export async function runningRunOf(prisma: PrismaClient, conversationId: string)
 export interface ReplayOptions {
   /** A simulated schema version and its upgrade steps (tests); defaults to the module's own. */
   upgrade?: { version: number; steps: Readonly<Record<number, StoredEventUpgrade>> };
-  /** Leave out this run's rows (the run being prepared reads the history before it). */
+  /**
+   * Leave out this run's rows (a watcher attaching to it gets the conversation before it, then the
+   * run's own events). Its versions stay in the view: a run that is a new version of a turn is
+   * counted as such from its first event.
+   */
   excludeRunId?: string;
   /** One page: the last `runs` runs of the shown path, before the run `before` when given. */
   page?: { runs: number; before?: string };
@@ -892,7 +896,8 @@ export async function replayPage(
   const start = opts.page ? Math.max(0, end - opts.page.runs) : 0;
   const runs = path.slice(start, end);
   const view = foldEvents(expand(await rowsOfRuns(prisma, conversationId, runs, opts)), emptyView(conversationId));
-  const versions = versionsOnPath(nodes, runs);
+  const excluded = opts.excludeRunId && !opts.page?.before ? [opts.excludeRunId] : [];
+  const versions = versionsOnPath(nodes, [...runs, ...excluded.filter((id) => nodes.some((n) => n.id === id))]);
   if (versions) view.versions = versions;
   return { view, olderBefore: start > 0 ? path[start]! : null };
 }

@@ -73,7 +73,7 @@ import {
   type OpenedRun,
   type RunEnd,
 } from './persistence';
-import { isLocalTool, runLocalTool } from './tools';
+import { changedObjects, isLocalTool, runLocalTool } from './tools';
 
 /** Settings of a run (from the environment and the handler's options). */
 export interface RunSettings {
@@ -608,4 +608,8 @@ async function runDecision(
     content: capResult(content),
     role: 'tool',
   });
+  const objects = d.approved ? changedObjects(d.toolName, d.args, content) : [];
+  if (objects.length) {
+    ctx.send({ type: 'CUSTOM', name: CUSTOM_EVENTS.changed, value: { toolCallId: d.toolCallId, objects } });
+  }
 }

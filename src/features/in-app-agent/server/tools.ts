@@ -7,7 +7,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { type AccessSubject, hasProjectAccess, MCP_TOOL_METADATA, type McpToolName, type PrismaClient } from '../host';
 import { CUSTOM_EVENTS, LOCAL_TOOL_NAMES, type LocalToolName } from '../constants';
-import type { AgentEvent, ApprovalReason } from '../schema';
+import type { AgentEvent, ApprovalReason, ProductObject } from '../schema';
 
 export type ApprovalPolicy = 'auto' | 'approval';
 
@@ -31,6 +31,33 @@ export const MCP_APPROVAL_MAP = {
   delete_issue: 'approval',
   notify_webhook: 'approval',
 } as const satisfies Record<McpToolName, ApprovalPolicy>;
+
+/** What a tool result says about the issue it touched: its number, wherever the tool puts it. */
+function issueOf(args: Record<string, unknown>, result: unknown): ProductObject[] {
+  const r = (result ?? {}) as { issue?: { number?: unknown }; issueNumber?: unknown; number?: unknown };
+  const n = r.issue?.number ?? r.issueNumber ?? r.number ?? args.number;
+  return typeof n === 'number' && Number.isInteger(n) ? [{ kind: 'issue', id: String(n) }] : [];
+}
+
+/**
+ * The objects of the product each changing tool changes, from its arguments and result (read-only
+ * tools change nothing). The panel tells its host, so the page behind it shows the change.
+ */
+const CHANGES: Partial<Record<McpToolName, (args: Record<string, unknown>, result: unknown) => ProductObject[]>> = {
+  create_issue: issueOf,
+  update_issue: issueOf,
+  add_comment: issueOf,
+  assign_issue: issueOf,
+  close_issue: issueOf,
+  delete_issue: issueOf,
+};
+
+/** The objects a successful call of `toolName` changed (none for failures and read-only tools). */
+export function changedObjects(toolName: string, args: Record<string, unknown>, result: unknown): ProductObject[] {
+  const of = CHANGES[toolName as McpToolName];
+  if (!of || !result || typeof result !== 'object' || (result as { isError?: unknown }).isError === true) return [];
+  return of(args, result);
+}
 
 /** Tools whose approval no configuration can turn off. */
 export const ALWAYS_APPROVE: ReadonlySet<string> = new Set<McpToolName>(['delete_issue', 'notify_webhook']);

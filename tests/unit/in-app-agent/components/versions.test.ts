@@ -165,6 +165,54 @@ describe('usage of an answer', () => {
   });
 });
 
+describe('one Usage per turn', () => {
+  it('a turn that went on after approvals shows one Usage, under its last run, with both runs summed', () => {
+    const view = foldEvents(
+      [
+        ...turn('run_1', 'close issue 3', "I'll close it once you approve.", undefined, false),
+        { type: 'TEXT_MESSAGE_END', messageId: 'a-run_1' },
+        {
+          type: 'RUN_FINISHED',
+          threadId: T,
+          runId: 'run_1',
+          outcome: { type: 'interrupt', interrupts: [{ id: 'int_1', reason: 'tool_approval' }] },
+          usage: [{ inputTokens: 1000, outputTokens: 20, costUsd: 0.0033 }],
+        },
+        { type: 'RUN_STARTED', threadId: T, runId: 'run_2', parentRunId: 'run_1' },
+        { type: 'TEXT_MESSAGE_START', messageId: 'a-run_2', role: 'assistant' },
+        { type: 'TEXT_MESSAGE_CONTENT', messageId: 'a-run_2', delta: 'Closed issue #3.' },
+        { type: 'TEXT_MESSAGE_END', messageId: 'a-run_2' },
+        {
+          type: 'RUN_FINISHED',
+          threadId: T,
+          runId: 'run_2',
+          outcome: { type: 'success' },
+          usage: [{ inputTokens: 1100, outputTokens: 6, costUsd: 0.00339 }],
+        },
+        ...turn('run_3', 'thanks', 'You are welcome.', { inputTokens: 50, outputTokens: 5, costUsd: 0.000225 }),
+      ],
+      emptyView(T),
+    );
+    const html = render(view, { showUsage: true });
+    expect(html.match(/data-testid="assistant-usage"/g)).toHaveLength(2);
+    expect(part(html, 'assistant-usage')).toContain('2,100 in · 26 out');
+    expect(html.indexOf('data-testid="assistant-usage"')).toBeGreaterThan(html.indexOf('Closed issue #3.'));
+  });
+
+  it('offers Retry, not Regenerate beside it, under a half-written failed answer', () => {
+    const view = foldEvents(
+      [
+        ...turn('run_1', 'summarize the project', 'Half an ans', undefined, false),
+        { type: 'RUN_ERROR', code: 'MODEL_UNAVAILABLE', message: 'The model is not reachable right now.' },
+      ],
+      emptyView(T),
+    );
+    const html = render(view, { ...live, onRetry: noop });
+    expect(html).toContain('data-testid="assistant-retry"');
+    expect(html).not.toContain('data-testid="assistant-regenerate"');
+  });
+});
+
 describe('earlier messages', () => {
   it('offers "Show earlier messages" at the top when there are earlier ones, and says so while loading or failing', () => {
     const view = conversation();

@@ -8,6 +8,7 @@ import {
   reconnectDelay,
   type AgentStore,
 } from '@/features/in-app-agent/components/agent-store';
+import { CUSTOM_EVENTS } from '@/features/in-app-agent/constants';
 import { emptyView, foldEvents } from '@/features/in-app-agent/fold';
 import type { AgentEvent, ConversationView } from '@/features/in-app-agent/schema';
 import {
@@ -407,6 +408,75 @@ describe('agent store: Stop', () => {
     expect(assistantText(state.view)).toEqual(['Some words on the way']);
   });
 
+  it('Stop keeps the queued messages: nothing is sent until the user sends or clears them (also after a reload)', async () => {
+    const h = harness();
+    await openLoaded(h);
+    const stream = await startStreaming(h);
+    h.store.send('second');
+    h.store.send('third');
+    h.server.onCancel(() => new Response(JSON.stringify({ runId: 'run_1', status: 'stopping' }), { status: 202 }));
+    h.store.stop();
+    await settle();
+    stream.emit({ type: 'RUN_FINISHED', threadId: T, runId: 'run_1', outcome: { type: 'cancelled' } });
+    stream.close();
+    await settle();
+    await h.clock.advance(10_000);
+    let state = h.store.getSnapshot();
+    expect(state.connection).toBe('idle');
+    expect(state.queuePaused).toBe(true);
+    expect(state.queue.map((q) => q.text)).toEqual(['second', 'third']);
+    expect(h.server.of('start')).toHaveLength(1);
+    expect(state.announcements.at(-1)?.text).toMatch(/queued messages wait until you send or clear them/);
+
+    // A reload of the tab keeps the queue paused.
+    h.store.unmount();
+    const reloaded = harness({ server: h.server, local: h.local, session: h.session, clock: h.clock, bus: h.bus });
+    reloaded.store.mount();
+    await settle();
+    expect(reloaded.store.getSnapshot()).toMatchObject({ queuePaused: true, connection: 'idle' });
+    expect(h.server.of('start')).toHaveLength(1);
+
+    // Sending the first one resumes the queue: the rest follows it in order.
+    const next = new ScriptedStream();
+    h.server.onStart(() => streamResponse(next, 'run_2', T));
+    reloaded.store.sendQueuedNow(reloaded.store.getSnapshot().queue[0]!.id);
+    await settle();
+    state = reloaded.store.getSnapshot();
+    expect(state.queuePaused).toBe(false);
+    expect(state.queue.map((q) => q.text)).toEqual(['third']);
+    const last = new ScriptedStream();
+    h.server.onStart(() => streamResponse(last, 'run_3', T));
+    next.emit(...userTurn(T, 'run_2', 'u2', 'second'), finished(T, 'run_2'));
+    next.close();
+    await settle();
+    expect(h.server.of('start').map((r) => (r.body!.messages as Array<{ content: string }>)[0]?.content)).toEqual([
+      'write a long answer',
+      'second',
+      'third',
+    ]);
+  });
+
+  it('Clear all empties a queue paused by Stop; the next message goes as usual', async () => {
+    const h = harness();
+    await openLoaded(h);
+    const stream = await startStreaming(h);
+    h.store.send('second');
+    h.server.onCancel(() => new Response(JSON.stringify({ runId: 'run_1', status: 'stopping' }), { status: 202 }));
+    h.store.stop();
+    await settle();
+    stream.emit({ type: 'RUN_FINISHED', threadId: T, runId: 'run_1', outcome: { type: 'cancelled' } });
+    stream.close();
+    await settle();
+    expect(h.store.getSnapshot().queuePaused).toBe(true);
+    h.store.clearQueue();
+    expect(h.store.getSnapshot()).toMatchObject({ queue: [], queuePaused: false });
+    expect(h.session.getItem(`in-app-agent:u:user-a:${PROJECT}:queue-paused:${T}`)).toBeNull();
+    h.server.onStart(() => streamResponse(new ScriptedStream(), 'run_2', T));
+    h.store.send('a new question');
+    await settle();
+    expect(h.server.of('start')).toHaveLength(2);
+  });
+
   it('Stop pressed before the run id is known is sent as soon as the server answers', async () => {
     const h = harness();
     await openLoaded(h);
@@ -424,6 +494,31 @@ describe('agent store: Stop', () => {
     expect(h.server.of('cancel').map((r) => r.url)).toEqual([
       `/api/projects/${PROJECT}/in-app-agent/runs/run_1/cancel`,
     ]);
+  });
+});
+
+describe('agent store: the product behind the panel', () => {
+  it('tells the host which objects a tool changed, live only (not when catching up on a snapshot)', async () => {
+    const changes: unknown[] = [];
+    const h = harness({ onProductChange: (objects) => changes.push(objects) });
+    await openLoaded(h);
+    const stream = await startStreaming(h, 'close issue 3');
+    stream.emit(
+      { type: 'TOOL_CALL_START', toolCallId: 'call_1', toolCallName: 'close_issue', parentMessageId: 'a-run_1' },
+      { type: 'TOOL_CALL_END', toolCallId: 'call_1' },
+      { type: 'TOOL_CALL_RESULT', messageId: 'm1', toolCallId: 'call_1', content: '{"issue":{"number":3}}' },
+      {
+        type: 'CUSTOM',
+        name: CUSTOM_EVENTS.changed,
+        value: { toolCallId: 'call_1', objects: [{ kind: 'issue', id: '3' }] },
+      },
+    );
+    await settle();
+    expect(changes).toEqual([[{ kind: 'issue', id: '3' }]]);
+    // Malformed values are ignored.
+    stream.emit({ type: 'CUSTOM', name: CUSTOM_EVENTS.changed, value: { objects: 'all' } });
+    await settle();
+    expect(changes).toHaveLength(1);
   });
 });
 

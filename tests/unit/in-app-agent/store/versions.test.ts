@@ -151,6 +151,54 @@ describe('agent store: edit and regenerate', () => {
     expect(state.requestError).toBeNull();
   });
 
+  it('Retry after a failed answer asks the turn again in place: one question, the failure kept as version 1', async () => {
+    const h = harness();
+    const failed: AgentEvent[] = [
+      ...userTurn(T, 'run_2', 'u-run_2', 'summarize the project'),
+      { type: 'TEXT_MESSAGE_START', messageId: 'a-run_2', role: 'assistant' },
+      { type: 'TEXT_MESSAGE_CONTENT', messageId: 'a-run_2', delta: 'Half an ans' },
+      { type: 'RUN_ERROR', code: 'MODEL_UNAVAILABLE', message: 'The model is not reachable right now.' },
+    ];
+    // As after a reload: this tab never sent the message itself.
+    await open(h, viewOf(turn('run_1', 'hello', 'Hi.'), failed));
+    expect(h.store.canRetry).toBe(true);
+    const stream = new ScriptedStream();
+    h.server.onStart(() => streamResponse(stream, 'run_3', T));
+    h.store.retry();
+    await settle();
+    const body = h.server.of('start')[0]!.body!;
+    expect(body.forwardedProps).toMatchObject({ version: { of: 'run_2' } });
+    // A regeneration: the server asks the turn's own message again; nothing new is sent.
+    expect(body.messages).toEqual([]);
+    expect(texts(h.store.getSnapshot().view)).toEqual(['user:hello', 'assistant:Hi.']);
+    stream.emit(...turn('run_3', 'summarize the project', 'Two open issues.'));
+    stream.close();
+    await settle();
+    const state = h.store.getSnapshot();
+    expect(texts(state.view)).toEqual([
+      'user:hello',
+      'assistant:Hi.',
+      'user:summarize the project',
+      'assistant:Two open issues.',
+    ]);
+    expect(state.view.versions?.run_3).toMatchObject({ index: 2, count: 2, runIds: ['run_2', 'run_3'] });
+    expect(h.store.canRetry).toBe(false);
+  });
+
+  it('Retry of a failed answer after approvals asks the whole turn again (the question once)', async () => {
+    const h = harness();
+    const expiresAt = new Date(h.clock.now() + 60_000).toISOString();
+    const resumed: AgentEvent[] = [
+      { type: 'RUN_STARTED', threadId: T, runId: 'run_2', parentRunId: 'run_1' },
+      { type: 'RUN_ERROR', code: 'MODEL_TIMEOUT', message: 'The model stopped responding.' },
+    ];
+    await open(h, viewOf(interruptedTurn(T, 'run_1', expiresAt), resumed));
+    h.server.onStart(() => streamResponse(new ScriptedStream(), 'run_3', T));
+    h.store.retry();
+    await settle();
+    expect(h.server.of('start')[0]!.body!.forwardedProps).toMatchObject({ version: { of: 'run_1' } });
+  });
+
   it('is not offered while an approval waits or an answer runs, and does nothing then', async () => {
     const h = harness();
     const expiresAt = new Date(h.clock.now() + 60_000).toISOString();
