@@ -5,7 +5,8 @@
  * before the database is closed.
  */
 import 'server-only';
-import { recoverAfterRestart, startStaleSweep, stopStaleSweep } from '@/features/in-app-agent/server/persistence';
+import { startAgentServices } from '@/features/in-app-agent/server/boot';
+import { stopStaleSweep } from '@/features/in-app-agent/server/persistence';
 import { getDb, getPrisma } from './db';
 import { env } from './env';
 import { describeError } from './errors';
@@ -57,12 +58,10 @@ export function startHousekeeping(opts: HousekeepingOptions = {}): void {
   holder.started = true;
   holder.stopping = false;
   const settings = env();
-  startStaleSweep(getPrisma, settings.AGENT_RUN_STALE_SECONDS, opts.staleSweepMs);
-  // The embedded database belongs to this process alone: runs a previous process left RUNNING are
-  // closed now rather than at the first assistant request.
-  void getDb()
-    .then((db) => (db.kind === 'pglite' ? recoverAfterRestart(db.prisma, true) : 0))
-    .catch(() => undefined);
+  // The assistant's services: its stale-run sweep, trace exporter, cross-instance connection and,
+  // on the embedded database (one process owns it), closing the runs a previous process left
+  // RUNNING, now rather than at the first assistant request.
+  void startAgentServices({ staleSweepMs: opts.staleSweepMs });
   const every = opts.purgeEveryMs ?? settings.RETENTION_PURGE_INTERVAL_SECONDS * 1000;
   // The first pass soon after boot (not at once: boot has enough to do), then every period.
   holder.firstPurge = setTimeout(() => void runPurge(), Math.min(every, 60_000));

@@ -12,7 +12,6 @@ import { startTestServer } from './http';
 const staleSweepMs = Number(process.env.TEST_STALE_SWEEP_MS ?? 500);
 const routes = createAgentRoutes({
   heartbeatMs: Number(process.env.TEST_HEARTBEAT_MS ?? 500),
-  staleSweepMs,
   watchPollMs: Number(process.env.TEST_WATCH_POLL_MS ?? 200),
 });
 installShutdownHandlers();

@@ -1,5 +1,6 @@
 // A real HTTP server on 127.0.0.1 that serves the app's route handlers (the same modules Next.js
 // serves), so integration tests speak real HTTP to real handlers without a Next build.
+import { startAgentServices } from '@/features/in-app-agent/server/boot';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -121,6 +122,11 @@ export interface TestServerOptions {
   agentHandler?: Handler;
   /** Replaces the assistant's routes (start, events, cancel), e.g. `createAgentRoutes({...})`. */
   agentRoutes?: Partial<Record<'start' | 'events' | 'cancel', Handler>>;
+  /**
+   * Period of the assistant's stale-run sweep. The assistant's services start once per process,
+   * as the production server starts them at boot: the first server of a test file decides.
+   */
+  staleSweepMs?: number;
 }
 
 /**
@@ -139,6 +145,8 @@ function loaded(route: RouteDef): Promise<RouteModule> {
 }
 
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
+  // What src/instrumentation.ts starts at boot in production (src/server/housekeeping.ts).
+  await startAgentServices({ staleSweepMs: opts.staleSweepMs });
   const server = http.createServer(async (nodeReq, nodeRes) => {
     const abort = new AbortController();
     nodeRes.on('close', () => {

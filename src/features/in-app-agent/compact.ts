@@ -11,8 +11,8 @@
  * exactly from the stored rows of a finished run (`eventsAfter`): a client that reconnects after
  * the run ended gets the rest of a message from the character where it stopped.
  */
-import { LIMITS, STORED_EVENT_VERSION } from './constants';
-import type { AgentEvent, StoredEvent } from './schema';
+import { CUSTOM_EVENTS, LIMITS, STORED_EVENT_VERSION } from './constants';
+import { MessagePartsValueSchema, type AgentEvent, type MessagePart, type StoredEvent } from './schema';
 
 export interface WriteOp {
   kind: 'insert' | 'update';
@@ -36,6 +36,8 @@ interface Open {
 }
 interface OpenText extends Open {
   role: 'user' | 'assistant';
+  /** A user message's parts (`CUSTOM_EVENTS.messageParts`, right after its start): stored in its row. */
+  parts?: MessagePart[];
 }
 interface OpenCall extends Open {
   name: string;
@@ -106,10 +108,12 @@ export class Compactor {
             },
           },
         ];
-      case 'CUSTOM':
+      case 'CUSTOM': {
+        if (e.name === CUSTOM_EVENTS.messageParts && this.attachParts(e.value)) return NONE;
         return [
           { kind: 'insert', seq: this.nextSeq(), event: { v, type: 'CUSTOM', name: e.name, value: e.value, ...at } },
         ];
+      }
       case 'RUN_STARTED':
         return [
           {
@@ -154,6 +158,19 @@ export class Compactor {
         return [...open, { kind: 'insert', seq: this.nextSeq(), event }];
       }
     }
+  }
+
+  /**
+   * A user message's parts, sent right after its start: kept with its row (they and the start are
+   * one row). False when no such message is open before its text (then the event is a row of its own).
+   */
+  private attachParts(value: unknown): boolean {
+    const parsed = MessagePartsValueSchema.safeParse(value);
+    if (!parsed.success) return false;
+    const open = this.texts.get(parsed.data.messageId);
+    if (open?.role !== 'user' || open.text !== '' || open.parts) return false;
+    open.parts = parsed.data.parts;
+    return true;
   }
 
   /** Opens a message or call; its seq is allocated now, so rows keep the order things started in. */
@@ -215,6 +232,7 @@ export class Compactor {
       role: t.role,
       content: t.text,
       complete,
+      ...(t.parts ? { parts: t.parts } : {}),
       ...(t.pos === undefined ? {} : { pos: t.pos }),
     };
     return { kind, seq: t.seq, event };
@@ -270,6 +288,7 @@ export function expand(stored: Iterable<StoredEvent>): AgentEvent[] {
         break;
       case 'TEXT_MESSAGE':
         out.push({ type: 'TEXT_MESSAGE_START', messageId: row.messageId, role: row.role });
+        if (row.parts) out.push(partsEvent(row.messageId, row.parts));
         if (row.content) out.push({ type: 'TEXT_MESSAGE_CONTENT', messageId: row.messageId, delta: row.content });
         if (row.complete) out.push({ type: 'TEXT_MESSAGE_END', messageId: row.messageId });
         break;
@@ -312,6 +331,13 @@ export function expand(stored: Iterable<StoredEvent>): AgentEvent[] {
   return out;
 }
 
+function partsEvent(messageId: string, parts: MessagePart[]): AgentEvent {
+  return { type: 'CUSTOM', name: CUSTOM_EVENTS.messageParts, value: { messageId, parts } };
+}
+
+/** Positions a row's start takes before its text: the start, and its parts event when it has one. */
+const headOf = (s: StoredEvent) => (s.type === 'TEXT_MESSAGE' && s.parts ? 1 : 0);
+
 /** An event with its position in its run. */
 export interface PositionedEvent {
   pos: number;
@@ -321,7 +347,7 @@ export interface PositionedEvent {
 /** Where a row ends: the position of the last event it reflects (null: no position stored). */
 export function rowEnd(s: StoredEvent): number | null {
   if (s.pos === undefined) return null;
-  if (s.type === 'TEXT_MESSAGE') return s.pos + s.content.length + (s.complete ? 1 : 0);
+  if (s.type === 'TEXT_MESSAGE') return s.pos + headOf(s) + s.content.length + (s.complete ? 1 : 0);
   if (s.type === 'TOOL_CALL') return s.pos + s.args.length + (s.complete ? 1 : 0);
   return s.pos;
 }
@@ -356,9 +382,12 @@ export function eventsAfter(rows: readonly StoredEvent[], after: number, threadI
     const p = r.pos!;
     if (r.type === 'TEXT_MESSAGE' || r.type === 'TOOL_CALL') {
       const body = r.type === 'TEXT_MESSAGE' ? r.content : r.args;
-      const end = p + body.length;
-      if (r.type === 'TEXT_MESSAGE') emit(p, { type: 'TEXT_MESSAGE_START', messageId: r.messageId, role: r.role });
-      else
+      const head = headOf(r);
+      const end = p + head + body.length;
+      if (r.type === 'TEXT_MESSAGE') {
+        emit(p, { type: 'TEXT_MESSAGE_START', messageId: r.messageId, role: r.role });
+        if (r.parts) emit(p + 1, partsEvent(r.messageId, r.parts));
+      } else
         emit(p, {
           type: 'TOOL_CALL_START',
           toolCallId: r.toolCallId,
@@ -366,8 +395,8 @@ export function eventsAfter(rows: readonly StoredEvent[], after: number, threadI
           ...(r.parentMessageId ? { parentMessageId: r.parentMessageId } : {}),
         });
       if (body.length > 0 && end > after) {
-        // The client holds the first `after - p` characters when it stopped inside this row.
-        const rest = body.slice(Math.max(0, after - p));
+        // The client holds the first `after - p - head` characters when it stopped inside this row.
+        const rest = body.slice(Math.max(0, after - p - head));
         if (r.type === 'TEXT_MESSAGE') emit(end, { type: 'TEXT_MESSAGE_CONTENT', messageId: r.messageId, delta: rest });
         else emit(end, { type: 'TOOL_CALL_ARGS', toolCallId: r.toolCallId, delta: rest });
       }

@@ -5,7 +5,7 @@
  * that upgrades a payload of the previous version in `STORED_EVENT_UPGRADES` (schema.ts): old rows
  * are upgraded step by step when they are read, so they keep replaying.
  */
-export const STORED_EVENT_VERSION = 2;
+export const STORED_EVENT_VERSION = 3;
 
 /** CUSTOM event names the module emits. */
 export const CUSTOM_EVENTS = {
@@ -25,6 +25,12 @@ export const CUSTOM_EVENTS = {
    * issue created or closed). The panel tells its host, which refreshes what it shows.
    */
   changed: 'in-app-agent.changed',
+  /**
+   * A user message's parts when it has more than its text (`{ messageId, parts }`): sent right
+   * after its TEXT_MESSAGE_START, before the text (which TEXT_MESSAGE_CONTENT carries as always, so
+   * stock AG-UI clients still show it). Stored with the message's row, not as a row of its own.
+   */
+  messageParts: 'in-app-agent.message-parts',
 } as const;
 
 /** Reason used on AG-UI interrupts for tool approvals. */
@@ -83,58 +89,3 @@ export const LIMITS = {
    */
   modelIdleTimeoutMs: 120_000,
 } as const;
-
-/** Stable error codes of the agent route and its runs. */
-export const AGENT_ERROR_CODES = [
-  'UNAUTHENTICATED',
-  'CROSS_ORIGIN',
-  'PROJECT_NOT_FOUND',
-  'CONVERSATION_NOT_FOUND',
-  /** A run that does not exist, or one the caller may not see (the same answer). */
-  'RUN_NOT_FOUND',
-  'FORBIDDEN',
-  'INVALID_REQUEST',
-  'PAYLOAD_TOO_LARGE',
-  'UNSUPPORTED_MEDIA_TYPE',
-  'NO_USER_MESSAGE',
-  /** A resume that also carries a new user message: answer the approvals first. */
-  'RESUME_WITH_MESSAGE',
-  'RUN_IN_PROGRESS',
-  /** The conversation reached LIMITS.maxRunsPerConversation: start a new one. */
-  'CONVERSATION_TOO_LONG',
-  /** A version of a turn that is not in the conversation's shown path. */
-  'VERSION_NOT_FOUND',
-  /** Too many runs started in the last minute (AGENT_RATE_LIMIT_PER_MINUTE): 429 with Retry-After. */
-  'RATE_LIMITED',
-  /**
-   * The user already has AGENT_MAX_CONCURRENT_RUNS_PER_USER answers running (any conversation, any
-   * instance): 429 with Retry-After. Runs waiting for an approval are not running.
-   */
-  'TOO_MANY_RUNS',
-  'MODEL_ERROR',
-  'MODEL_RATE_LIMITED',
-  'MODEL_UNAVAILABLE',
-  /** The model stream stalled (no output for LIMITS.modelIdleTimeoutMs). */
-  'MODEL_TIMEOUT',
-  'TOOL_ERROR',
-  /** The product's tools could not be listed within the set-up budget: the run did not go on without them. */
-  'TOOLS_UNAVAILABLE',
-  'RUN_STALE',
-  'INTERNAL_ERROR',
-  /** The database is unreachable right now (503 with Retry-After): retry shortly. */
-  'DATABASE_UNAVAILABLE',
-  /** This server is shutting down and takes no new runs (503 with Retry-After): retry (another one answers). */
-  'DRAINING',
-  // approvals
-  /** Also the answer for another user's or another conversation's interrupt: existence is not revealed. */
-  'INTERRUPT_UNKNOWN',
-  /** Reserved; never sent (answered as INTERRUPT_UNKNOWN so an id's existence does not leak). */
-  'INTERRUPT_NOT_YOURS',
-  'INTERRUPT_ALREADY_DECIDED',
-  'INTERRUPT_EXPIRED',
-  'INTERRUPT_ANSWER_MISSING',
-  'INTERRUPT_ANSWER_DUPLICATE',
-  'INTERRUPT_INVALID_ARGS',
-  'INTERRUPT_FINGERPRINT_MISMATCH',
-] as const;
-export type AgentErrorCode = (typeof AGENT_ERROR_CODES)[number];

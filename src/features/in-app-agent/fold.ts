@@ -8,6 +8,7 @@ import { CUSTOM_EVENTS } from './constants';
 import {
   ApprovalDecidedValueSchema,
   ConversationViewSchema,
+  MessagePartsValueSchema,
   ModelInfoSchema,
   NavigateValueSchema,
   type AgentEvent,
@@ -134,6 +135,10 @@ export function foldEvent(view: ConversationView, event: AgentEvent): Conversati
       } else if (event.name === CUSTOM_EVENTS.approvalDecided) {
         const parsed = ApprovalDecidedValueSchema.safeParse(event.value);
         if (parsed.success) view.decisions[parsed.data.toolCallId] = parsed.data;
+      } else if (event.name === CUSTOM_EVENTS.messageParts) {
+        const parsed = MessagePartsValueSchema.safeParse(event.value);
+        const m = parsed.success ? view.messages.findLast((x) => x.id === parsed.data.messageId) : undefined;
+        if (parsed.success && m?.role === 'user') m.parts = parsed.data.parts;
       } else if (event.name === CUSTOM_EVENTS.snapshot) {
         // The conversation so far (a watcher attaching without a position): replaces everything.
         const parsed = ConversationViewSchema.safeParse((event.value as { view?: unknown } | null)?.view);

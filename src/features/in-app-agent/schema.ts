@@ -4,7 +4,8 @@
  * route, persistence, replay, the tRPC router and the browser. One source of truth.
  */
 import { z } from 'zod';
-import { AGENT_ERROR_CODES, INTERRUPT_REASON_TOOL_APPROVAL, LIMITS, STORED_EVENT_VERSION } from './constants';
+import { INTERRUPT_REASON_TOOL_APPROVAL, LIMITS, STORED_EVENT_VERSION } from './constants';
+import { AGENT_ERROR_CODES } from './error-codes';
 
 // ------------------------------------------------------------------------------------------------
 // AG-UI events the module sends (a subset of AG-UI 1.0; field names follow the protocol)
@@ -176,6 +177,35 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
 ]);
 export type AgentEvent = z.infer<typeof AgentEventSchema>;
 
+/**
+ * A part of a user message. Text now; more kinds (images, files) are more members of this union,
+ * each carried by the same request, stored with the message, shown by the view and sent to the
+ * model by the provider factory.
+ */
+export const MessagePartSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string() }),
+]);
+export type MessagePart = z.infer<typeof MessagePartSchema>;
+
+/** The text of a message's parts (its text parts, one after the other, a line apart). */
+export function textOfParts(parts: readonly MessagePart[]): string {
+  return parts
+    .filter((p) => p.type === 'text')
+    .map((p) => p.text)
+    .join('\n');
+}
+
+/** Whether parts say more than their text alone (then they travel as `CUSTOM_EVENTS.messageParts`). */
+export function hasMoreThanText(parts: readonly MessagePart[]): boolean {
+  return parts.length > 1 || parts.some((p) => p.type !== 'text');
+}
+
+/** The value of `CUSTOM_EVENTS.messageParts`. */
+export const MessagePartsValueSchema = z.object({
+  messageId: z.string(),
+  parts: z.array(MessagePartSchema).min(1).max(50),
+});
+
 export const ModelInfoSchema = z.object({
   provider: z.enum(['bedrock', 'openai-compatible', 'demo']),
   modelId: z.string(),
@@ -267,7 +297,8 @@ export type AgentRequest = z.infer<typeof AgentRequestSchema>;
 
 export interface SanitizedRequest {
   conversationId: string | null;
-  userMessage: string | null;
+  /** The new user message's parts (its text trimmed and capped), or null when there is none. */
+  userMessage: MessagePart[] | null;
   pageContext: PageContext;
   resume: ResumeEntry[] | null;
   /** A new version of a turn (edit or regenerate). */
@@ -304,6 +335,8 @@ function storedEventSchema<V extends number>(version: V) {
       content: z.string(),
       /** False while a long message is still streaming (partial flush) or when its run ended midway. */
       complete: z.boolean(),
+      /** A user message's parts when it has more than its text (v3); `content` is still its text. */
+      parts: z.array(MessagePartSchema).optional(),
     }),
     z.object({
       v,
@@ -358,6 +391,8 @@ export const STORED_EVENT_UPGRADES: Readonly<Record<number, StoredEventUpgrade>>
   // v2 adds the optional live position `pos`; a v1 row has none (its run cannot be resumed from a
   // position, only replayed whole).
   1: (payload) => payload,
+  // v3 adds a user message's optional `parts`; a v2 message is its text alone.
+  2: (payload) => payload,
 };
 
 export type StoredEventUpgradeResult = { ok: true; event: StoredEvent; from: number } | { ok: false; reason: string };
@@ -418,7 +453,15 @@ const ViewToolCallSchema = z.object({
 export type ViewToolCall = z.infer<typeof ViewToolCallSchema>;
 
 const ViewMessageSchema = z.discriminatedUnion('role', [
-  z.object({ id: z.string(), role: z.literal('user'), content: z.string(), runId: z.string() }),
+  z.object({
+    id: z.string(),
+    role: z.literal('user'),
+    /** The message's text. */
+    content: z.string(),
+    runId: z.string(),
+    /** Its parts, when it has more than its text (`partsOf` reads either). */
+    parts: z.array(MessagePartSchema).optional(),
+  }),
   z.object({
     id: z.string(),
     role: z.literal('assistant'),
@@ -430,6 +473,11 @@ const ViewMessageSchema = z.discriminatedUnion('role', [
   z.object({ id: z.string(), role: z.literal('tool'), toolCallId: z.string(), content: z.string(), runId: z.string() }),
 ]);
 export type ViewMessage = z.infer<typeof ViewMessageSchema>;
+
+/** A user message's parts: the ones it carries, else its text as one part. */
+export function partsOf(message: Extract<ViewMessage, { role: 'user' }>): MessagePart[] {
+  return message.parts ?? [{ type: 'text', text: message.content }];
+}
 
 const RunStateSchema = z.object({
   runId: z.string(),

@@ -4,6 +4,7 @@
 // project writing "OK" under that id must not make an unexecuted call look executed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolApprovalInterrupt } from '@/features/in-app-agent/schema';
+import { runToolPolicy } from '@/features/in-app-agent/server/policy';
 import { consumeResume } from '@/features/in-app-agent/server/human-in-the-loop';
 import { TOOL_CALL_META_KEY } from '@/features/mcp/override';
 import { getPrisma } from '@/server/db';
@@ -55,7 +56,7 @@ describe('closing an approved call from the audit log', () => {
     await consumeResume(prisma, {
       conversationId: threadId,
       userId: member.id,
-      subject: { role: 'MEMBER', isAdmin: false },
+      policy: runToolPolicy({ role: 'MEMBER', isAdmin: false }),
       entries: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }],
     });
 

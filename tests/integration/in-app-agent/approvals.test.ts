@@ -7,7 +7,9 @@ import { CUSTOM_EVENTS } from '@/features/in-app-agent/constants';
 import { emptyView, foldEvents, openInterrupts } from '@/features/in-app-agent/fold';
 import type { AgentEvent, ToolApprovalInterrupt } from '@/features/in-app-agent/schema';
 import { createAgentHandler } from '@/features/in-app-agent/server/handler';
-import { consumeResume, ResumeError } from '@/features/in-app-agent/server/human-in-the-loop';
+import { AgentRefusal } from '@/features/in-app-agent/error-codes';
+import { consumeResume } from '@/features/in-app-agent/server/human-in-the-loop';
+import { runToolPolicy } from '@/features/in-app-agent/server/policy';
 import { getPrisma } from '@/server/db';
 import { newId } from '@/server/ids';
 import {
@@ -358,7 +360,7 @@ describe('approvals', () => {
     const input = {
       conversationId: threadId,
       userId: member.id,
-      subject: { role: 'MEMBER' as const, isAdmin: false },
+      policy: runToolPolicy({ role: 'MEMBER', isAdmin: false }),
       entries,
     };
     const outcomes = await Promise.allSettled([consumeResume(prisma, input), consumeResume(prisma, input)]);
@@ -366,7 +368,7 @@ describe('approvals', () => {
     const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
     expect(ok).toHaveLength(1);
     expect(refused).toHaveLength(1);
-    expect(refused[0]!.reason).toBeInstanceOf(ResumeError);
+    expect(refused[0]!.reason).toBeInstanceOf(AgentRefusal);
     expect(refused[0]!.reason).toMatchObject({ code: 'INTERRUPT_ALREADY_DECIDED', status: 409 });
     expect(await prisma.agentPendingApproval.findUniqueOrThrow({ where: { id: interrupt!.id } })).toMatchObject({
       status: 'APPROVED',
@@ -458,6 +460,30 @@ describe('approvals', () => {
       .flatMap((m) => (m.role === 'assistant' ? m.toolCalls : []))
       .find((t) => t.name === 'notify_webhook');
     expect(call?.status).toBe('done');
+  });
+
+  it('refuses an answer to an interrupt of a kind the server does not know, leaving it pending', async () => {
+    const member = project.users.MEMBER;
+    script({ toolCalls: [{ name: 'create_issue', args: { title: 'Unknown kind' } }] }, { text: ['Created.'] });
+    const first = await postAgent(server.url, project.id, member.cookie, userMessageBody('create'));
+    const [interrupt] = interruptsOf(first);
+    const prisma = await getPrisma();
+    // A row of another kind (written by a newer build, say): this server cannot answer it.
+    await prisma.agentPendingApproval.update({ where: { id: interrupt!.id }, data: { kind: 'mystery' } });
+    const res = await postAgent(
+      server.url,
+      project.id,
+      member.cookie,
+      resumeBody(threadOf(first), [{ id: interrupt!.id, approved: true }]),
+    );
+    expect([res.status, res.error?.code]).toEqual([404, 'INTERRUPT_UNKNOWN']);
+    expect(await prisma.agentPendingApproval.findUniqueOrThrow({ where: { id: interrupt!.id } })).toMatchObject({
+      status: 'PENDING',
+    });
+    expect(await issueCount('Unknown kind')).toBe(0);
+    // Every row this server writes names its kind.
+    await prisma.agentPendingApproval.update({ where: { id: interrupt!.id }, data: { kind: 'tool_approval' } });
+    expect((await prisma.agentPendingApproval.findMany({ where: { kind: { not: 'tool_approval' } } })).length).toBe(0);
   });
 
   it('refuses unknown, foreign, duplicate and mismatched answers with stable codes and stays usable', async () => {

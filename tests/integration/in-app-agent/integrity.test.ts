@@ -23,11 +23,12 @@ beforeAll(async () => {
   );
   for (const k of ['AGENT_MCP_URL', 'NEXTAUTH_URL']) delete process.env[k];
   useScriptedModelEnv(model.url, { AGENT_RUN_STALE_SECONDS: '5' });
-  server = await startTestServer();
-  // A heartbeat far slower than the stale window, and a fast sweep: the sweep closes live runs.
+  // A fast stale sweep (the assistant's services start with the first server of the process)…
+  server = await startTestServer({ staleSweepMs: 200 });
+  // …and a heartbeat far slower than the stale window: the sweep closes live runs.
   const port = process.env.PORT;
   late = await startTestServer({
-    agentRoutes: createAgentRoutes({ heartbeatMs: 60_000, staleSweepMs: 200, flushIntervalMs: 300 }) as never,
+    agentRoutes: createAgentRoutes({ heartbeatMs: 60_000, flushIntervalMs: 300 }) as never,
   });
   process.env.PORT = port;
   project = await createProject('Integrity');

@@ -8,16 +8,15 @@ import { postAgent, userMessageBody } from '../../helpers/agent';
 import { createProject, type TestProject } from '../../helpers/fixtures';
 import { startTestServer, type TestServer } from '../../helpers/http';
 
-let server: TestServer;
+let server: TestServer | undefined;
 let project: TestProject;
 beforeAll(async () => {
   delete process.env.AGENT_MODEL_PROVIDER;
-  server = await startTestServer();
   project = await createProject('Restart');
 });
 afterAll(() => server?.close());
 
-it('closes runs left RUNNING by a previous process before the first run of this one', async () => {
+it('closes runs left RUNNING by a previous process when this one starts', async () => {
   const db = await getDb();
   const member = project.users.MEMBER;
   const conversation = await db.prisma.agentConversation.create({
@@ -32,6 +31,8 @@ it('closes runs left RUNNING by a previous process before the first run of this 
       lastHeartbeatAt: new Date(),
     },
   });
+  // This process starts serving (its services start, as at boot) after the previous one left the run.
+  server = await startTestServer();
   const res = await postAgent(server.url, project.id, member.cookie, userMessageBody('hello again', conversation.id));
   const after = await db.prisma.agentRun.findUniqueOrThrow({ where: { id: orphan.id } });
   if (db.kind === 'pglite') {

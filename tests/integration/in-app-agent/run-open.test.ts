@@ -1,7 +1,7 @@
 // The statement that opens a run reads who asks (membership, role, the project's name) itself: a
 // non-member or a role without the scope gets the refusal, and nothing is locked, counted or written.
 import { afterAll, describe, expect, it } from 'vitest';
-import { NotAMemberError, openRunRow, RoleRefusedError } from '@/features/in-app-agent/server/persistence';
+import { openRunRow } from '@/features/in-app-agent/server/persistence';
 import { closeDb, getPrisma } from '@/server/db';
 import { newId } from '@/server/ids';
 import type { Scope } from '@/server/rbac';
@@ -47,7 +47,7 @@ describe('the run open statement', () => {
 
   it('refuses a user who is no member, leaving nothing', async () => {
     const stranger = await createUser('Stranger');
-    await expect(open(stranger.id, 'agent:use')).rejects.toBeInstanceOf(NotAMemberError);
+    await expect(open(stranger.id, 'agent:use')).rejects.toMatchObject({ code: 'PROJECT_NOT_FOUND', status: 404 });
     expect(await traces(stranger.id)).toEqual({ conversations: 0, runs: 0, counted: 0 });
   });
 
@@ -55,7 +55,7 @@ describe('the run open statement', () => {
     const viewer = project.users.VIEWER;
     const before = await traces(viewer.id);
     // A viewer may use the assistant but not change issues.
-    await expect(open(viewer.id, 'issues:write')).rejects.toBeInstanceOf(RoleRefusedError);
+    await expect(open(viewer.id, 'issues:write')).rejects.toMatchObject({ code: 'FORBIDDEN', status: 403 });
     expect(await traces(viewer.id)).toEqual(before);
   });
 });

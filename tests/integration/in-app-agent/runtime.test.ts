@@ -54,17 +54,17 @@ beforeAll(async () => {
   model = await startFakeOpenAI((_b, i) => turns[i] ?? { text: ['(no more turns)'] });
   for (const k of ['AGENT_MCP_URL', 'NEXTAUTH_URL']) delete process.env[k];
   useScriptedModelEnv(model.url);
-  server = await startTestServer();
+  // A fast stale sweep (the assistant's services start with the first server of the process).
+  server = await startTestServer({ staleSweepMs: 200 });
   proxy = await startMcpProxy(() => server.url);
   // A handler tuned for fast tests: short heartbeat, a key that would expire within a run without
-  // the heartbeat, a short model idle timeout, a fast stale sweep; MCP through the proxy.
+  // the heartbeat, a short model idle timeout; MCP through the proxy.
   const port = process.env.PORT;
   tuned = await startTestServer({
     agentHandler: createAgentHandler({
       heartbeatMs: 100,
       runKeyTtlSeconds: 1,
       modelIdleTimeoutMs: 1_000,
-      staleSweepMs: 200,
       mcpUrl: proxy.url,
     }) as never,
   });
@@ -72,9 +72,6 @@ beforeAll(async () => {
   project = await createProject('Runtime');
   await createIssue(project.id, { title: 'Login button broken' });
   await createIssue(project.id, { title: 'Dark mode' });
-  // The stale sweep is started once per process by the first run: make it the tuned handler's.
-  script({ text: ['warm'] });
-  await postAgent(tuned.url, project.id, project.users.MEMBER.cookie, userMessageBody('warm up'));
 });
 
 afterAll(async () => {

@@ -8,6 +8,7 @@ import { LIMITS } from '@/features/in-app-agent/constants';
 import { historyWindow } from '@/features/in-app-agent/server/persistence';
 import { getPrisma } from '@/server/db';
 import {
+  cancelRun,
   followRun,
   postAgent,
   startRunStream,
@@ -212,9 +213,16 @@ describe('edit and regenerate', () => {
     });
     expect(unknown).toMatchObject({ status: 404, error: { code: 'VERSION_NOT_FOUND' } });
 
-    reply = () => ({ text: ['slow ', 'answer'], delayMs: 300 });
-    const running = postAgent(server.url, project.id, member().cookie, userMessageBody('slow', threadId));
-    await new Promise((r) => setTimeout(r, 150));
+    // An answer that is still being written (its model takes its time): read until it started.
+    reply = () => ({ text: ['slow ', 'answer'], delayMs: 60_000 });
+    const started = await startRunStream(
+      server.url,
+      project.id,
+      member().cookie,
+      userMessageBody('slow', threadId),
+      (events) => events.some((e) => e.event.type === 'RUN_STARTED'),
+    );
+    const runningId = (started.events[0]!.event as { runId: string }).runId;
     const duringRun = await postAgent(server.url, project.id, member().cookie, {
       threadId,
       messages: [],
@@ -230,7 +238,8 @@ describe('edit and regenerate', () => {
         }),
       ),
     ).toBe('CONFLICT');
-    await running;
+    expect((await cancelRun(server.url, project.id, runningId, member().cookie)).status).toBe(202);
+    await followRun(server.url, project.id, runningId, member().cookie, { after: 0 });
   });
 });
 

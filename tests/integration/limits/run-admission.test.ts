@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openRunRow, TooManyRunsError } from '@/features/in-app-agent/server/persistence';
+import { openRunRow } from '@/features/in-app-agent/server/persistence';
 import { getPrisma } from '@/server/db';
 import { newId } from '@/server/ids';
 import { createProject, type TestProject } from '../../helpers/fixtures';
@@ -66,7 +66,7 @@ describe.skipIf(!onPostgres)('opening a run while another instance opens one for
     await other.query('COMMIT');
     const { opened, error } = await attempt;
     expect(opened).toBeNull();
-    expect(error).toBeInstanceOf(TooManyRunsError);
+    expect(error).toMatchObject({ code: 'TOO_MANY_RUNS', status: 429, retryAfterSeconds: 5 });
   });
 
   it('opens when the limit leaves room, and never waits for another user', async () => {

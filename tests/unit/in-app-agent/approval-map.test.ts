@@ -1,31 +1,28 @@
 import { describe, expect, it } from 'vitest';
-import { LOCAL_TOOL_NAMES } from '@/features/in-app-agent/constants';
-import {
-  ALWAYS_APPROVE,
-  approvalFor,
-  effectiveToolInfo,
-  LOCAL_APPROVAL_MAP,
-  MCP_APPROVAL_MAP,
-  toolInfo,
-  type ToolInfo,
-} from '@/features/in-app-agent/server/tools';
+import { runToolPolicy } from '@/features/in-app-agent/server/policy';
+import { approvalFor, effectiveToolInfo, toolInfo, type ToolInfo } from '@/features/in-app-agent/server/tools';
+import { LOCAL_TOOL_DECLARATIONS, MCP_TOOL_DECLARATIONS } from '@/features/in-app-agent/tool-declarations';
 import { MCP_TOOL_METADATA } from '@/features/mcp/registry';
 
-describe('approval map', () => {
-  it('classifies exactly the tools of the MCP registry, no more, no fewer', () => {
-    expect(Object.keys(MCP_APPROVAL_MAP).sort()).toEqual(MCP_TOOL_METADATA.map((t) => t.name).sort());
-    expect(Object.keys(LOCAL_APPROVAL_MAP).sort()).toEqual([...LOCAL_TOOL_NAMES].sort());
+describe('tool declarations and the approval gate', () => {
+  it('declares exactly the tools of the MCP registry, no more, no fewer', () => {
+    expect(Object.keys(MCP_TOOL_DECLARATIONS).sort()).toEqual(MCP_TOOL_METADATA.map((t) => t.name).sort());
+    expect(Object.keys(LOCAL_TOOL_DECLARATIONS).sort()).toEqual(['navigate', 'search_docs']);
   });
 
   it('lets read-only tools run on their own and holds everything else for approval', () => {
     for (const t of MCP_TOOL_METADATA) {
       const expected = t.annotations.readOnlyHint === true ? 'auto' : 'approval';
-      expect([t.name, MCP_APPROVAL_MAP[t.name as keyof typeof MCP_APPROVAL_MAP]]).toEqual([t.name, expected]);
+      expect([t.name, toolInfo(t.name)?.policy]).toEqual([t.name, expected]);
     }
   });
 
   it('always needs approval for deletion and outward messages', () => {
-    expect([...ALWAYS_APPROVE].sort()).toEqual(['delete_issue', 'notify_webhook']);
+    const always = Object.entries(MCP_TOOL_DECLARATIONS).filter(([, d]) => d.approval === 'always');
+    expect(always.map(([name]) => name).sort()).toEqual(['delete_issue', 'notify_webhook']);
+    // Every destructive or open-world tool of the registry is among them.
+    for (const t of MCP_TOOL_METADATA)
+      if (t.annotations.destructiveHint || t.annotations.openWorldHint) expect(toolInfo(t.name)?.alwaysAsk).toBe(true);
     const clean = { privateData: false, untrustedContent: false };
     expect(approvalFor(toolInfo('delete_issue'), clean)).toMatchObject({ required: true, reason: 'destructive' });
     expect(approvalFor(toolInfo('notify_webhook'), clean)).toMatchObject({ required: true, reason: 'outward' });
@@ -70,6 +67,24 @@ describe('approval map', () => {
         { privateData: true, untrustedContent: true },
       ),
     ).toMatchObject({ required: false });
+  });
+
+  it('computes the policy per run from the role: RBAC first, approval second', () => {
+    const viewer = runToolPolicy({ role: 'VIEWER', isAdmin: false });
+    const member = runToolPolicy({ role: 'MEMBER', isAdmin: false });
+    expect([...viewer.mcpTools].every((name) => toolInfo(name)?.readOnly)).toBe(true);
+    expect(viewer.mcpTools.has('create_issue')).toBe(false);
+    expect(member.mcpTools.has('create_issue')).toBe(true);
+    expect(viewer.grantKey).not.toBe(member.grantKey);
+    expect(viewer.mayRun('create_issue')).toBe(false);
+    expect(member.mayRun('create_issue')).toBe(true);
+    expect(viewer.mayRun('navigate')).toBe(true);
+    expect(member.mayRun('made_up_tool')).toBe(false);
+    const clean = { privateData: false, untrustedContent: false };
+    expect(member.approval('list_issues', clean)).toMatchObject({ required: false });
+    expect(member.approval('create_issue', clean)).toMatchObject({ required: true, reason: 'mutating' });
+    const strict = runToolPolicy({ role: 'MEMBER', isAdmin: false }, { requireApproval: new Set(['list_issues']) });
+    expect(strict.approval('list_issues', clean)).toMatchObject({ required: true });
   });
 
   it('lets an embedder require approval for more tools, never fewer', () => {

@@ -1,8 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { coalesce, Compactor, expand, type WriteOp } from '@/features/in-app-agent/compact';
+import { coalesce, Compactor, eventsAfter, eventWeight, expand, type WriteOp } from '@/features/in-app-agent/compact';
+import { CUSTOM_EVENTS } from '@/features/in-app-agent/constants';
 import { emptyView, foldEvents } from '@/features/in-app-agent/fold';
-import { AgentEventSchema, StoredEventSchema, type AgentEvent, type StoredEvent } from '@/features/in-app-agent/schema';
+import {
+  AgentEventSchema,
+  StoredEventSchema,
+  textOfParts,
+  type AgentEvent,
+  type StoredEvent,
+} from '@/features/in-app-agent/schema';
 
 // A generated live stream: several runs, each a random mix of text messages (split into random
 // deltas), tool calls (args split into deltas, with or without results), batches of parallel tool
@@ -23,7 +30,8 @@ type Step =
   | { kind: 'parallel'; calls: ParallelCall[]; schedule: number[] }
   | { kind: 'custom'; name: string; value: unknown };
 type Ending = 'success' | 'interrupt' | 'cancelled' | 'error' | 'abort-midway' | 'still-running';
-type RunSpec = { user: string; steps: Step[]; ending: Ending; gaps: number[] };
+/** `userParts`: the user message comes in several parts (a parts event after its start). */
+type RunSpec = { user: string; userParts: string[] | null; steps: Step[]; ending: Ending; gaps: number[] };
 
 const text = fc.string({ minLength: 1, maxLength: 12 });
 const decision: fc.Arbitrary<Decision> = fc.oneof(
@@ -76,6 +84,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 );
 const run: fc.Arbitrary<RunSpec> = fc.record({
   user: text,
+  userParts: fc.option(fc.array(text, { minLength: 2, maxLength: 3 }), { nil: null }),
   steps: fc.array(step, { maxLength: 6 }),
   ending: fc.constantFrom<Ending>('success', 'interrupt', 'cancelled', 'error', 'abort-midway', 'still-running'),
   gaps: fc.array(fc.integer({ min: 0, max: 700 }), { minLength: 40, maxLength: 40 }),
@@ -97,7 +106,13 @@ function build(runs: RunSpec[]): { events: AgentEvent[]; times: number[] } {
     push({ type: 'RUN_STARTED', threadId: 'thread', runId });
     const um = `u${++id}`;
     push({ type: 'TEXT_MESSAGE_START', messageId: um, role: 'user' });
-    push({ type: 'TEXT_MESSAGE_CONTENT', messageId: um, delta: r.user });
+    if (r.userParts) {
+      const parts = r.userParts.map((t) => ({ type: 'text' as const, text: t }));
+      push({ type: 'CUSTOM', name: CUSTOM_EVENTS.messageParts, value: { messageId: um, parts } });
+      push({ type: 'TEXT_MESSAGE_CONTENT', messageId: um, delta: textOfParts(parts) });
+    } else {
+      push({ type: 'TEXT_MESSAGE_CONTENT', messageId: um, delta: r.user });
+    }
     push({ type: 'TEXT_MESSAGE_END', messageId: um });
     let parent: string | undefined;
     // A run still going (or whose process died) is only possible as the last one of a conversation.
@@ -273,6 +288,57 @@ describe('replay(compact(stream)) equals the live fold of the stream', () => {
     expect(c.push({ type: 'TEXT_MESSAGE_END', messageId: 'm' })).toEqual([
       { kind: 'update', seq: 11, event: expect.objectContaining({ content: 'abc', complete: true }) },
     ]);
+  });
+
+  it("keeps a user message's parts with its row, not as a row of their own", () => {
+    const parts = [
+      { type: 'text' as const, text: 'look at this' },
+      { type: 'text' as const, text: 'and this' },
+    ];
+    const events: AgentEvent[] = [
+      { type: 'RUN_STARTED', threadId: 'th', runId: 'r' },
+      { type: 'TEXT_MESSAGE_START', messageId: 'u', role: 'user' },
+      { type: 'CUSTOM', name: CUSTOM_EVENTS.messageParts, value: { messageId: 'u', parts } },
+      { type: 'TEXT_MESSAGE_CONTENT', messageId: 'u', delta: textOfParts(parts) },
+      { type: 'TEXT_MESSAGE_END', messageId: 'u' },
+    ];
+    const c = new Compactor(0, 1000, () => 0);
+    const rows = store(events.flatMap((e) => c.push(e)));
+    expect(rows.map((r) => r.type)).toEqual(['RUN_STARTED', 'TEXT_MESSAGE']);
+    expect(rows[1]).toMatchObject({ type: 'TEXT_MESSAGE', role: 'user', parts, content: 'look at this\nand this' });
+    expect(foldEvents(expand(rows), emptyView('th')).messages).toEqual(foldEvents(events, emptyView('th')).messages);
+  });
+
+  it('rebuilds the events after any position of a run whose user message has parts', () => {
+    const parts = [
+      { type: 'text' as const, text: 'first' },
+      { type: 'text' as const, text: 'second' },
+    ];
+    const events: AgentEvent[] = [
+      { type: 'RUN_STARTED', threadId: 'th', runId: 'r' },
+      { type: 'TEXT_MESSAGE_START', messageId: 'u', role: 'user' },
+      { type: 'CUSTOM', name: CUSTOM_EVENTS.messageParts, value: { messageId: 'u', parts } },
+      { type: 'TEXT_MESSAGE_CONTENT', messageId: 'u', delta: textOfParts(parts) },
+      { type: 'TEXT_MESSAGE_END', messageId: 'u' },
+      { type: 'TEXT_MESSAGE_START', messageId: 'a', role: 'assistant' },
+      { type: 'TEXT_MESSAGE_CONTENT', messageId: 'a', delta: 'An ' },
+      { type: 'TEXT_MESSAGE_CONTENT', messageId: 'a', delta: 'answer.' },
+      { type: 'TEXT_MESSAGE_END', messageId: 'a' },
+      { type: 'RUN_FINISHED', threadId: 'th', runId: 'r', outcome: { type: 'success' } },
+    ];
+    let pos = 0;
+    const positioned = events.map((event) => ({ event, pos: (pos += eventWeight(event)) }));
+    const c = new Compactor(0, 1000, () => 0);
+    const rows = store(positioned.flatMap(({ event, pos: at }) => c.push(event, at)));
+    const whole = foldEvents(events, emptyView('th'));
+    for (const { pos: after } of [{ pos: 0 }, ...positioned]) {
+      const seen = positioned.filter((p) => p.pos <= after).map((p) => p.event);
+      const rest = eventsAfter(rows, after, 'th');
+      expect(rest).not.toBeNull();
+      expect(rest!.every((r) => r.pos > after)).toBe(true);
+      const view = foldEvents([...seen, ...rest!.map((r) => r.event)], emptyView('th'));
+      expect([after, view]).toEqual([after, whole]);
+    }
   });
 
   it('replays rows stored by an older schema version', () => {

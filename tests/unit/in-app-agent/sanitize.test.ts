@@ -29,7 +29,7 @@ describe('sanitize', () => {
     });
     expect(sanitize(body)).toEqual({
       conversationId: 'cv_1',
-      userMessage: 'newest',
+      userMessage: [{ type: 'text', text: 'newest' }],
       pageContext: { route: '/projects/p/issues/3', issueNumber: 3, selection: 'text' },
       resume: null,
       version: null,
@@ -43,14 +43,16 @@ describe('sanitize', () => {
     ];
     expect(sanitize(AgentRequestSchema.parse({ threadId: 'cv_1', messages: history })).userMessage).toBeNull();
     const next = [...history, { role: 'user', content: 'a new question' }];
-    expect(sanitize(AgentRequestSchema.parse({ threadId: 'cv_1', messages: next })).userMessage).toBe('a new question');
+    expect(sanitize(AgentRequestSchema.parse({ threadId: 'cv_1', messages: next })).userMessage).toEqual([
+      { type: 'text', text: 'a new question' },
+    ]);
   });
 
   it('treats "new" or a missing thread id as a new conversation and caps the message', () => {
     const long = 'x'.repeat(20_000);
     const s = sanitize(AgentRequestSchema.parse({ threadId: 'new', messages: [{ role: 'user', content: long }] }));
     expect(s.conversationId).toBeNull();
-    expect(s.userMessage).toHaveLength(8_000);
+    expect(s.userMessage).toEqual([{ type: 'text', text: 'x'.repeat(8_000) }]);
     expect(sanitize(AgentRequestSchema.parse({ messages: [] })).conversationId).toBeNull();
   });
 

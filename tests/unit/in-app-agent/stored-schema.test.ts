@@ -45,11 +45,22 @@ describe('stored event versions', () => {
   });
 
   it('reads rows of every version, and rows written before payloads carried a version, as they are', () => {
-    // v1 rows become v2 rows without a position (v2 only adds the optional `pos`).
-    expect(read(v1Rows)).toEqual(v1Rows.map((r) => StoredEventSchema.parse({ ...r, v: 2 })));
+    // v1 rows become current rows without a position (v2 only adds the optional `pos`) and without
+    // message parts (v3 only adds a user message's optional `parts`).
+    expect(read(v1Rows)).toEqual(v1Rows.map((r) => StoredEventSchema.parse({ ...r, v: STORED_EVENT_VERSION })));
     expect(read(v1Rows).every((r) => r.pos === undefined)).toBe(true);
     const v2 = v1Rows.map((r, i) => ({ ...r, v: 2, pos: i + 1 }));
-    expect(read(v2)).toEqual(v2.map((r) => StoredEventSchema.parse(r)));
+    expect(read(v2)).toEqual(v2.map((r) => StoredEventSchema.parse({ ...r, v: STORED_EVENT_VERSION })));
+    expect(read(v2).every((r) => r.type !== 'TEXT_MESSAGE' || r.parts === undefined)).toBe(true);
+    // A v3 user message with its parts keeps them, and they replay with the message.
+    const parts = [
+      { type: 'text', text: 'first part' },
+      { type: 'text', text: 'second part' },
+    ];
+    const v3 = { ...v1Rows[1]!, v: 3, content: 'first part\nsecond part', parts, pos: 2 };
+    expect(read([v3])[0]).toEqual(v3);
+    const view = foldEvents(expand(read([v1Rows[0], v3])), emptyView('t'));
+    expect(view.messages[0]).toMatchObject({ role: 'user', content: 'first part\nsecond part', parts });
     const legacy = v1Rows.map(({ v: _v, ...rest }) => rest);
     expect(read(legacy)).toEqual(read(v1Rows));
   });
@@ -89,9 +100,9 @@ describe('stored event versions', () => {
 
   it('explains rows it cannot read instead of throwing', () => {
     const steps = { 1: (p: Record<string, unknown>) => p };
-    expect(upgradeStoredEvent({ ...v1Rows[0], v: 4 }, { version: 3, steps })).toEqual({
+    expect(upgradeStoredEvent({ ...v1Rows[0], v: 5 }, { version: 4, steps })).toEqual({
       ok: false,
-      reason: expect.stringMatching(/newer version \(v4/),
+      reason: expect.stringMatching(/newer version \(v5/),
     });
     expect(upgradeStoredEvent(v1Rows[0], { version: 3, steps })).toEqual({
       ok: false,
@@ -113,7 +124,7 @@ describe('stored event versions', () => {
     });
     expect(upgradeStoredEvent({ v: 1, type: 'TEXT_MESSAGE', messageId: 'm' })).toEqual({
       ok: false,
-      reason: expect.stringMatching(/does not match v2: role/),
+      reason: expect.stringMatching(/does not match v3: role/),
     });
     expect(upgradeStoredEvent(null)).toEqual({ ok: false, reason: 'payload is not an object' });
   });

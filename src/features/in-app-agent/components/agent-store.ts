@@ -19,7 +19,8 @@
  *   idle ─liveRunId / another tab's run→ streaming (from a snapshot)
  * Everything injected (fetch, timers, storage, channel, frame scheduler) so unit tests drive it.
  */
-import { AGENT_ERROR_CODES, CUSTOM_EVENTS, INTERRUPT_REASON_TOOL_APPROVAL, LIMITS } from '../constants';
+import { CUSTOM_EVENTS, INTERRUPT_REASON_TOOL_APPROVAL, LIMITS } from '../constants';
+import { isAgentErrorCode } from '../error-codes';
 import { emptyView, openInterrupts } from '../fold';
 import {
   ChangedValueSchema,
@@ -30,6 +31,7 @@ import {
   type ConversationView,
   type FeedbackReason,
   type ModelInfo,
+  type MessagePart,
   type PageContext,
   type ProductObject,
   type ResumeEntry,
@@ -328,7 +330,7 @@ interface VersionRequest {
 }
 
 type RunRequest =
-  | { kind: 'message'; text: string; messageId: string }
+  | { kind: 'message'; text: string; parts: MessagePart[]; messageId: string }
   | VersionRequest
   | { kind: 'resume'; resume: ResumeEntry[] }
   | { kind: 'follow' };
@@ -608,7 +610,7 @@ export class AgentStore {
       this.enqueue(body);
       return;
     }
-    this.startRun({ kind: 'message', text: body, messageId: this.newId() });
+    this.startRun(this.messageRequest(body));
   }
 
   private enqueue(text: string): void {
@@ -658,7 +660,7 @@ export class AgentStore {
     if (!item || this.connection || this.state.signedOut) return;
     this.setQueuePaused(false);
     this.setQueue(this.state.queue.filter((entry) => entry.id !== id));
-    this.startRun({ kind: 'message', text: item.text.trim(), messageId: this.newId() });
+    this.startRun(this.messageRequest(item.text.trim()));
   }
 
   private setQueue(queue: QueuedMessage[]): void {
@@ -706,7 +708,7 @@ export class AgentStore {
       return;
     }
     this.setQueue(this.state.queue.slice(1));
-    this.startRun({ kind: 'message', text: head.text.trim(), messageId: this.newId() });
+    this.startRun(this.messageRequest(head.text.trim()));
   }
 
   /** What Retry would do now (the panel offers it only then). */
@@ -733,7 +735,7 @@ export class AgentStore {
     const text = this.lastSentText;
     if (!text) return;
     if (this.state.draft.trim() === text.trim()) this.setDraft('');
-    this.startRun({ kind: 'message', text, messageId: this.newId() });
+    this.startRun(this.messageRequest(text));
   }
 
   // ---------------------------------------------------------------- versions, earlier messages
@@ -1181,6 +1183,11 @@ export class AgentStore {
     void this.sendRequest(connection);
   }
 
+  /** A new message's request: its text shown while it is on its way, and the parts it sends. */
+  private messageRequest(text: string): Extract<RunRequest, { kind: 'message' }> {
+    return { kind: 'message', text, parts: [{ type: 'text', text }], messageId: this.newId() };
+  }
+
   private newConnection(init: Pick<Connection, 'threadId' | 'request' | 'origin'> & { runId?: string }): Connection {
     return {
       controller: new AbortController(),
@@ -1212,11 +1219,13 @@ export class AgentStore {
       {
         threadId: connection.threadId,
         ...(request.kind === 'message'
-          ? { message: { id: request.messageId, text: request.text } }
+          ? { message: { id: request.messageId, parts: request.parts } }
           : request.kind === 'version'
             ? {
                 version: { of: request.of },
-                ...(request.text === null ? {} : { message: { id: request.messageId, text: request.text } }),
+                ...(request.text === null
+                  ? {}
+                  : { message: { id: request.messageId, parts: [{ type: 'text' as const, text: request.text }] } }),
               }
             : { resume: request.resume }),
         pageContext: this.deps.pageContext?.() ?? {},
@@ -1523,7 +1532,7 @@ export class AgentStore {
     const current = this.liveView.current.runs.at(-1);
     if (current?.status === 'running' && current.runId === connection.runId) {
       // Nothing may stay "streaming" forever: the run's end is shown from what is known.
-      const code = AGENT_ERROR_CODES.find((known) => known === error?.code);
+      const code = isAgentErrorCode(error?.code) ? error.code : undefined;
       this.liveView.apply({
         type: 'RUN_ERROR',
         message: error?.message ?? describeError('NETWORK').message,

@@ -5,8 +5,16 @@
  * classified here — a stream, a refusal with its stable code, or no answer at all — so the store
  * never reads raw HTTP. `fetch` is injected: the unit tests script the server.
  */
-import type { PageContext, ResumeEntry } from '../schema';
+import { hasMoreThanText, type MessagePart, type PageContext, type ResumeEntry, textOfParts } from '../schema';
 import { errorFromResponse, describeError, type PanelError } from './errors';
+
+/**
+ * A user message's AG-UI content: its text as a string when that is all it has (what every AG-UI
+ * server reads), else its parts in order.
+ */
+function agUiContent(parts: MessagePart[]): string | MessagePart[] {
+  return hasMoreThanText(parts) ? parts : textOfParts(parts);
+}
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
 
@@ -34,8 +42,8 @@ type CancelResult = { kind: 'stopping' } | { kind: 'ended' } | Refused | Unreach
 interface StartRunRequest {
   /** The conversation: an existing id, or one the client chose for a new conversation. */
   threadId: string;
-  /** A new user message (never together with `resume`: the server refuses that). */
-  message?: { id: string; text: string };
+  /** A new user message, its parts (never together with `resume`: the server refuses that). */
+  message?: { id: string; parts: MessagePart[] };
   resume?: ResumeEntry[];
   /**
    * A new version of a turn: the run that starts the turn it replaces. With `message`, an edit (the
@@ -89,7 +97,9 @@ export function createAgentTransport(deps: { fetch: FetchLike; baseUrl?: string;
       // the page context and resume answers; history comes from its own storage.
       const body = {
         threadId: request.threadId,
-        messages: request.message ? [{ id: request.message.id, role: 'user', content: request.message.text }] : [],
+        messages: request.message
+          ? [{ id: request.message.id, role: 'user', content: agUiContent(request.message.parts) }]
+          : [],
         forwardedProps: { pageContext: request.pageContext, ...(request.version ? { version: request.version } : {}) },
         ...(request.resume ? { resume: request.resume } : {}),
       };

@@ -17,25 +17,16 @@ import {
   toolInputJsonSchema,
 } from '../host';
 import { z } from 'zod';
-import { CUSTOM_EVENTS, LIMITS, type AgentErrorCode } from '../constants';
+import { CUSTOM_EVENTS, LIMITS } from '../constants';
+import type { AgentErrorCode } from '../error-codes';
 import { isErrorResult } from '../fold';
-import type { AgentEvent, ConversationView, PageContext } from '../schema';
+import { partsOf, type AgentEvent, type ConversationView, type PageContext } from '../schema';
 import { ModelCallSpans, type RunTrace } from './instrumentation';
 import { ToolsUnavailableError, type McpGateway } from './mcp-gateway';
 import { classifyModelError, withFreshToolCallIds, type ModelHandle } from './model';
-import {
-  allowedMcpToolNames,
-  approvalFor,
-  changedObjects,
-  effectiveToolInfo,
-  LOCAL_TOOL_INPUTS,
-  runLocalTool,
-  taintAfter,
-  toolInfo,
-  type ApprovalDecision,
-  type Taint,
-} from './tools';
-import type { LocalToolName } from '../constants';
+import { changedObjects, LOCAL_TOOL_DECLARATIONS, LOCAL_TOOL_NAMES } from '../tool-declarations';
+import type { RunToolPolicy } from './policy';
+import { runLocalTool, taintAfter, toolInfo, type ApprovalDecision, type Taint } from './tools';
 
 export interface PendingCall {
   toolCallId: string;
@@ -52,7 +43,8 @@ export interface RunContext {
   projectName: string;
   user: { id: string; name: string };
   role: Role;
-  isAdmin: boolean;
+  /** The run's tool policy (RBAC first, approval second), computed when it opened. */
+  policy: RunToolPolicy;
   history: ConversationView;
   pageContext: PageContext;
   model: ModelHandle;
@@ -67,8 +59,6 @@ export interface RunContext {
   contextTokens: number;
   /** The run's trace: model-call and tool spans become its children. */
   trace?: RunTrace;
-  /** Tools that need approval on top of the approval map (can only tighten). */
-  requireApproval?: ReadonlySet<string>;
   /** No model output for this long while no tool runs: the run fails with MODEL_TIMEOUT. */
   idleTimeoutMs?: number;
   /** Called when the agent is about to ask the model (set-up timings). */
@@ -93,8 +83,11 @@ export type RunResult = (
 // History
 // ------------------------------------------------------------------------------------------------
 
+/** A user message's parts as the model takes them (one kind per message part kind). */
+type UserContentPart = { type: 'text'; text: string };
+
 type ModelMessage =
-  | { role: 'user'; content: string }
+  | { role: 'user'; content: string | UserContentPart[] }
   | {
       role: 'assistant';
       content: Array<
@@ -122,6 +115,18 @@ function parseJson(s: string): unknown {
 const estimateTokens = (m: ModelMessage) => Math.ceil(JSON.stringify(m).length / 4);
 
 /**
+ * A user message as the model gets it: its text alone as a string (what every provider takes), or
+ * its parts in order when it has more than its text. Null: nothing to send (an empty message).
+ */
+function userContent(
+  m: Extract<ConversationView['messages'][number], { role: 'user' }>,
+): string | UserContentPart[] | null {
+  if (!m.parts) return m.content.trim() ? m.content : null;
+  const parts = partsOf(m).flatMap((p): UserContentPart[] => (p.type === 'text' && p.text.trim() ? [p] : []));
+  return parts.length ? parts : null;
+}
+
+/**
  * Turns the replayed conversation into model messages, newest turns first within the budget.
  * A tool call and its result are one unit: never split. Calls without a result (a run that ended
  * midway) get a synthetic one so the model sees a consistent history.
@@ -138,7 +143,8 @@ export function historyToMessages(view: ConversationView, budgetTokens: number):
   const units: ModelMessage[][] = [];
   for (const m of view.messages) {
     if (m.role === 'user') {
-      if (m.content.trim()) units.push([{ role: 'user', content: m.content }]);
+      const content = userContent(m);
+      if (content) units.push([{ role: 'user', content }]);
     } else if (m.role === 'assistant') {
       const content: Extract<ModelMessage, { role: 'assistant' }>['content'] = [];
       if (m.content) content.push({ type: 'text', text: m.content });
@@ -266,19 +272,18 @@ export type ListedTools = Map<string, { description: string }>;
  */
 export async function listRunTools(
   mcp: RunContext['mcp'],
-  subject: { role: Role; isAdmin: boolean },
+  policy: RunToolPolicy,
   signal: AbortSignal,
 ): Promise<ListedTools> {
-  const scopeKey = [...allowedMcpToolNames(subject)].sort().join(',');
-  const listed = await mcp.gateway.listTools(mcp.secret, scopeKey, signal);
+  const listed = await mcp.gateway.listTools(mcp.secret, policy.grantKey, signal);
   return new Map(listed.map((t) => [t.name, { description: t.description }]));
 }
 
 async function buildTools(ctx: RunContext, state: { taint: Taint }, spans: ModelCallSpans): Promise<ToolRuntime> {
   const pending: PendingCall[] = [];
   const inflight = { count: 0 };
-  const allowed = allowedMcpToolNames({ role: ctx.role, isAdmin: ctx.isAdmin });
-  const listed = await (ctx.listing ?? listRunTools(ctx.mcp, { role: ctx.role, isAdmin: ctx.isAdmin }, ctx.signal));
+  const allowed = ctx.policy.mcpTools;
+  const listed = await (ctx.listing ?? listRunTools(ctx.mcp, ctx.policy, ctx.signal));
   const tools: Record<string, unknown> = {};
 
   /** Approval second, for every tool (MCP and local): holds the call when it needs a decision. */
@@ -288,7 +293,7 @@ async function buildTools(ctx: RunContext, state: { taint: Taint }, spans: Model
     toolCallId: string,
     inputSchema?: Record<string, unknown>,
   ) => {
-    const decision = approvalFor(effectiveToolInfo(name, ctx.requireApproval), state.taint);
+    const decision = ctx.policy.approval(name, state.taint);
     if (!decision.required) return null;
     pending.push({ toolCallId, toolName: name, args: input, decision, ...(inputSchema ? { inputSchema } : {}) });
     return { [PENDING_MARKER]: true };
@@ -338,30 +343,24 @@ async function buildTools(ctx: RunContext, state: { taint: Taint }, spans: Model
     });
   }
 
-  const local = (name: LocalToolName, description: string) =>
-    createTool({
+  for (const name of LOCAL_TOOL_NAMES) {
+    const { description, input: schema } = LOCAL_TOOL_DECLARATIONS[name];
+    tools[name] = createTool({
       id: name,
       description,
-      inputSchema: toolSchema(name, LOCAL_TOOL_INPUTS[name]) as never,
+      inputSchema: toolSchema(name, schema) as never,
       execute: async (input: unknown, c?: unknown) => {
         spans.responseDone();
         const toolCallId = callIdOf(c);
         const args = (input ?? {}) as Record<string, unknown>;
-        const held = gate(name, args, toolCallId, z.toJSONSchema(LOCAL_TOOL_INPUTS[name]) as Record<string, unknown>);
+        const held = gate(name, args, toolCallId, z.toJSONSchema(schema) as Record<string, unknown>);
         if (held) return held;
         return run(name, toolCallId, () =>
           runLocalTool(name, args, { prisma: ctx.prisma, projectId: ctx.projectId, emit: ctx.emit }),
         );
       },
     });
-  tools.navigate = local(
-    'navigate',
-    "Open a page of this project in the user's browser: the issue list, one issue (with issueNumber), the new-issue form, members or settings.",
-  );
-  tools.search_docs = local(
-    'search_docs',
-    "Search the product's help pages (how to use issues, roles, API keys, the MCP server and this assistant).",
-  );
+  }
 
   return { tools, pending, inflight };
 }

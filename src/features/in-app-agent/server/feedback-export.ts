@@ -20,7 +20,7 @@ import {
   type PrismaClient,
   type ProjectAccess,
 } from '../host';
-import type { AgentErrorCode } from '../constants';
+import type { AgentErrorCode } from '../error-codes';
 import {
   FEEDBACK_EXPORT_FORMAT,
   FEEDBACK_EXPORT_VERSION,

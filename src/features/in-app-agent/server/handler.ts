@@ -48,10 +48,14 @@ import {
   withRequestContext,
 } from '../host';
 import { eventsAfter } from '../compact';
-import { CUSTOM_EVENTS, LIMITS, type AgentErrorCode } from '../constants';
+import { CUSTOM_EVENTS, LIMITS } from '../constants';
+import { AGENT_ERRORS, AgentRefusal, type RefusalCode } from '../error-codes';
 import {
   AgentRequestSchema,
+  type MessagePart,
+  MessagePartSchema,
   PageContextSchema,
+  textOfParts,
   THREAD_ID_PATTERN,
   type AgentEvent,
   type AgentRequest,
@@ -59,18 +63,10 @@ import {
   type SanitizedRequest,
 } from '../schema';
 import { fanOut, type RemoteWatch } from './fan-out';
-import { configureTracing } from './instrumentation';
 import { frameOf, liveRun, sseStream, type Watcher } from './live';
 import { mcpGateway } from './mcp-gateway';
 import { modelFor, ModelConfigError, type ModelHandle } from './model';
-import {
-  findRun,
-  loadRunRows,
-  recoverAfterRestart,
-  replayConversation,
-  startStaleSweep,
-  titleFrom,
-} from './persistence';
+import { findRun, loadRunRows, replayConversation, titleFrom } from './persistence';
 import { startRun, stopRun, type RunSettings, type RunTimings } from './run';
 
 export interface HandlerOptions {
@@ -87,8 +83,6 @@ export interface HandlerOptions {
   modelIdleTimeoutMs?: number;
   /** Lifetime of the per-run MCP key, extended by the heartbeat (default LIMITS.runKeyTtlSeconds). */
   runKeyTtlSeconds?: number;
-  /** Period of the stale-run sweep (default: half the stale window, at least 5 s). */
-  staleSweepMs?: number;
   /** How often a watcher of a run on another instance checks the run in the database (default 1 s). */
   watchPollMs?: number;
   /** Set-up timings of each run (the benchmark). */
@@ -120,42 +114,33 @@ const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 };
 
-function errorResponse(
-  status: number,
-  code: AgentErrorCode,
-  message: string,
-  headers: Record<string, string> = {},
-): Response {
+function errorResponse(code: RefusalCode, message: string, retryAfterSeconds?: number): Response {
   return new Response(JSON.stringify({ error: { code, message } }), {
-    status,
-    headers: { ...JSON_HEADERS, ...headers },
+    status: AGENT_ERRORS[code].status,
+    headers: {
+      ...JSON_HEADERS,
+      ...(retryAfterSeconds === undefined ? {} : { 'retry-after': String(retryAfterSeconds) }),
+    },
   });
 }
 
-class RequestError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: AgentErrorCode,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
+/**
+ * The parts of a user message's AG-UI content: a string is one text part; an array keeps the
+ * parts this module knows (`MessagePartSchema`), each validated, and drops the others. Text parts
+ * are one text part (joined a line apart, trimmed, capped at LIMITS.maxUserMessageChars); null
+ * when nothing is left.
+ */
+function partsOfContent(content: unknown): MessagePart[] | null {
+  const given = typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? content : [];
+  const parts: MessagePart[] = [];
+  for (const raw of given) {
+    const part = MessagePartSchema.safeParse(raw);
+    if (part.success) parts.push(part.data);
   }
-}
-
-function textOfContent(content: unknown): string | null {
-  if (typeof content === 'string') return content;
-  if (Array.isArray(content)) {
-    const parts = content.filter(
-      (p): p is { type: 'text'; text: string } =>
-        !!p &&
-        typeof p === 'object' &&
-        (p as { type?: unknown }).type === 'text' &&
-        typeof (p as { text?: unknown }).text === 'string',
-    );
-    return parts.length ? parts.map((p) => p.text).join('\n') : null;
-  }
-  return null;
+  const text = textOfParts(parts).trim().slice(0, LIMITS.maxUserMessageChars);
+  const others = parts.filter((p) => p.type !== 'text');
+  const out: MessagePart[] = [...others, ...(text ? [{ type: 'text' as const, text }] : [])];
+  return out.length ? out : null;
 }
 
 /**
@@ -165,11 +150,7 @@ function textOfContent(content: unknown): string | null {
  */
 export function sanitize(body: AgentRequest): SanitizedRequest {
   const newest = body.messages.at(-1);
-  let userMessage: string | null = null;
-  if (newest?.role === 'user') {
-    const text = textOfContent(newest.content);
-    if (text !== null) userMessage = text.trim().slice(0, LIMITS.maxUserMessageChars) || null;
-  }
+  const userMessage = newest?.role === 'user' ? partsOfContent(newest.content) : null;
   const page = PageContextSchema.safeParse(body.forwardedProps?.pageContext ?? {});
   const threadId = body.threadId?.trim();
   return {
@@ -190,9 +171,9 @@ const param = (v: string | string[] | undefined): string => (typeof v === 'strin
 /** The signed-in user's id, or the refusal (a project id that cannot be an id names no project). */
 async function signedIn(req: Request, projectId: string): Promise<string> {
   const userId = await getSessionUserId(req);
-  if (!userId) throw new RequestError(401, 'UNAUTHENTICATED', 'Sign in to use the assistant.');
+  if (!userId) throw new AgentRefusal('UNAUTHENTICATED', 'Sign in to use the assistant.');
   // A project id that cannot be an id (NUL, too long) names no project: never sent to the database.
-  if (!isIdentifier(projectId)) throw new RequestError(404, 'PROJECT_NOT_FOUND', 'Project not found.');
+  if (!isIdentifier(projectId)) throw new AgentRefusal('PROJECT_NOT_FOUND', 'Project not found.');
   bindLogContext({ projectId, userId }); // ops: the request's log lines name the project and user
   return userId;
 }
@@ -206,9 +187,9 @@ async function authorize(
   const userId = await signedIn(req, projectId);
   const prisma = await getPrisma();
   const member = await loadProjectMember(prisma, projectId, userId);
-  if (!member) throw new RequestError(404, 'PROJECT_NOT_FOUND', 'Project not found.');
+  if (!member) throw new AgentRefusal('PROJECT_NOT_FOUND', 'Project not found.');
   if (!hasProjectAccess({ role: member.role, isAdmin: member.user.isAdmin }, scope)) {
-    throw new RequestError(403, 'FORBIDDEN', 'Your role cannot use the assistant here.');
+    throw new AgentRefusal('FORBIDDEN', 'Your role cannot use the assistant here.');
   }
   return { prisma, member };
 }
@@ -219,21 +200,23 @@ function guarded(route: Route): Route {
       try {
         return await route(req, ctx);
       } catch (err) {
-        if (err instanceof RequestError) {
+        if (err instanceof AgentRefusal) {
           logRefusal(err.status, err.code);
-          return errorResponse(err.status, err.code, err.message, err.headers);
+          return errorResponse(err.code, err.message, err.retryAfterSeconds);
         }
         // ops: the database is unreachable: 503 with Retry-After (retry shortly), never 500.
         if (isInfrastructureError(err)) {
           noteDatabaseState(false, err);
           logRefusal(503, 'DATABASE_UNAVAILABLE', { error: describeError(err) });
-          return errorResponse(503, 'DATABASE_UNAVAILABLE', 'The database is unavailable. Try again shortly.', {
-            'retry-after': String(DATABASE_RETRY_AFTER_SECONDS),
-          });
+          return errorResponse(
+            'DATABASE_UNAVAILABLE',
+            'The database is unavailable. Try again shortly.',
+            DATABASE_RETRY_AFTER_SECONDS,
+          );
         }
         const failure = { code: 'INTERNAL_ERROR', error: describeError(err), frames: stackFrames(err) };
         log().error({ event: 'request.failed', ...failure }, 'request failed');
-        return errorResponse(500, 'INTERNAL_ERROR', 'Something went wrong. Please try again.');
+        return errorResponse('INTERNAL_ERROR', 'Something went wrong. Please try again.');
       }
     });
 }
@@ -265,18 +248,12 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       : {}),
   });
 
-  /** Once per process, by whichever route comes first: the stale sweep and restart recovery. */
-  const housekeeping = async (prisma: PrismaClient) => {
-    startStaleSweep(getPrisma, env().AGENT_RUN_STALE_SECONDS, opts.staleSweepMs);
-    await recoverAfterRestart(prisma, (await getDb()).kind === 'pglite');
-  };
-
   const start: Route = async (req, ctx) => {
     const receivedAt = performance.now();
     // ops: a draining instance (shutting down) starts no new run; the client retries elsewhere.
     if (isDraining()) {
-      throw new RequestError(503, 'DRAINING', 'This server is restarting. Try again in a moment.', {
-        'retry-after': String(DRAINING_RETRY_AFTER_SECONDS),
+      throw new AgentRefusal('DRAINING', 'This server is restarting. Try again in a moment.', {
+        retryAfterSeconds: DRAINING_RETRY_AFTER_SECONDS,
       });
     }
     const settings = env();
@@ -284,81 +261,75 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     // Who asks is read by the statement that opens the run (membership and role, see startRun): no
     // statement before it.
     const userId = await signedIn(req, projectId);
-    if (!isSameOrigin(req)) throw new RequestError(403, 'CROSS_ORIGIN', 'Cross-origin request refused.');
+    if (!isSameOrigin(req)) throw new AgentRefusal('CROSS_ORIGIN', 'Cross-origin request refused.');
     if (!(req.headers.get('content-type') ?? '').toLowerCase().includes('application/json')) {
-      throw new RequestError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the request as application/json.');
+      throw new AgentRefusal('UNSUPPORTED_MEDIA_TYPE', 'Send the request as application/json.');
     }
     const read = await readBodyCapped(req, LIMITS.maxBodyBytes);
     if (!read.ok && read.reason === 'too_large')
-      throw new RequestError(413, 'PAYLOAD_TOO_LARGE', 'The request is too large.');
-    if (!read.ok) throw new RequestError(400, 'INVALID_REQUEST', 'The request body could not be read.');
+      throw new AgentRefusal('PAYLOAD_TOO_LARGE', 'The request is too large.');
+    if (!read.ok) throw new AgentRefusal('INVALID_REQUEST', 'The request body could not be read.');
     let json: unknown;
     try {
       json = JSON.parse(read.text);
     } catch {
-      throw new RequestError(400, 'INVALID_REQUEST', 'The request body is not valid JSON.');
+      throw new AgentRefusal('INVALID_REQUEST', 'The request body is not valid JSON.');
     }
     const parsed = AgentRequestSchema.safeParse(json);
     if (!parsed.success) {
       const first = parsed.error.issues[0];
-      throw new RequestError(
-        400,
+      throw new AgentRefusal(
         'INVALID_REQUEST',
         `Invalid request${first ? ` at ${first.path.join('.') || '(body)'}: ${first.message}` : ''}.`,
       );
     }
     const input = sanitize(parsed.data);
     if (input.conversationId !== null && !THREAD_ID_PATTERN.test(input.conversationId)) {
-      throw new RequestError(
-        400,
+      throw new AgentRefusal(
         'INVALID_REQUEST',
         'threadId must be 8 to 100 letters, digits, "-" or "_" (a UUID works), or "new".',
       );
     }
     if (input.resume && !input.conversationId)
-      throw new RequestError(400, 'INVALID_REQUEST', 'A resume needs the conversation it answers (threadId).');
+      throw new AgentRefusal('INVALID_REQUEST', 'A resume needs the conversation it answers (threadId).');
     if (input.resume && input.userMessage) {
-      throw new RequestError(400, 'RESUME_WITH_MESSAGE', 'Answer the pending approvals first, then send your message.');
+      throw new AgentRefusal('RESUME_WITH_MESSAGE', 'Answer the pending approvals first, then send your message.');
     }
     if (input.version && (input.resume || !input.conversationId)) {
-      throw new RequestError(
-        400,
+      throw new AgentRefusal(
         'INVALID_REQUEST',
         'A new version needs its conversation (threadId) and cannot answer approvals.',
       );
     }
     if (!input.resume && !input.userMessage && !input.version)
-      throw new RequestError(400, 'NO_USER_MESSAGE', 'Send a user message.');
+      throw new AgentRefusal('NO_USER_MESSAGE', 'Send a user message.');
     // Request parts that cannot be ids, and text the database cannot store, never reach it.
     if (input.resume?.some((r) => !isIdentifier(r.interruptId))) {
-      throw new RequestError(404, 'INTERRUPT_UNKNOWN', 'This approval request does not exist.');
+      throw new AgentRefusal('INTERRUPT_UNKNOWN', 'This approval request does not exist.');
     }
     if (hasUnstorableText([input.userMessage, input.resume])) {
-      throw new RequestError(400, 'INVALID_REQUEST', 'The request contains NUL or broken Unicode.');
+      throw new AgentRefusal('INVALID_REQUEST', 'The request contains NUL or broken Unicode.');
     }
 
     let model: ModelHandle;
     try {
       model = opts.model?.() ?? modelFor(settings);
     } catch (err) {
-      if (err instanceof ModelConfigError) throw new RequestError(503, 'MODEL_UNAVAILABLE', err.message);
+      if (err instanceof ModelConfigError) throw new AgentRefusal('MODEL_UNAVAILABLE', err.message);
       throw err;
     }
 
     // A new version reads the turn it replaces before the run opens: only for a member.
     const prisma = input.version ? (await authorize(req, projectId, 'agent:use')).prisma : await getPrisma();
-    await configureTracing(settings);
-    await fanOut(settings.DATABASE_URL).listen();
-    await housekeeping(prisma);
     const conversationId = input.conversationId ?? newId('cv_');
-    const started = await startRun({
+    const run = await startRun({
       prisma,
       projectId,
       userId,
       memberScope: 'agent:use',
       conversation: {
         id: conversationId,
-        ...(input.userMessage ? { create: { title: titleFrom(input.userMessage) } } : {}),
+        ...(input.userMessage ? { create: { title: titleFrom(textOfParts(input.userMessage)) } } : {}),
       },
       ...(input.version ? { version: input.version } : {}),
       userMessage: input.userMessage,
@@ -377,12 +348,6 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       receivedAt,
       onTimings: opts.onRunTimings,
     });
-    if (!started.ok) {
-      const wait = started.retryAfterSeconds;
-      const headers: Record<string, string> = wait ? { 'retry-after': String(wait) } : {};
-      throw new RequestError(started.status, started.code, started.message, headers);
-    }
-    const run = started.run;
     let detach: () => void = () => undefined;
     const body = sseStream(
       (w) => (detach = run.attach(0, w)),
@@ -404,13 +369,12 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     const projectId = param(params.projectId);
     const runId = param(params.runId);
     const { prisma, member } = await authorize(req, projectId, 'agent:use');
-    await housekeeping(prisma);
     const run = /^run_[a-z0-9]{24}$/.test(runId) ? await findRun(prisma, runId) : null;
     const owner = run?.conversation.userId === member.user.id && run.conversation.deletedAt === null;
     const reviewer =
       scope === 'watch' && hasProjectAccess({ role: member.role, isAdmin: member.user.isAdmin }, 'agent:review');
     if (!run || run.conversation.projectId !== projectId || !(owner || reviewer)) {
-      throw new RequestError(404, 'RUN_NOT_FOUND', 'Run not found.');
+      throw new AgentRefusal('RUN_NOT_FOUND', 'Run not found.');
     }
     return { prisma, run };
   }
@@ -422,7 +386,7 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     let after: number | null = null;
     if (raw !== null && raw.trim() !== '') {
       if (!/^\d{1,15}$/.test(raw.trim()))
-        throw new RequestError(400, 'INVALID_REQUEST', 'The position (Last-Event-ID or after) must be a whole number.');
+        throw new AgentRefusal('INVALID_REQUEST', 'The position (Last-Event-ID or after) must be a whole number.');
       after = Number(raw.trim());
     }
     const follower = new Follower(prisma, run.id, run.conversationId, opts.watchPollMs ?? 1_000);
@@ -437,7 +401,7 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
   };
 
   const cancel: Route = async (req, ctx) => {
-    if (!isSameOrigin(req)) throw new RequestError(403, 'CROSS_ORIGIN', 'Cross-origin request refused.');
+    if (!isSameOrigin(req)) throw new AgentRefusal('CROSS_ORIGIN', 'Cross-origin request refused.');
     const { prisma, run } = await visibleRun(req, ctx, 'stop');
     const local = liveRun(run.id);
     if (local) {

@@ -1,56 +1,38 @@
 /**
- * Pending approvals: persist them as AG-UI interrupts, validate and consume resume answers once,
- * and execute approved calls through the MCP server with a single-use signed override.
+ * Interrupts a run waits on (tool approvals): persist them as AG-UI interrupts, validate and
+ * consume resume answers once, and settle each answer in the resumed run (an approved call runs
+ * through the MCP server with a single-use signed override; a rejection is the tool's result).
+ * What is common to every interrupt kind (the rows, the batch, single consumption) is here once;
+ * what a kind decides and how its answer becomes the tool's result is its entry in `SERVER_KINDS`
+ * (the kinds themselves: `interrupt-kinds.ts`).
  */
 import {
-  type AccessSubject,
   fingerprintArgs,
-  hasProjectAccess,
   MCP_TOOL_METADATA,
   mintOverride,
   newId,
   OVERRIDE_META_KEY,
   Prisma,
   type PrismaClient,
-  type Scope,
   TOOL_CALL_META_KEY,
 } from '../host';
-import { INTERRUPT_REASON_TOOL_APPROVAL, type AgentErrorCode } from '../constants';
-import {
-  APPROVAL_RESPONSE_JSON_SCHEMA,
-  ApprovalResponseSchema,
-  type ApprovalDecidedValue,
-  type ConversationView,
-  type ResumeEntry,
-  type ToolApprovalInterrupt,
+import { CUSTOM_EVENTS } from '../constants';
+import { AgentRefusal } from '../error-codes';
+import { INTERRUPT_KINDS, type InterruptAnswer, type InterruptKind, interruptKindOf } from '../interrupt-kinds';
+import type {
+  AgentEvent,
+  ApprovalDecidedValue,
+  ApprovalResponse,
+  ConversationView,
+  ResumeEntry,
+  ToolApprovalInterrupt,
 } from '../schema';
-import type { PendingCall } from './agent';
+import { capResult, type PendingCall } from './agent';
+import type { RunTrace } from './instrumentation';
 import type { McpGateway } from './mcp-gateway';
-import { isLocalTool, LOCAL_TOOL_INPUTS } from './tools';
-
-export class ResumeError extends Error {
-  constructor(
-    readonly code: AgentErrorCode,
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const SUMMARIES: Record<string, (a: Record<string, unknown>) => string> = {
-  create_issue: (a) => `Create an issue titled “${String(a.title ?? '')}”`,
-  update_issue: (a) => `Update issue #${String(a.number ?? '?')}`,
-  add_comment: (a) => `Comment on issue #${String(a.number ?? '?')}`,
-  assign_issue: (a) => `Assign issue #${String(a.number ?? '?')}`,
-  close_issue: (a) => `Close issue #${String(a.number ?? '?')}`,
-  delete_issue: (a) => `Delete issue #${String(a.number ?? '?')} permanently`,
-  notify_webhook: () => "Send a message to the project's webhook",
-};
-
-function summarize(toolName: string, args: Record<string, unknown>): string {
-  return SUMMARIES[toolName]?.(args) ?? `Run ${toolName}`;
-}
+import { changedObjects, isLocalTool, LOCAL_TOOL_DECLARATIONS, summarizeCall } from '../tool-declarations';
+import { runLocalTool } from './tools';
+import type { RunToolPolicy } from './policy';
 
 /** Stores the step's held calls and returns one AG-UI interrupt per call. */
 export async function persistPending(
@@ -68,6 +50,7 @@ export async function persistPending(
     args: p.args as Prisma.InputJsonValue,
     argsFingerprint: fingerprintArgs(p.args),
     reason: p.decision.reason,
+    kind: 'tool_approval' satisfies InterruptKind,
     expiresAt,
   }));
   await prisma.agentPendingApproval.createMany({ data: rows });
@@ -75,10 +58,10 @@ export async function persistPending(
     const p = input.pending[i]!;
     return {
       id: r.id,
-      reason: INTERRUPT_REASON_TOOL_APPROVAL,
-      message: summarize(p.toolName, p.args),
+      reason: INTERRUPT_KINDS.tool_approval.reason,
+      message: summarizeCall(p.toolName, p.args),
       toolCallId: p.toolCallId,
-      responseSchema: APPROVAL_RESPONSE_JSON_SCHEMA as unknown as Record<string, unknown>,
+      responseSchema: INTERRUPT_KINDS.tool_approval.answerJsonSchema,
       expiresAt: expiresAt.toISOString(),
       metadata: {
         toolName: p.toolName,
@@ -94,6 +77,8 @@ export async function persistPending(
 }
 
 export interface Decision {
+  /** The kind of interrupt answered. */
+  kind: InterruptKind;
   approvalId: string;
   /** The interrupted run this call belongs to. */
   runId: string;
@@ -108,13 +93,158 @@ export interface Decision {
   feedback?: string;
 }
 
-/** What a tool's approved arguments are validated against, and the scope it needs (null: none beyond agent:use). */
-function toolContract(
-  name: string,
-): { input: { safeParse(v: unknown): { success: boolean; data?: unknown } }; scope: Scope | null } | null {
-  if (isLocalTool(name)) return { input: LOCAL_TOOL_INPUTS[name], scope: null };
-  const tool = MCP_TOOL_METADATA.find((t) => t.name === name);
-  return tool ? { input: tool.inputSchema, scope: tool.scope } : null;
+type PendingRow = Awaited<ReturnType<PrismaClient['agentPendingApproval']['findMany']>>[number];
+
+/** What settling an answer in the resumed run needs. */
+export interface SettleContext {
+  send: (e: AgentEvent) => void;
+  trace: RunTrace;
+  prisma: PrismaClient;
+  projectId: string;
+  mcp: { gateway: McpGateway; secret: string };
+  keyId: string;
+}
+
+/** The server side of an interrupt kind. */
+interface ServerInterruptKind<Answer> {
+  /** Said when an answer does not match the kind's schema. */
+  answerHint: string;
+  /** The decision an answer makes (null: the user cancelled it), or the refusal (thrown). */
+  decide(row: PendingRow, answer: Answer | null, policy: Pick<RunToolPolicy, 'mayRun'>): Decision;
+  /** Streams the decision and the tool's result in the resumed run. */
+  settle(d: Decision, ctx: SettleContext): Promise<void>;
+}
+
+/** How long an approved call may take (it is not stopped by Stop, see settleApproval). */
+const APPROVED_CALL_TIMEOUT_MS = 60_000;
+
+/** Runs `fn` with a signal that aborts after `ms`; the timer ends with the call. */
+async function withTimeout<T>(ms: number, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), ms);
+  try {
+    return await fn(controller.signal);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A tool approval answered: approved (with validated, re-fingerprinted arguments when edited, and
+ * only while the role still grants the tool: approval never widens permissions) or rejected.
+ */
+function decideApproval(
+  row: PendingRow,
+  answer: ApprovalResponse | null,
+  policy: Pick<RunToolPolicy, 'mayRun'>,
+): Decision {
+  let args = row.args as Record<string, unknown>;
+  let edited = false;
+  const approved = answer?.approved === true;
+  const feedback = answer?.feedback?.trim() || undefined;
+  if (answer?.argsFingerprint && answer.argsFingerprint !== row.argsFingerprint) {
+    throw new AgentRefusal(
+      'INTERRUPT_FINGERPRINT_MISMATCH',
+      'The request changed since you saw it. Reload and try again.',
+    );
+  }
+  if (approved && answer?.args) {
+    const check = toolInput(row.toolName)?.safeParse(answer.args);
+    if (!check?.success) {
+      throw new AgentRefusal('INTERRUPT_INVALID_ARGS', `The edited arguments are not valid for ${row.toolName}.`);
+    }
+    args = check.data as Record<string, unknown>;
+    edited = fingerprintArgs(args) !== row.argsFingerprint;
+  }
+  if (approved && (!toolInput(row.toolName) || !policy.mayRun(row.toolName))) {
+    throw new AgentRefusal('FORBIDDEN', 'Your role does not allow this action.');
+  }
+  return {
+    kind: 'tool_approval',
+    approvalId: row.id,
+    runId: row.runId,
+    toolCallId: row.toolCallId,
+    toolName: row.toolName,
+    approved,
+    args,
+    argsFingerprint: fingerprintArgs(args),
+    edited,
+    local: isLocalTool(row.toolName),
+    ...(feedback ? { feedback } : {}),
+  };
+}
+
+/** Streams one decided approval: its decision, then the approved call's result or the rejection. */
+async function settleApproval(d: Decision, ctx: SettleContext): Promise<void> {
+  ctx.send({
+    type: 'CUSTOM',
+    name: CUSTOM_EVENTS.approvalDecided,
+    value: {
+      toolCallId: d.toolCallId,
+      decision: d.approved ? 'approved' : 'rejected',
+      ...(d.edited ? { edited: true } : {}),
+      ...(d.approved ? { args: d.args } : {}),
+      ...(d.feedback ? { feedback: d.feedback } : {}),
+    },
+  });
+  let content: unknown;
+  if (d.approved) {
+    const endTool = ctx.trace.tool(d.toolName, d.toolCallId, { 'tool.approved': true });
+    const res =
+      d.local && isLocalTool(d.toolName)
+        ? await runLocalTool(d.toolName, d.args, { prisma: ctx.prisma, projectId: ctx.projectId, emit: ctx.send })
+        : // Not cut short by Stop: an approved change either happens or not, and its real outcome is
+          // what the run records (a bounded wait instead, so a hung tool cannot hold the run).
+          await withTimeout(APPROVED_CALL_TIMEOUT_MS, (signal) =>
+            executeApproved({
+              gateway: ctx.mcp.gateway,
+              secret: ctx.mcp.secret,
+              keyId: ctx.keyId,
+              decision: d,
+              signal,
+            }),
+          );
+    await markConsumed(ctx.prisma, d.approvalId);
+    content = d.edited && res && typeof res === 'object' ? { ...(res as object), executedWithEditedArgs: d.args } : res;
+    endTool((res as { isError?: boolean })?.isError ? 'tool error' : undefined);
+  } else {
+    content = {
+      rejected: true,
+      message: 'The user rejected this call; it was not executed.',
+      ...(d.feedback ? { feedback: d.feedback } : {}),
+    };
+  }
+  ctx.send({
+    type: 'TOOL_CALL_RESULT',
+    messageId: newId('msg_'),
+    toolCallId: d.toolCallId,
+    content: capResult(content),
+    role: 'tool',
+  });
+  const objects = d.approved ? changedObjects(d.toolName, d.args, content) : [];
+  if (objects.length) {
+    ctx.send({ type: 'CUSTOM', name: CUSTOM_EVENTS.changed, value: { toolCallId: d.toolCallId, objects } });
+  }
+}
+
+/** The server side of every interrupt kind (`interrupt-kinds.ts`): a kind without one does not build. */
+const SERVER_KINDS: { [K in InterruptKind]: ServerInterruptKind<InterruptAnswer[K]> } = {
+  tool_approval: {
+    answerHint: 'Each answer needs {approved, args?, feedback?}.',
+    decide: decideApproval,
+    settle: settleApproval,
+  },
+};
+
+/** Streams one answered interrupt in the resumed run, as its kind settles it. */
+export function settleInterrupt(d: Decision, ctx: SettleContext): Promise<void> {
+  return SERVER_KINDS[d.kind].settle(d, ctx);
+}
+
+/** What a tool's approved arguments are validated against (null: a tool the module does not know). */
+function toolInput(name: string): { safeParse(v: unknown): { success: boolean; data?: unknown } } | null {
+  if (isLocalTool(name)) return LOCAL_TOOL_DECLARATIONS[name].input;
+  return MCP_TOOL_METADATA.find((t) => t.name === name)?.inputSchema ?? null;
 }
 
 /**
@@ -139,28 +269,28 @@ export async function consumeResume(
   input: {
     conversationId: string;
     userId: string;
-    subject: AccessSubject;
+    /** The resuming run's tool policy (the user's role now). */
+    policy: Pick<RunToolPolicy, 'mayRun'>;
     entries: ResumeEntry[];
     resumingRunId?: string;
   },
 ): Promise<Decision[]> {
   const ids = input.entries.map((e) => e.interruptId);
   if (new Set(ids).size !== ids.length)
-    throw new ResumeError('INTERRUPT_ANSWER_DUPLICATE', 400, 'Each approval can be answered only once.');
+    throw new AgentRefusal('INTERRUPT_ANSWER_DUPLICATE', 'Each approval can be answered only once.');
   const found = await prisma.agentPendingApproval.findMany({ where: { id: { in: ids } } });
   const rows = found.filter((r) => r.userId === input.userId && r.conversationId === input.conversationId);
-  if (rows.length !== ids.length)
-    throw new ResumeError('INTERRUPT_UNKNOWN', 404, 'This approval request does not exist.');
+  if (rows.length !== ids.length) throw new AgentRefusal('INTERRUPT_UNKNOWN', 'This approval request does not exist.');
   for (const r of rows)
     if (r.status !== 'PENDING')
-      throw new ResumeError('INTERRUPT_ALREADY_DECIDED', 409, 'This request was already answered.');
+      throw new AgentRefusal('INTERRUPT_ALREADY_DECIDED', 'This request was already answered.');
   const now = Date.now();
   if (rows.some((r) => r.expiresAt.getTime() <= now)) {
     await prisma.agentPendingApproval.updateMany({
       where: { id: { in: ids }, status: 'PENDING' },
       data: { status: 'EXPIRED', decidedAt: new Date() },
     });
-    throw new ResumeError('INTERRUPT_EXPIRED', 410, 'This approval request expired. Ask again to retry.');
+    throw new AgentRefusal('INTERRUPT_EXPIRED', 'This approval request expired. Ask again to retry.');
   }
   // Every pending call of the batch (same run) must be answered.
   const runIds = [...new Set(rows.map((r) => r.runId))];
@@ -170,62 +300,21 @@ export async function consumeResume(
   });
   const answered = new Set(ids);
   if (batch.some((b) => !answered.has(b.id))) {
-    throw new ResumeError('INTERRUPT_ANSWER_MISSING', 400, 'Answer every pending request of this batch in one go.');
+    throw new AgentRefusal('INTERRUPT_ANSWER_MISSING', 'Answer every pending request of this batch in one go.');
   }
 
   const decisions: Decision[] = [];
   for (const entry of input.entries) {
     const row = rows.find((r) => r.id === entry.interruptId)!;
-    const storedArgs = row.args as Record<string, unknown>;
-    let approved = false;
-    let feedback: string | undefined;
-    let args = storedArgs;
-    let edited = false;
+    const kind = interruptKindOf(row.kind);
+    if (!kind) throw new AgentRefusal('INTERRUPT_UNKNOWN', 'This request is of a kind this server cannot answer.');
+    let answer: InterruptAnswer[typeof kind] | null = null;
     if (entry.status === 'resolved') {
-      const parsed = ApprovalResponseSchema.safeParse(entry.payload);
-      if (!parsed.success)
-        throw new ResumeError('INVALID_REQUEST', 400, 'Each answer needs {approved, args?, feedback?}.');
-      approved = parsed.data.approved;
-      feedback = parsed.data.feedback?.trim() || undefined;
-      if (parsed.data.argsFingerprint && parsed.data.argsFingerprint !== row.argsFingerprint) {
-        throw new ResumeError(
-          'INTERRUPT_FINGERPRINT_MISMATCH',
-          409,
-          'The request changed since you saw it. Reload and try again.',
-        );
-      }
-      if (approved && parsed.data.args) {
-        const check = toolContract(row.toolName)?.input.safeParse(parsed.data.args);
-        if (!check?.success) {
-          throw new ResumeError(
-            'INTERRUPT_INVALID_ARGS',
-            400,
-            `The edited arguments are not valid for ${row.toolName}.`,
-          );
-        }
-        args = check.data as Record<string, unknown>;
-        edited = fingerprintArgs(args) !== row.argsFingerprint;
-      }
+      const parsed = INTERRUPT_KINDS[kind].answer.safeParse(entry.payload);
+      if (!parsed.success) throw new AgentRefusal('INVALID_REQUEST', SERVER_KINDS[kind].answerHint);
+      answer = parsed.data;
     }
-    if (approved) {
-      // Approval never widens permissions: the role must still grant the tool.
-      const contract = toolContract(row.toolName);
-      if (!contract || (contract.scope !== null && !hasProjectAccess(input.subject, contract.scope))) {
-        throw new ResumeError('FORBIDDEN', 403, 'Your role does not allow this action.');
-      }
-    }
-    decisions.push({
-      approvalId: row.id,
-      runId: row.runId,
-      toolCallId: row.toolCallId,
-      toolName: row.toolName,
-      approved,
-      args,
-      argsFingerprint: fingerprintArgs(args),
-      edited,
-      local: isLocalTool(row.toolName),
-      ...(feedback ? { feedback } : {}),
-    });
+    decisions.push(SERVER_KINDS[kind].decide(row, answer, input.policy));
   }
 
   await prisma.$transaction(async (tx) => {
@@ -240,8 +329,7 @@ export async function consumeResume(
           decidedAt,
         },
       });
-      if (res.count !== 1)
-        throw new ResumeError('INTERRUPT_ALREADY_DECIDED', 409, 'This request was already answered.');
+      if (res.count !== 1) throw new AgentRefusal('INTERRUPT_ALREADY_DECIDED', 'This request was already answered.');
     }
     if (input.resumingRunId && decisions[0]) {
       await tx.agentRun.update({ where: { id: input.resumingRunId }, data: { resumedFromId: decisions[0].runId } });

@@ -11,7 +11,7 @@
  * after a minute, as the server may change under it.
  */
 import { processWide, registerGauge } from '../host';
-import type { AgentErrorCode } from '../constants';
+import type { AgentErrorCode } from '../error-codes';
 
 /** The MCP server's POST handler, called in process (`handleMcpPost`). */
 export type McpDispatch = (req: Request) => Promise<Response>;

@@ -7,9 +7,6 @@ import {
   type AgentKeyRow,
   driverOf,
   type HitLimitInput,
-  type LimitColumns,
-  limitHitParts,
-  limitResult,
   type MemberColumns,
   memberOf,
   memberParts,
@@ -22,32 +19,19 @@ import {
   type Scope,
 } from '../host';
 import { Compactor, coalesce, expand, rowEnd, type WriteOp } from '../compact';
-import { LIMITS, STORED_EVENT_VERSION, type AgentErrorCode } from '../constants';
+import { LIMITS, STORED_EVENT_VERSION } from '../constants';
+import { AgentRefusal, type AgentErrorCode } from '../error-codes';
 import { emptyView, foldEvents } from '../fold';
+import { type AdmissionCheck, perWindowCheck, runningRunsCheck } from './admission';
 import {
   upgradeStoredEvent,
   type AgentEvent,
   type ConversationView,
+  type MessagePart,
   type RunOutcome,
   type StoredEvent,
   type StoredEventUpgrade,
 } from '../schema';
-
-/** A refusal of the run open: its stable code and the message the user reads. */
-function refusal<C extends AgentErrorCode>(code: C, message: string) {
-  return class extends Error {
-    readonly code: C = code;
-    constructor() {
-      super(message);
-    }
-  };
-}
-
-/** A run is already RUNNING in the conversation. */
-export class RunConflictError extends refusal(
-  'RUN_IN_PROGRESS',
-  'Another answer is still being written in this conversation.',
-) {}
 
 export function titleFrom(message: string): string {
   const oneLine = message.replace(/\s+/g, ' ').trim();
@@ -76,40 +60,6 @@ export interface OpenedRun {
   member?: ProjectMember;
 }
 
-/** The user is no member of the project (or there is no such project): the same answer. */
-export class NotAMemberError extends refusal('PROJECT_NOT_FOUND', 'Project not found.') {}
-
-/** The user's role in the project does not hold the scope the run needs. */
-export class RoleRefusedError extends refusal('FORBIDDEN', 'Your role cannot use the assistant here.') {}
-
-/** The conversation has as many runs as it may have (LIMITS.maxRunsPerConversation). */
-export class ConversationFullError extends refusal(
-  'CONVERSATION_TOO_LONG',
-  'This conversation is as long as a conversation can be. Start a new one to go on.',
-) {}
-
-/**
- * The user already has `limit` runs RUNNING (AGENT_MAX_CONCURRENT_RUNS_PER_USER), in any of their
- * conversations and on any instance.
- */
-export class TooManyRunsError extends Error {
-  readonly code = 'TOO_MANY_RUNS' as const;
-  constructor(readonly limit: number) {
-    super(
-      `You already have ${limit} answer${limit === 1 ? '' : 's'} being written at once. ` +
-        'Wait for one to finish, then try again.',
-    );
-  }
-}
-
-/** The per-user limit of running runs checked when a run opens. */
-interface RunningLimit {
-  /** AGENT_MAX_CONCURRENT_RUNS_PER_USER. */
-  maxRunning: number;
-  /** A run without a heartbeat for this long is stale (its instance died): it does not count. */
-  staleSeconds: number;
-}
-
 /** What opening a run needs. */
 export interface OpenRunInput {
   runId: string;
@@ -124,78 +74,74 @@ export interface OpenRunInput {
   version?: { precedingRunId: string | null };
   /** A resume: the run it continues. */
   resumedFromId?: string;
-  /** At most this many RUNNING runs of the user, across instances. Unset: no such limit. */
-  running?: RunningLimit;
+  /** At most this many RUNNING runs of the user, across instances (`runningRunsCheck`). Unset: no such limit. */
+  running?: { maxRunning: number; staleSeconds: number };
   /** The run's MCP key, stored with the run (only its hash: see `agentKeyMaterial`). */
   key?: AgentKeyRow;
   /**
    * Open only for a member of the project whose role holds this scope: the statement reads the
-   * membership first (NotAMemberError, RoleRefusedError) and returns it (`OpenedRun.member`), so
-   * the route needs no statement of its own to learn who asks.
+   * membership first (refused PROJECT_NOT_FOUND, or FORBIDDEN) and returns it (`OpenedRun.member`),
+   * so the route needs no statement of its own to learn who asks.
    */
   memberScope?: Scope;
   /**
    * A limit the run counts against (runs per user and minute), counted by the same statement: a
-   * run refused for any reason counts nothing.
+   * run refused for any reason counts nothing (`perWindowCheck`).
    */
   perMinute?: HitLimitInput;
-}
-
-/** The runs per minute (`OpenRunInput.perMinute`) are used up. */
-export class RunRateLimitedError extends Error {
-  readonly code = 'RATE_LIMITED' as const;
-  constructor(readonly retryAfterSeconds: number) {
-    super(`Too many requests. Try again in ${retryAfterSeconds} s.`);
-  }
+  /** More checks, decided after the ones above, in this order (see admission.ts). */
+  admission?: AdmissionCheck[];
 }
 
 /**
- * Opens a run in ONE statement (one round trip, its own transaction): checks that the
- * conversation is the user's (or creates it, with the id the client chose, when `create` is
+ * Opens a run in ONE statement (one round trip, its own transaction): reads who asks (the
+ * membership, when `memberScope` is given), decides the admission checks (admission.ts: running
+ * runs, runs per minute, then `admission`, each only when everything before it passed), checks that
+ * the conversation is the user's (or creates it, with the id the client chose, when `create` is
  * given), reserves the run's block of row positions on the conversation's counter (so nothing
  * else, such as the stale sweep, can write into it), makes the run the last one of the
  * conversation's shown path (following the previous last one, or, for a new version of a turn,
  * the run that turn follows), counts it against the size limit, inserts the RUNNING run and its
- * MCP key. Null: no such conversation of this user and project (or another user's or project's:
- * the same answer). RunConflictError: a run is already RUNNING there (the partial unique index).
- * ConversationFullError: the conversation reached its size limit.
+ * MCP key. The row is decoded once: the first refusal is thrown as an `AgentRefusal`
+ * (PROJECT_NOT_FOUND, FORBIDDEN, then the checks' own; RUN_IN_PROGRESS when a run is already
+ * RUNNING there, by the partial unique index; CONVERSATION_TOO_LONG at the size limit). Null: no
+ * such conversation of this user and project (or another user's or project's: the same answer).
  *
- * With `running`, the statement first calls `in_app_agent_admit_run` (migration
- * `20261125400000_run_admission`): it takes a transaction-scoped advisory lock on the user and
- * counts the user's RUNNING runs with a fresh heartbeat in a snapshot taken after the lock is held;
- * nothing is written when they are `maxRunning` already (TooManyRunsError). The lock is held until
- * the statement commits, so two instances opening runs for one user at the same moment take turns
- * and the second counts the first's run. The rest of the statement needs no fresher snapshot: the
- * conversation's update re-reads a row changed meanwhile, and the insert of a second RUNNING run
- * of one conversation fails on the unique index. Runs waiting for an approval ended INTERRUPTED:
- * they are not running; the answer opens a new run, which counts. A run whose instance died (no
- * heartbeat for the stale window) does not count either: the stale sweep closes it.
+ * The checks' locks are transaction-scoped: held until the statement commits. The rest of the
+ * statement needs no fresher snapshot: the conversation's update re-reads a row changed meanwhile,
+ * and the insert of a second RUNNING run of one conversation fails on the unique index.
  */
 export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Promise<OpenedRun | null> {
   const db = driverOf(prisma);
   const block = LIMITS.runSeqBlock;
   const max = LIMITS.maxRunsPerConversation;
-  const { conversationId: cid, projectId: pid, userId: uid, runId, running, key } = input;
-  const limit = input.perMinute ? limitHitParts(input.perMinute, Prisma.sql`(SELECT ok FROM admitted)`) : null;
-  const counted = limit ? Prisma.sql`EXISTS (SELECT 1 FROM limit_counted)` : Prisma.sql`true`;
+  const { conversationId: cid, projectId: pid, userId: uid, runId, key } = input;
   const member = input.memberScope ? memberParts(pid, uid, input.memberScope) : null;
-  const admit = running
-    ? Prisma.sql`"in_app_agent_admit_run"(${uid}, ${running.maxRunning}::int, ${running.staleSeconds}::int)`
-    : Prisma.sql`true`;
-  // Not a member (or a role without the scope): nothing is locked, counted or written.
-  const admitted = member
-    ? Prisma.sql`SELECT CASE WHEN ${member.allowed} THEN ${admit} ELSE false END AS ok`
-    : Prisma.sql`SELECT ${admit} AS ok`;
+  const checks: AdmissionCheck[] = [
+    ...(input.running ? [runningRunsCheck(uid, input.running)] : []),
+    ...(input.perMinute ? [perWindowCheck(input.perMinute)] : []),
+    ...(input.admission ?? []),
+  ];
+  // Folded in order: each check runs only when the membership and every check before it passed.
+  let passed = member ? member.allowed : Prisma.sql`true`;
+  const ctes: Prisma.Sql[] = member ? [member.cte] : [];
+  const columns: Prisma.Sql[] = [];
+  for (const check of checks) {
+    const parts = check.parts(passed);
+    ctes.push(...parts.ctes);
+    columns.push(...parts.columns);
+    passed = parts.pass;
+  }
   const owned = Prisma.sql`"AgentConversation"."projectId" = ${pid} AND "AgentConversation"."userId" = ${uid}
     AND "AgentConversation"."deletedAt" IS NULL AND "AgentConversation"."runCount" < ${max}
-    AND (SELECT ok FROM admitted) AND ${counted}`;
+    AND ${passed}`;
   const update = Prisma.sql`"lastSeq" = "AgentConversation"."lastSeq" + ${block}, "updatedAt" = ${NOW},
     "runCount" = "AgentConversation"."runCount" + 1, "headRunId" = ${runId}`;
   const conv = input.create
     ? Prisma.sql`INSERT INTO "AgentConversation"
           ("id", "projectId", "userId", "title", "lastSeq", "runCount", "headRunId", "createdAt", "updatedAt")
         SELECT ${cid}, ${pid}, ${uid}, ${input.create.title.slice(0, LIMITS.maxTitleChars)}, ${block}, 1, ${runId}, ${NOW}, ${NOW}
-        FROM admitted WHERE admitted.ok AND ${counted}
+        WHERE ${passed}
         ON CONFLICT ("id") DO UPDATE SET ${update} WHERE ${owned}
         RETURNING "id", "lastSeq", ("xmax" = 0) AS "created"`
     : Prisma.sql`UPDATE "AgentConversation" SET ${update} WHERE "id" = ${cid} AND ${owned}
@@ -214,15 +160,15 @@ export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Pro
         FROM run
       )`
     : Prisma.empty;
+  const extra = [...columns, ...(member ? [member.columns] : [])];
   let rows: Array<
-    { ok: boolean; lastSeq: number | null; precedingRunId: string | null; created: boolean | null } & LimitColumns &
-      Partial<MemberColumns>
+    { lastSeq: number | null; precedingRunId: string | null; created: boolean | null } & Partial<MemberColumns> &
+      Record<string, unknown>
   >;
   try {
     rows = await db.queryRows(Prisma.sql`
       -- Every part of the statement sees the conversation as it was before it: \`prev\` is the old head.
-      WITH ${member ? Prisma.sql`${member.cte},` : Prisma.empty}
-      admitted AS MATERIALIZED (${admitted}),${limit ? Prisma.sql` ${limit.ctes},` : Prisma.empty}
+      WITH ${ctes.length ? Prisma.sql`${Prisma.join(ctes, ',\n      ')},` : Prisma.empty}
       prev AS (SELECT "headRunId" FROM "AgentConversation" WHERE "id" = ${cid}),
       conv AS (${conv}),
       run AS (
@@ -233,27 +179,27 @@ export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Pro
         FROM conv
         RETURNING "id", "precedingRunId"
       )${keyInsert}
-      SELECT admitted.ok, conv."lastSeq", run."precedingRunId", conv."created"${limit ? Prisma.sql`, ${limit.columns}` : Prisma.empty}${member ? Prisma.sql`, ${member.columns}` : Prisma.empty}
-      FROM admitted LEFT JOIN (conv JOIN run ON true) ON true${member ? Prisma.sql` LEFT JOIN member ON true` : Prisma.empty}`);
+      SELECT conv."lastSeq", run."precedingRunId", conv."created"${extra.length ? Prisma.sql`, ${Prisma.join(extra, ', ')}` : Prisma.empty}
+      FROM (SELECT 1) AS one LEFT JOIN (conv JOIN run ON true) ON true${member ? Prisma.sql` LEFT JOIN member ON true` : Prisma.empty}`);
   } catch (err) {
-    if (isRunConflict(err)) throw new RunConflictError();
+    if (isRunConflict(err))
+      throw new AgentRefusal('RUN_IN_PROGRESS', 'Another answer is still being written in this conversation.');
     throw err;
   }
   const row = rows[0];
   const opener = member ? memberOf(row as MemberColumns | undefined, uid) : null;
-  if (member && !opener) throw new NotAMemberError();
-  if (opener && !opener.allowed) throw new RoleRefusedError();
-  if (row && !row.ok && running) throw new TooManyRunsError(running.maxRunning);
-  if (limit) {
-    const hit = limitResult(limit, row);
-    if (!hit.allowed) throw new RunRateLimitedError(hit.retryAfterSeconds);
+  if (member && !opener) throw new AgentRefusal('PROJECT_NOT_FOUND', 'Project not found.');
+  if (opener && !opener.allowed) throw new AgentRefusal('FORBIDDEN', 'Your role cannot use the assistant here.');
+  for (const check of checks) {
+    const refused = check.refusal(row);
+    if (refused) throw refused;
   }
   if (!row || row.lastSeq === null) {
     const full = await db.queryRows<{ n: number }>(Prisma.sql`
       SELECT count(*)::int AS n FROM "AgentConversation"
       WHERE "id" = ${cid} AND "projectId" = ${pid} AND "userId" = ${uid} AND "deletedAt" IS NULL
         AND "runCount" >= ${max}`);
-    if (full[0]?.n) throw new ConversationFullError();
+    if (full[0]?.n) throw new AgentRefusal('CONVERSATION_TOO_LONG');
     return null;
   }
   const seqTo = Number(row.lastSeq);
@@ -983,16 +929,18 @@ export async function conversationReads(
   return { privateData: c?.readPrivateData ?? false, untrustedContent: c?.readUntrustedContent ?? false };
 }
 
-/** A turn's user message text (a regeneration asks the same again). */
-export async function userMessageOfRun(prisma: PrismaClient, runId: string): Promise<string | null> {
+/** A turn's user message, its parts (a regeneration asks the same again), or null when it has none. */
+export async function userMessageOfRun(prisma: PrismaClient, runId: string): Promise<MessagePart[] | null> {
   const rows = await prisma.agentEvent.findMany({
     where: { runId, type: 'TEXT_MESSAGE' },
     orderBy: { seq: 'asc' },
     select: { payload: true },
   });
   for (const r of rows) {
-    const p = r.payload as { role?: string; content?: string };
-    if (p.role === 'user' && typeof p.content === 'string') return p.content;
+    const read = upgradeStoredEvent(r.payload);
+    if (!read.ok || read.event.type !== 'TEXT_MESSAGE' || read.event.role !== 'user') continue;
+    const parts = read.event.parts ?? (read.event.content ? [{ type: 'text' as const, text: read.event.content }] : []);
+    return parts.length ? parts : null;
   }
   return null;
 }

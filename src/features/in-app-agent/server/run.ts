@@ -35,45 +35,42 @@ import {
   type Scope,
   stackFrames,
 } from '../host';
-import { CUSTOM_EVENTS, type AgentErrorCode } from '../constants';
+import { CUSTOM_EVENTS } from '../constants';
+import { AgentRefusal } from '../error-codes';
 import { emptyView, foldEvents } from '../fold';
-import type { AgentEvent, ConversationView, ModelInfo, PageContext, ResumeEntry, TokenUsage } from '../schema';
-import { capResult, listRunTools, runAgent, type ListedTools, type RunResult } from './agent';
 import {
-  closeAbandoned,
-  consumeResume,
-  executeApproved,
-  markConsumed,
-  persistPending,
-  ResumeError,
-  type Decision,
-} from './human-in-the-loop';
+  type AgentEvent,
+  type ConversationView,
+  hasMoreThanText,
+  type MessagePart,
+  type ModelInfo,
+  type PageContext,
+  type ResumeEntry,
+  textOfParts,
+  type TokenUsage,
+} from '../schema';
+import { capResult, listRunTools, runAgent, type ListedTools, type RunResult } from './agent';
+import { closeAbandoned, consumeResume, persistPending, settleInterrupt, type Decision } from './human-in-the-loop';
 import { endSpan, RunTrace, traceIdOf, tracer } from './instrumentation';
 import { LiveRun, registerRun, releaseRun } from './live';
 import type { McpGateway } from './mcp-gateway';
 import type { ModelHandle } from './model';
 import {
-  ConversationFullError,
   conversationReads,
   discardRun,
   expireOffPath,
   historyWindow,
   loadRunTree,
-  NotAMemberError,
   openRunRow,
   recoverStaleRuns,
   rememberReads,
-  RunConflictError,
-  RunRateLimitedError,
-  RoleRefusedError,
   RunRecorder,
   selectedPath,
-  TooManyRunsError,
   userMessageOfRun,
   type OpenedRun,
   type RunEnd,
 } from './persistence';
-import { changedObjects, isLocalTool, runLocalTool } from './tools';
+import { type RunToolPolicy, runToolPolicy } from './policy';
 
 /** Settings of a run (from the environment and the handler's options). */
 export interface RunSettings {
@@ -108,7 +105,8 @@ export interface StartRunInput {
    * one, the turn's message is asked again): the run that starts that turn.
    */
   version?: { of: string };
-  userMessage: string | null;
+  /** The user message's parts (text, and more kinds as they come), or null for a resume. */
+  userMessage: MessagePart[] | null;
   resume: ResumeEntry[] | null;
   pageContext: PageContext;
   model: ModelHandle;
@@ -122,13 +120,6 @@ export interface StartRunInput {
   onTimings?: (t: RunTimings) => void;
 }
 
-export type StartRunResult =
-  | { ok: true; run: LiveRun }
-  | { ok: false; status: number; code: AgentErrorCode; message: string; retryAfterSeconds?: number };
-
-/** What a client refused with TOO_MANY_RUNS is told to wait before retrying (answers take seconds). */
-const TOO_MANY_RUNS_RETRY_AFTER_SECONDS = 5;
-
 /** When each set-up step ended, in ms after the request arrived (steps 2 overlap each other). */
 export interface RunTimings {
   /** The run row (conversation, run and its MCP key) written: the request is accepted. */
@@ -139,30 +130,11 @@ export interface RunTimings {
   agentStarted: number;
 }
 
-/** How long an approved call may take (it is not stopped by Stop, see runDecision). */
-const APPROVED_CALL_TIMEOUT_MS = 60_000;
-
-/** Runs `fn` with a signal that aborts after `ms`; the timer ends with the call. */
-async function withTimeout<T>(ms: number, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), ms);
-  try {
-    return await fn(controller.signal);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-const refuse = (status: number, code: AgentErrorCode, message: string, retryAfterSeconds?: number): StartRunResult => ({
-  ok: false,
-  status,
-  code,
-  message,
-  ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
-});
-
-/** Opens the run and starts it; resolves as soon as RUN_STARTED is out (the run goes on). */
-export async function startRun(input: StartRunInput): Promise<StartRunResult> {
+/**
+ * Opens the run and starts it; resolves as soon as RUN_STARTED is out (the run goes on). A run that
+ * may not open is refused with an `AgentRefusal` (its stable code, status and wording).
+ */
+export async function startRun(input: StartRunInput): Promise<LiveRun> {
   const t0 = input.receivedAt ?? performance.now();
   const { prisma } = input;
   const span = tracer().startSpan('in_app_agent.run', {
@@ -183,13 +155,13 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
     const turn = nodes.find((n) => n.id === input.version!.of);
     if (!turn || turn.resumedFromId || !selectedPath(nodes).includes(turn.id)) {
       endSpan(span, { code: 'VERSION_NOT_FOUND', message: 'no such turn' });
-      return refuse(404, 'VERSION_NOT_FOUND', 'That message is not part of this conversation any more. Reload it.');
+      throw new AgentRefusal('VERSION_NOT_FOUND', 'That message is not part of this conversation any more. Reload it.');
     }
     version = { precedingRunId: turn.precedingRunId };
     userMessage ??= await userMessageOfRun(prisma, turn.id);
     if (!userMessage) {
       endSpan(span, { code: 'VERSION_NOT_FOUND', message: 'turn without a message' });
-      return refuse(404, 'VERSION_NOT_FOUND', 'That answer has no message to ask again.');
+      throw new AgentRefusal('VERSION_NOT_FOUND', 'That answer has no message to ask again.');
     }
   }
   const runId = newId('run_');
@@ -216,34 +188,29 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
     try {
       opened = await openRunRow(prisma, open);
     } catch (err) {
-      if (!(err instanceof RunConflictError)) throw err;
+      if (!(err instanceof AgentRefusal && err.code === 'RUN_IN_PROGRESS')) throw err;
       // Another run holds the conversation: if it stopped responding, close it and try once more.
       if ((await recoverStaleRuns(prisma, input.settings.staleSeconds, open.conversationId)) === 0) throw err;
       opened = await openRunRow(prisma, open);
     }
   } catch (err) {
-    const known =
-      err instanceof RunConflictError ||
-      err instanceof ConversationFullError ||
-      err instanceof TooManyRunsError ||
-      err instanceof RunRateLimitedError ||
-      err instanceof NotAMemberError ||
-      err instanceof RoleRefusedError;
-    endSpan(span, { code: known ? err.code : 'INTERNAL_ERROR', message: (err as Error).message });
-    if (err instanceof NotAMemberError) return refuse(404, err.code, err.message);
-    if (err instanceof RoleRefusedError) return refuse(403, err.code, err.message);
-    if (err instanceof TooManyRunsError) return refuse(429, err.code, err.message, TOO_MANY_RUNS_RETRY_AFTER_SECONDS);
-    if (err instanceof RunRateLimitedError) return refuse(429, err.code, err.message, err.retryAfterSeconds);
-    if (known) return refuse(409, err.code, err.message);
+    endSpan(span, {
+      code: err instanceof AgentRefusal ? err.code : 'INTERNAL_ERROR',
+      message: (err as Error).message,
+    });
     throw err;
   }
   if (!opened) {
     endSpan(span, { code: 'CONVERSATION_NOT_FOUND', message: 'conversation not found' });
-    return refuse(404, 'CONVERSATION_NOT_FOUND', 'Conversation not found.');
+    throw new AgentRefusal('CONVERSATION_NOT_FOUND', 'Conversation not found.');
   }
   trace.setRunId(opened.runId);
   // Read by the open statement (`memberScope`): the role the run's tools and approvals go by.
   const member = opened.member!;
+  const policy = runToolPolicy(
+    { role: member.role, isAdmin: member.user.isAdmin },
+    { requireApproval: input.settings.requireApproval },
+  );
 
   let decisions: Decision[] = [];
   if (input.resume) {
@@ -251,17 +218,16 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
       decisions = await consumeResume(prisma, {
         conversationId: opened.conversationId,
         userId: input.userId,
-        subject: { role: member.role, isAdmin: member.user.isAdmin },
+        policy,
         entries: input.resume,
         resumingRunId: opened.runId,
       });
     } catch (err) {
       await discardRun(prisma, opened.runId).catch(() => undefined);
       endSpan(span, {
-        code: err instanceof ResumeError ? err.code : 'INTERNAL_ERROR',
+        code: err instanceof AgentRefusal ? err.code : 'INTERNAL_ERROR',
         message: (err as Error).message,
       });
-      if (err instanceof ResumeError) return refuse(err.status, err.code, err.message);
       throw err;
     }
   }
@@ -284,20 +250,21 @@ export async function startRun(input: StartRunInput): Promise<StartRunResult> {
     toolsListed: 0,
     agentStarted: 0,
   };
-  void live(
+  void runToEnd({
     run,
     opened,
-    { id: runKey.row.id, secret: runKey.secret },
+    key: { id: runKey.row.id, secret: runKey.secret },
     decisions,
     trace,
-    { ...input, userMessage },
+    input: { ...input, userMessage },
     member,
-    (step) => {
+    policy,
+    mark: (step) => {
       timings[step] = performance.now() - t0;
       if (step === 'agentStarted') input.onTimings?.(timings);
     },
-  );
-  return { ok: true, run };
+  });
+  return run;
 }
 
 /** Stops a run of this process (Stop from any tab; the run records its own end). */
@@ -328,17 +295,25 @@ function modelEvent(info: ModelInfo): AgentEvent {
   return { type: 'CUSTOM', name: CUSTOM_EVENTS.model, value: info };
 }
 
+/** What an opened run goes on with (steps 2-5). */
+interface OpenedRunContext {
+  run: LiveRun;
+  opened: OpenedRun;
+  /** The run's MCP key (its secret only in memory). */
+  key: { id: string; secret: string };
+  /** The approvals this run answers (a resume), in the order they were answered. */
+  decisions: Decision[];
+  trace: RunTrace;
+  input: StartRunInput;
+  /** Who asks, as the open statement read them. */
+  member: ProjectMember;
+  policy: RunToolPolicy;
+  mark: (step: Exclude<keyof RunTimings, 'opened'>) => void;
+}
+
 /** Steps 2-5: runs to exactly one terminal event, records it and leaves the registry. Never throws. */
-async function live(
-  run: LiveRun,
-  opened: OpenedRun,
-  key: { id: string; secret: string },
-  decisions: Decision[],
-  trace: RunTrace,
-  input: StartRunInput,
-  member: ProjectMember,
-  mark: (step: Exclude<keyof RunTimings, 'opened'>) => void,
-): Promise<void> {
+async function runToEnd(ctx: OpenedRunContext): Promise<void> {
+  const { run, opened, key, decisions, trace, input, member, policy, mark } = ctx;
   const { prisma, settings } = input;
   const { runId, conversationId } = opened;
   const signal = run.controller.signal;
@@ -406,11 +381,7 @@ async function live(
         ]);
     mark('historyLoaded');
     const mcp = { gateway: input.gateway, secret: key.secret };
-    const listing: Promise<ListedTools> = listRunTools(
-      mcp,
-      { role: member.role, isAdmin: member.user.isAdmin },
-      signal,
-    ).then((l) => {
+    const listing: Promise<ListedTools> = listRunTools(mcp, policy, signal).then((l) => {
       mark('toolsListed');
       return l;
     });
@@ -419,7 +390,8 @@ async function live(
 
     // 3. Stream: the decided approvals, or the user's message; then the agent.
     if (decisions.length) {
-      for (const d of decisions) await runDecision(d, { send, trace, prisma, projectId: input.projectId, mcp, keyId });
+      for (const d of decisions)
+        await settleInterrupt(d, { send, trace, prisma, projectId: input.projectId, mcp, keyId });
     } else {
       for (const a of await closeAbandoned(prisma, conversationId, stored)) {
         if (a.decided) send({ type: 'CUSTOM', name: CUSTOM_EVENTS.approvalDecided, value: a.decided });
@@ -432,8 +404,13 @@ async function live(
         });
       }
       const messageId = newId('msg_');
+      const parts = input.userMessage ?? [];
+      const text = textOfParts(parts);
       send({ type: 'TEXT_MESSAGE_START', messageId, role: 'user' });
-      if (input.userMessage) send({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: input.userMessage });
+      if (hasMoreThanText(parts)) {
+        send({ type: 'CUSTOM', name: CUSTOM_EVENTS.messageParts, value: { messageId, parts } });
+      }
+      if (text) send({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: text });
       send({ type: 'TEXT_MESSAGE_END', messageId });
     }
     const modelHistory: ConversationView = foldEvents(collected, stored);
@@ -444,7 +421,7 @@ async function live(
       projectName: member.projectName,
       user: { id: input.userId, name: member.user.name },
       role: member.role,
-      isAdmin: member.user.isAdmin,
+      policy,
       history: modelHistory,
       readSoFar,
       pageContext: input.pageContext,
@@ -457,7 +434,6 @@ async function live(
       maxRetries: settings.maxRetries,
       contextTokens: settings.contextTokens,
       trace,
-      requireApproval: settings.requireApproval,
       idleTimeoutMs: settings.idleTimeoutMs,
       onModelStart: () => mark('agentStarted'),
     });
@@ -548,68 +524,5 @@ async function live(
     });
     endSpan(trace.span, end.status === 'FAILED' ? { code: end.code, message: end.message } : undefined);
     releaseRun(run);
-  }
-}
-
-/** Streams one decided approval: its decision, then the approved call's result or the rejection. */
-async function runDecision(
-  d: Decision,
-  ctx: {
-    send: (e: AgentEvent) => void;
-    trace: RunTrace;
-    prisma: PrismaClient;
-    projectId: string;
-    mcp: { gateway: McpGateway; secret: string };
-    keyId: string;
-  },
-): Promise<void> {
-  ctx.send({
-    type: 'CUSTOM',
-    name: CUSTOM_EVENTS.approvalDecided,
-    value: {
-      toolCallId: d.toolCallId,
-      decision: d.approved ? 'approved' : 'rejected',
-      ...(d.edited ? { edited: true } : {}),
-      ...(d.approved ? { args: d.args } : {}),
-      ...(d.feedback ? { feedback: d.feedback } : {}),
-    },
-  });
-  let content: unknown;
-  if (d.approved) {
-    const endTool = ctx.trace.tool(d.toolName, d.toolCallId, { 'tool.approved': true });
-    const res =
-      d.local && isLocalTool(d.toolName)
-        ? await runLocalTool(d.toolName, d.args, { prisma: ctx.prisma, projectId: ctx.projectId, emit: ctx.send })
-        : // Not cut short by Stop: an approved change either happens or not, and its real outcome is
-          // what the run records (a bounded wait instead, so a hung tool cannot hold the run).
-          await withTimeout(APPROVED_CALL_TIMEOUT_MS, (signal) =>
-            executeApproved({
-              gateway: ctx.mcp.gateway,
-              secret: ctx.mcp.secret,
-              keyId: ctx.keyId,
-              decision: d,
-              signal,
-            }),
-          );
-    await markConsumed(ctx.prisma, d.approvalId);
-    content = d.edited && res && typeof res === 'object' ? { ...(res as object), executedWithEditedArgs: d.args } : res;
-    endTool((res as { isError?: boolean })?.isError ? 'tool error' : undefined);
-  } else {
-    content = {
-      rejected: true,
-      message: 'The user rejected this call; it was not executed.',
-      ...(d.feedback ? { feedback: d.feedback } : {}),
-    };
-  }
-  ctx.send({
-    type: 'TOOL_CALL_RESULT',
-    messageId: newId('msg_'),
-    toolCallId: d.toolCallId,
-    content: capResult(content),
-    role: 'tool',
-  });
-  const objects = d.approved ? changedObjects(d.toolName, d.args, content) : [];
-  if (objects.length) {
-    ctx.send({ type: 'CUSTOM', name: CUSTOM_EVENTS.changed, value: { toolCallId: d.toolCallId, objects } });
   }
 }

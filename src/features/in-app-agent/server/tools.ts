@@ -1,71 +1,24 @@
 /**
  * Which tools the model may see (RBAC first), which calls need a human approval (approval
- * second; approval never widens permissions), the data-flow guard, and the local tools.
+ * second; approval never widens permissions), the data-flow guard, and the local tools. What each
+ * tool is (its approval class, summary, changes, renderer) is declared once, in
+ * `tool-declarations.ts`; this file reads those declarations with the MCP registry's annotations
+ * and data-flow tags.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
-import { type AccessSubject, hasProjectAccess, MCP_TOOL_METADATA, type McpToolName, type PrismaClient } from '../host';
-import { CUSTOM_EVENTS, LOCAL_TOOL_NAMES, type LocalToolName } from '../constants';
-import type { AgentEvent, ApprovalReason, ProductObject } from '../schema';
+import { MCP_TOOL_METADATA, type McpToolName, type PrismaClient } from '../host';
+import { CUSTOM_EVENTS } from '../constants';
+import type { AgentEvent, ApprovalReason } from '../schema';
+import {
+  type ApprovalClass,
+  LOCAL_TOOL_DECLARATIONS,
+  LOCAL_TOOL_NAMES,
+  type LocalToolName,
+  MCP_TOOL_DECLARATIONS,
+} from '../tool-declarations';
 
 export type ApprovalPolicy = 'auto' | 'approval';
-
-/**
- * Every MCP tool of the registry, classified. Keyed by the registry's tool-name union, so a tool
- * added to or removed from the registry breaks the build here (and a test checks it at run time).
- * Read-only tools default to auto, everything else to approval.
- */
-export const MCP_APPROVAL_MAP = {
-  list_issues: 'auto',
-  get_issue: 'auto',
-  search_issues: 'auto',
-  list_members: 'auto',
-  list_labels: 'auto',
-  get_project_summary: 'auto',
-  create_issue: 'approval',
-  update_issue: 'approval',
-  add_comment: 'approval',
-  assign_issue: 'approval',
-  close_issue: 'approval',
-  delete_issue: 'approval',
-  notify_webhook: 'approval',
-} as const satisfies Record<McpToolName, ApprovalPolicy>;
-
-/** What a tool result says about the issue it touched: its number, wherever the tool puts it. */
-function issueOf(args: Record<string, unknown>, result: unknown): ProductObject[] {
-  const r = (result ?? {}) as { issue?: { number?: unknown }; issueNumber?: unknown; number?: unknown };
-  const n = r.issue?.number ?? r.issueNumber ?? r.number ?? args.number;
-  return typeof n === 'number' && Number.isInteger(n) ? [{ kind: 'issue', id: String(n) }] : [];
-}
-
-/**
- * The objects of the product each changing tool changes, from its arguments and result (read-only
- * tools change nothing). The panel tells its host, so the page behind it shows the change.
- */
-const CHANGES: Partial<Record<McpToolName, (args: Record<string, unknown>, result: unknown) => ProductObject[]>> = {
-  create_issue: issueOf,
-  update_issue: issueOf,
-  add_comment: issueOf,
-  assign_issue: issueOf,
-  close_issue: issueOf,
-  delete_issue: issueOf,
-};
-
-/** The objects a successful call of `toolName` changed (none for failures and read-only tools). */
-export function changedObjects(toolName: string, args: Record<string, unknown>, result: unknown): ProductObject[] {
-  const of = CHANGES[toolName as McpToolName];
-  if (!of || !result || typeof result !== 'object' || (result as { isError?: unknown }).isError === true) return [];
-  return of(args, result);
-}
-
-/** Tools whose approval no configuration can turn off. */
-export const ALWAYS_APPROVE: ReadonlySet<string> = new Set<McpToolName>(['delete_issue', 'notify_webhook']);
-
-export const LOCAL_APPROVAL_MAP = { navigate: 'auto', search_docs: 'auto' } as const satisfies Record<
-  LocalToolName,
-  ApprovalPolicy
->;
 
 interface ToolTags {
   readsPrivateData: boolean;
@@ -79,9 +32,17 @@ export interface ToolInfo {
   destructive: boolean;
   tags: ToolTags;
   policy: ApprovalPolicy;
+  /** No setting can let it run without asking (declared `always`: destructive or outward). */
+  alwaysAsk?: boolean;
 }
 
 const NO_TAGS: ToolTags = { readsPrivateData: false, readsUntrustedContent: false, communicatesOutside: false };
+
+/** The approval gate's view of a declared approval class. */
+function policyOf(approval: ApprovalClass): Pick<ToolInfo, 'policy' | 'alwaysAsk'> {
+  if (approval === 'auto') return { policy: 'auto' };
+  return approval === 'always' ? { policy: 'approval', alwaysAsk: true } : { policy: 'approval' };
+}
 
 const MCP_INFO = new Map<string, ToolInfo>(
   MCP_TOOL_METADATA.map((t) => [
@@ -91,24 +52,20 @@ const MCP_INFO = new Map<string, ToolInfo>(
       readOnly: t.annotations.readOnlyHint === true,
       destructive: t.annotations.destructiveHint === true,
       tags: { ...NO_TAGS, ...t.tags },
-      policy: ALWAYS_APPROVE.has(t.name) ? 'approval' : (MCP_APPROVAL_MAP[t.name as McpToolName] ?? 'approval'),
+      ...policyOf(MCP_TOOL_DECLARATIONS[t.name as McpToolName]?.approval ?? 'approval'),
     },
   ]),
 );
 
 const LOCAL_INFO = new Map<string, ToolInfo>(
-  (Object.keys(LOCAL_APPROVAL_MAP) as LocalToolName[]).map((name) => [
+  LOCAL_TOOL_NAMES.map((name) => [
     name,
-    { name, readOnly: true, destructive: false, tags: NO_TAGS, policy: LOCAL_APPROVAL_MAP[name] },
+    { name, readOnly: true, destructive: false, tags: NO_TAGS, ...policyOf(LOCAL_TOOL_DECLARATIONS[name].approval) },
   ]),
 );
 
 export function toolInfo(name: string): ToolInfo | undefined {
   return MCP_INFO.get(name) ?? LOCAL_INFO.get(name);
-}
-
-export function isLocalTool(name: string): name is LocalToolName {
-  return (LOCAL_TOOL_NAMES as readonly string[]).includes(name);
 }
 
 /**
@@ -119,11 +76,6 @@ export function effectiveToolInfo(name: string, requireApproval?: ReadonlySet<st
   const info = toolInfo(name);
   if (info && info.policy === 'auto' && requireApproval?.has(name)) return { ...info, policy: 'approval' };
   return info;
-}
-
-/** RBAC first: the MCP tools this user could use by hand in this project. */
-export function allowedMcpToolNames(subject: AccessSubject): Set<string> {
-  return new Set(MCP_TOOL_METADATA.filter((t) => hasProjectAccess(subject, t.scope)).map((t) => t.name));
 }
 
 /** What the run has already read, for the data-flow guard. */
@@ -181,20 +133,7 @@ export function approvalFor(info: ToolInfo | undefined, taint: Taint): ApprovalD
 // Local tools
 // ------------------------------------------------------------------------------------------------
 
-const NavigateInput = z
-  .object({
-    page: z.enum(['issues', 'issue', 'new_issue', 'members', 'settings']),
-    issueNumber: z.number().int().positive().max(10_000_000).optional(),
-  })
-  .strict();
-
-const SearchDocsInput = z.object({ query: z.string().min(1).max(200) }).strict();
-
-/** Input schemas of the local tools (the model's tool definitions and approved-args validation). */
-export const LOCAL_TOOL_INPUTS = { navigate: NavigateInput, search_docs: SearchDocsInput } as const satisfies Record<
-  LocalToolName,
-  z.ZodObject
->;
+type NavigateInput = { page: 'issues' | 'issue' | 'new_issue' | 'members' | 'settings'; issueNumber?: number };
 
 /**
  * Runs a local tool. `navigate` also asks the browser to open the page (a CUSTOM event) when the
@@ -205,22 +144,22 @@ export async function runLocalTool(
   input: unknown,
   ctx: { prisma: PrismaClient; projectId: string; emit: (e: AgentEvent) => void },
 ): Promise<unknown> {
-  const parsed = LOCAL_TOOL_INPUTS[name].safeParse(input);
+  const parsed = LOCAL_TOOL_DECLARATIONS[name].input.safeParse(input);
   if (!parsed.success)
     return { isError: true, error: `Invalid input for ${name}: ${parsed.error.issues[0]?.message ?? 'invalid'}` };
   if (name === 'navigate') {
-    const res = await resolveNavigation(ctx.prisma, ctx.projectId, parsed.data as z.infer<typeof NavigateInput>);
+    const res = await resolveNavigation(ctx.prisma, ctx.projectId, parsed.data as NavigateInput);
     if ('href' in res) ctx.emit({ type: 'CUSTOM', name: CUSTOM_EVENTS.navigate, value: { href: res.href } });
     return res;
   }
-  return searchDocs((parsed.data as z.infer<typeof SearchDocsInput>).query);
+  return searchDocs((parsed.data as { query: string }).query);
 }
 
 /** Only known routes of this project; an issue must exist. */
 async function resolveNavigation(
   prisma: PrismaClient,
   projectId: string,
-  input: z.infer<typeof NavigateInput>,
+  input: NavigateInput,
 ): Promise<{ href: string } | { isError: true; error: string }> {
   const base = `/projects/${encodeURIComponent(projectId)}`;
   switch (input.page) {

@@ -1,0 +1,54 @@
+/**
+ * The kinds of interrupt a run can end with while it waits for the user: the interrupt's `reason`
+ * on the wire, the answer it takes (a zod schema, and the same as JSON Schema in the interrupt's
+ * `responseSchema`, so any AG-UI client can build a form), and how the interrupt's metadata reads.
+ * The server side of each kind (how an answer becomes the tool's result) is in
+ * `server/human-in-the-loop.ts`; the panel's card per kind in `components/ConversationMessages.tsx`.
+ * A kind not in this table is refused (a stored row of another kind, a resume for it) and not
+ * rendered as answerable. Isomorphic.
+ */
+import { INTERRUPT_REASON_TOOL_APPROVAL } from './constants';
+import {
+  APPROVAL_RESPONSE_JSON_SCHEMA,
+  ApprovalMetadataSchema,
+  ApprovalResponseSchema,
+  type ApprovalResponse,
+  type Interrupt,
+} from './schema';
+
+interface InterruptKindSpec<Answer, Metadata> {
+  /** The interrupt's `reason`. */
+  reason: string;
+  /** What the user answers (the resume entry's `payload`). */
+  answer: { safeParse(value: unknown): { success: true; data: Answer } | { success: false } };
+  /** The same answer as JSON Schema, sent with each interrupt. */
+  answerJsonSchema: Record<string, unknown>;
+  /** The interrupt's metadata (what the card shows). */
+  metadata: { safeParse(value: unknown): { success: true; data: Metadata } | { success: false } };
+}
+
+export const INTERRUPT_KINDS = {
+  /** A tool call held for approval: approve (optionally with edited arguments) or reject. */
+  tool_approval: {
+    reason: INTERRUPT_REASON_TOOL_APPROVAL,
+    answer: ApprovalResponseSchema,
+    answerJsonSchema: APPROVAL_RESPONSE_JSON_SCHEMA as unknown as Record<string, unknown>,
+    metadata: ApprovalMetadataSchema,
+  },
+} as const satisfies Record<string, InterruptKindSpec<unknown, unknown>>;
+
+export type InterruptKind = keyof typeof INTERRUPT_KINDS;
+
+/** The answer type of each kind. */
+export type InterruptAnswer = { tool_approval: ApprovalResponse };
+
+/** The kind an interrupt's `reason` (or a stored row's `kind`) names, or null: a kind this module does not know. */
+export function interruptKindOf(reason: string | undefined | null): InterruptKind | null {
+  for (const [kind, spec] of Object.entries(INTERRUPT_KINDS)) if (spec.reason === reason) return kind as InterruptKind;
+  return null;
+}
+
+/** Whether an interrupt is of a kind the panel can answer. */
+export function isKnownInterrupt(interrupt: Pick<Interrupt, 'reason'>): boolean {
+  return interruptKindOf(interrupt.reason) !== null;
+}
