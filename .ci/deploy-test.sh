@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's several-instances recipe, run for real: two production instances (`npm start` on
+# The several-instances recipe of docs/operations.md, run for real: two production instances (`npm start` on
 # ports 3001 and 3002) on a fresh database of the PostgreSQL server at 127.0.0.1:$1, nginx with
 # deploy/nginx.conf in front (port 8080), then the cross-instance suite through the proxy
 # (`npm run test:deploy`). Needs the production build (`npm run build`). Prints the nginx error log
@@ -58,7 +58,7 @@ done
 
 psql "$ADMIN_URL" -qc "CREATE DATABASE \"$DB_NAME\"" || exit 1
 
-# The environment of every instance (README, "Several instances"); the instances prepare the
+# The environment of every instance (docs/operations.md, "Several instances"); the instances prepare the
 # database themselves (migrations under an advisory lock, the demo data with AUTO_SEED=1).
 export DATABASE_URL="postgresql://postgres@127.0.0.1:$PG_PORT/$DB_NAME"
 export NEXTAUTH_URL=http://127.0.0.1:8080

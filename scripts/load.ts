@@ -21,7 +21,7 @@
  * tRPC as the demo owner, and signs each in through next-auth. Without it the simulated users
  * share the demo owner, admin and member accounts.
  *
- * Prints one JSON object (see the README, "Load"). Exits non-zero when the script fails, or when
+ * Prints one JSON object (see docs/operations.md, "Load"). Exits non-zero when the script fails, or when
  * LOAD_ENFORCE=1 and a budget is exceeded.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';

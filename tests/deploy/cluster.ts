@@ -1,8 +1,9 @@
-// The deployment under test (started by `.ci/run`'s deploy step with the README's recipe): two
-// production instances (`npm start` on ports 3001 and 3002, each its own process group, its pid in
-// `$DEPLOY_DIR/app-<port>.pid`, its output in `$DEPLOY_DIR/app-<port>.log`) behind nginx with
-// deploy/nginx.conf on DEPLOY_PROXY_URL. The tests stop an instance the way a process manager
-// does (SIGTERM to its process group) and start it again with the same command.
+// The deployment under test (started by `.ci/run`'s deploy step with the recipe of
+// docs/operations.md, "Several instances"): two production instances (`npm start` on ports 3001
+// and 3002, each its own process group, its pid in `$DEPLOY_DIR/app-<port>.pid`, its output in
+// `$DEPLOY_DIR/app-<port>.log`) behind nginx with deploy/nginx.conf on DEPLOY_PROXY_URL. The
+// tests stop an instance the way a process manager does (SIGTERM to its process group) and start
+// it again with the same command.
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

@@ -5,11 +5,13 @@
 // AA or of axe's best practices fails the test (and so do three rules of lower impact the panel
 // once broke: unique landmarks, one banner, allowed roles), which prints every violation with its
 // impact and the elements it was found on. The whole page is scanned with the panel open: landmarks and
-// roles are only wrong or right in relation to the page the panel sits on.
+// roles are only wrong or right in relation to the page the panel sits on. The light theme's batch
+// of approval cards is also the README's picture, docs/images/assistant-approval.png.
+import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BASE_URL, login, openBrowser, shot } from './browser';
+import { BASE_URL, docsImage, login, openBrowser, shot } from './browser';
 import { PANEL, ask, cardStates, ensureOpen, findProjectId, waitLoaded } from './panel';
 
 const require = createRequire(import.meta.url);
@@ -133,6 +135,15 @@ describe.each(SETUPS)('the assistant panel, $name', ({ name, options }) => {
       PANEL,
     );
     await expectAccessible(page, `${name}-approval-batch`);
+    // The README's picture of the panel: light theme, desktop width, a batch waiting for decisions.
+    if (name === 'light') {
+      // Tall enough for the whole batch; the other tests go on at 1280 x 800.
+      await page.setViewportSize({ width: 1280, height: 1440 });
+      await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+      const file = await docsImage(page, 'assistant-approval');
+      await page.setViewportSize({ width: 1280, height: 800 });
+      expect(statSync(file).size).toBeGreaterThan(10_000);
+    }
   });
 
   it('the conversation history has no serious or critical violation', async () => {

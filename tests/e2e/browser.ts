@@ -71,6 +71,18 @@ export async function login(page: Page, email: string, password = 'demo-password
 }
 
 /**
+ * Saves what the viewport shows as docs/images/<name>.png, the pictures the README and docs/ show,
+ * so they follow the product; returns its path. Commit the file when the picture changed.
+ */
+export async function docsImage(page: Page, name: string): Promise<string> {
+  const dir = path.join(root, 'docs', 'images');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: false, animations: 'disabled', caret: 'hide' });
+  return file;
+}
+
+/**
  * Saves a PNG to test-artifacts/screenshots/<name>.png and returns its path: the full page by
  * default, or what the viewport shows (`fullPage: false`, right for fixed elements such as the
  * assistant panel).

@@ -115,7 +115,7 @@ it('limits each key on its own, and never the assistant run keys', async () => {
   for (let n = 0; n < LIMIT; n++) expect((await post(a.secret, call())).status).toBe(200);
   expect((await post(a.secret, call())).status).toBe(429);
   expect((await post(b.secret, call())).status).toBe(200);
-  // A run key is bounded by the run limits instead (see README "Limits").
+  // A run key is bounded by the run limits instead (see docs/operations.md, "Limits").
   const run = await agentKey(project, project.users.MEMBER.id);
   for (let n = 0; n < LIMIT * 3; n++) expect((await post(run.secret, call())).status).toBe(200);
   const prisma = await getPrisma();

@@ -113,9 +113,9 @@ describe('MCP tool registry', () => {
     expect(MCP_TOOLS.get_issue.inputSchema.safeParse({ number: 1.5 }).success).toBe(false);
   });
 
-  it('matches the tool table of the README (scope and who needs approval)', () => {
-    const readme = readFileSync('README.md', 'utf8');
-    const section = readme.slice(readme.indexOf("## Use the product's MCP server from your MCP client"));
+  it('matches the tool table of docs/mcp.md (scope and who needs approval)', () => {
+    const page = readFileSync('docs/mcp.md', 'utf8');
+    const section = page.slice(page.indexOf('<!-- section:tools -->'), page.indexOf('<!-- /section:tools -->'));
     const rows = [...section.matchAll(/^\| `([a-z_]+)` \| `([a-z:A-Z]+)` \| [^|]+ \| (auto|approval) \|$/gm)];
     expect(rows.map((r) => r[1])).toEqual(TOOL_NAMES);
     for (const [, name, scope, policy] of rows) {
