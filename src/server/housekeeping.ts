@@ -7,7 +7,7 @@
 import 'server-only';
 import { startAgentServices } from '@/features/in-app-agent/server/boot';
 import { stopStaleSweep } from '@/features/in-app-agent/server/persistence';
-import { getDb, getPrisma } from './db';
+import { getDb } from './db';
 import { env } from './env';
 import { describeError } from './errors';
 import { childLog } from './log';

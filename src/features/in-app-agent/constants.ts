@@ -36,10 +36,6 @@ export const CUSTOM_EVENTS = {
 /** Reason used on AG-UI interrupts for tool approvals. */
 export const INTERRUPT_REASON_TOOL_APPROVAL = 'tool_approval';
 
-/** Local tools (not from the MCP server). */
-export const LOCAL_TOOL_NAMES = ['navigate', 'search_docs'] as const;
-export type LocalToolName = (typeof LOCAL_TOOL_NAMES)[number];
-
 export const LIMITS = {
   /** Largest request body accepted by the agent route. */
   maxBodyBytes: 256 * 1024,

@@ -177,7 +177,7 @@ export function foldEvents(events: Iterable<AgentEvent>, view: ConversationView 
   return view;
 }
 
-/** Tool results are JSON; an object with `isError: true` (or an `error` key only) is a failure. */
+/** Tool results are JSON; an object with `isError: true` is a failure (anything else is a result). */
 export function isErrorResult(content: string): boolean {
   if (!content.startsWith('{')) return false;
   try {

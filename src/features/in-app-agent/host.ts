@@ -23,7 +23,7 @@ export { newId } from '@/server/ids';
 export { hasUnstorableText, isIdentifier } from '@/server/text';
 export { readBodyCapped } from '@/server/request-body';
 export { limitHitParts, limitResult } from '@/server/limits';
-export type { HitLimitInput, LimitColumns } from '@/server/limits';
+export type { HitLimitInput } from '@/server/limits';
 
 // Process state and operations: singletons, gauges, the log, errors, outages, draining.
 export { processWide } from '@/server/process-wide';

@@ -13,7 +13,6 @@ import {
   ApprovalMetadataSchema,
   ApprovalResponseSchema,
   type ApprovalResponse,
-  type Interrupt,
 } from './schema';
 
 interface InterruptKindSpec<Answer, Metadata> {
@@ -46,9 +45,4 @@ export type InterruptAnswer = { tool_approval: ApprovalResponse };
 export function interruptKindOf(reason: string | undefined | null): InterruptKind | null {
   for (const [kind, spec] of Object.entries(INTERRUPT_KINDS)) if (spec.reason === reason) return kind as InterruptKind;
   return null;
-}
-
-/** Whether an interrupt is of a kind the panel can answer. */
-export function isKnownInterrupt(interrupt: Pick<Interrupt, 'reason'>): boolean {
-  return interruptKindOf(interrupt.reason) !== null;
 }

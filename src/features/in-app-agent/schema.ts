@@ -231,7 +231,6 @@ export const ChangedValueSchema = z.object({
   toolCallId: z.string(),
   objects: z.array(ProductObjectSchema).max(50),
 });
-export type ChangedValue = z.infer<typeof ChangedValueSchema>;
 
 // ------------------------------------------------------------------------------------------------
 // The request the route accepts (AG-UI RunAgentInput, sanitized server-side)
@@ -263,16 +262,16 @@ const ResumeEntrySchema = z.object({
 export type ResumeEntry = z.infer<typeof ResumeEntrySchema>;
 
 /**
- * Accepted body. Everything the client may say about history, tools, system prompts or run ids is
- * parsed only to be dropped: `messages` is read for its newest user message, nothing else.
- */
-/**
  * A conversation id (AG-UI `threadId`): 8-100 letters, digits, `-` or `_`. A UUID (what a stock
  * `HttpAgent` picks) and the product's own `cv_…` ids both fit. One rule for the route and tRPC.
  */
 export const THREAD_ID_PATTERN = /^[A-Za-z0-9_-]{8,100}$/;
 export const ConversationIdSchema = z.string().regex(THREAD_ID_PATTERN, 'Not a conversation id.');
 
+/**
+ * Accepted body. Everything the client may say about history, tools, system prompts or run ids is
+ * parsed only to be dropped: `messages` is read for its newest user message, nothing else.
+ */
 export const AgentRequestSchema = z.object({
   threadId: z.string().max(200).optional(),
   runId: z.string().max(200).optional(),

@@ -1,6 +1,6 @@
 // The streaming route end to end: real HTTP on 127.0.0.1, real route handlers, real database, the
 // product's real MCP server, and a scripted model behind a local OpenAI-compatible fake server.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { foldEvents, emptyView } from '@/features/in-app-agent/fold';
 import { replayConversation } from '@/features/in-app-agent/server/persistence';
 import { getPrisma } from '@/server/db';
@@ -19,6 +19,7 @@ import { startFakeOpenAI, type FakeServer, type ScriptedTurn } from '../../helpe
 import { startMcpProxy, type McpProxy } from '../../helpers/mcp-proxy';
 import { createIssue, createProject, createUser, type TestProject } from '../../helpers/fixtures';
 import { startTestServer, type TestServer } from '../../helpers/http';
+import { captureLog } from '../../helpers/log-capture';
 import { errorCode, trpcClient } from '../../helpers/trpc';
 
 let server: TestServer;
@@ -140,21 +141,22 @@ describe('POST /api/projects/:projectId/in-app-agent', () => {
     const threadId = (res.events[0] as { threadId: string }).threadId;
     const prisma = await getPrisma();
     const rows = await prisma.agentEvent.findMany({ where: { conversationId: threadId } });
-    expect(rows.every((r) => (r.payload as { v?: number }).v === 2 && r.schemaVersion === 2)).toBe(true);
+    expect(rows.every((r) => (r.payload as { v?: number }).v === 3 && r.schemaVersion === 3)).toBe(true);
 
-    // A simulated bump to v4: v2 -> v3 renames a tool, v3 -> v4 adds nothing. The rows written
-    // today (v2) go through both steps, in order, and replay as before apart from the rename.
+    // A simulated bump to v5: v3 -> v4 renames a tool, v4 -> v5 adds nothing. The rows written
+    // today (v3) go through both steps, in order, and replay as before apart from the rename.
     const seen: string[] = [];
     const upgrade = {
-      version: 4,
+      version: 5,
       steps: {
         1: (p: Record<string, unknown>) => p,
-        2: (p: Record<string, unknown>) => {
-          seen.push(`2:${String(p.type)}`);
-          return p.type === 'TOOL_CALL' && p.toolCallName === 'list_issues' ? { ...p, toolCallName: 'find_issues' } : p;
-        },
+        2: (p: Record<string, unknown>) => p,
         3: (p: Record<string, unknown>) => {
           seen.push(`3:${String(p.type)}`);
+          return p.type === 'TOOL_CALL' && p.toolCallName === 'list_issues' ? { ...p, toolCallName: 'find_issues' } : p;
+        },
+        4: (p: Record<string, unknown>) => {
+          seen.push(`4:${String(p.type)}`);
           return p;
         },
       },
@@ -164,12 +166,12 @@ describe('POST /api/projects/:projectId/in-app-agent', () => {
     for (const m of expected.messages)
       if (m.role === 'assistant') for (const tc of m.toolCalls) if (tc.name === 'list_issues') tc.name = 'find_issues';
     expect(upgraded).toEqual(expected);
-    expect(seen.filter((x) => x.startsWith('2:'))).toHaveLength(rows.length);
     expect(seen.filter((x) => x.startsWith('3:'))).toHaveLength(rows.length);
+    expect(seen.filter((x) => x.startsWith('4:'))).toHaveLength(rows.length);
 
     // A row that cannot be read (corrupt, or written by a newer build) is left out and logged,
     // never fatal and never silent.
-    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const log = captureLog();
     try {
       const runId = (res.events[0] as { runId: string }).runId;
       await prisma.agentEvent.createMany({
@@ -194,12 +196,11 @@ describe('POST /api/projects/:projectId/in-app-agent', () => {
       });
       const replay = await replayConversation(prisma, threadId);
       expect(replay).toEqual(foldEvents(res.events, emptyView(threadId)));
-      expect(warn).toHaveBeenCalledTimes(1);
-      expect(String(warn.mock.calls[0]![0])).toMatch(
-        /2 stored event\(s\) of conversation .*seq 100000: written by a newer version.*seq 100001/,
-      );
+      const skipped = log.events('replay.rows_skipped');
+      expect(skipped).toEqual([expect.objectContaining({ level: 'warn', conversationId: threadId, count: 2 })]);
+      expect(String(skipped[0]!.rows)).toMatch(/seq 100000: written by a newer version.*seq 100001/);
     } finally {
-      warn.mockRestore();
+      log.stop();
     }
   });
 

@@ -8,6 +8,7 @@ import { agentKeyMaterial } from '@/server/api-keys';
 import { closeDb, getPrisma } from '@/server/db';
 import { newId } from '@/server/ids';
 import { createProject } from '../../helpers/fixtures';
+import { captureLog } from '../../helpers/log-capture';
 
 const project = await createProject('Run end');
 const prisma = await getPrisma();
@@ -96,15 +97,15 @@ describe("a run's last statement", () => {
     const { runId, conversationId, keyId, recorder } = await openRun();
     // jsonb cannot store U+0000: the model's text reaches the row as written.
     answer(recorder, 'nul \u0000 inside', runId, conversationId);
-    const errors: unknown[] = [];
-    const original = console.error;
-    console.error = (...args: unknown[]) => errors.push(args);
+    const log = captureLog();
     try {
       expect(await recorder.finish({ status: 'COMPLETED', outcome: { type: 'success' } })).toBe(true);
     } finally {
-      console.error = original;
+      log.stop();
     }
-    expect(errors).toHaveLength(1); // logged, not swallowed
+    // Logged, not swallowed: with the run's id and what was left out, never the text itself.
+    expect(log.events('run.rows_refused')).toEqual([expect.objectContaining({ level: 'error', runId, rows: 2 })]);
+    expect(JSON.stringify(log.lines)).not.toContain('inside');
     expect(await prisma.agentRun.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ status: 'COMPLETED' });
     expect((await rowsOf(runId)).map((r) => r.type)).toEqual(['RUN_STARTED', 'TEXT_MESSAGE']);
     expect((await prisma.apiKey.findUniqueOrThrow({ where: { id: keyId } })).revokedAt).not.toBeNull();

@@ -3,6 +3,7 @@ import { memo, type ReactNode } from 'react';
 import type { ViewToolCall } from '../schema';
 import { humanizeToolName, summarizeArgs } from './approval';
 import { HourglassIcon, SpinnerIcon, ToolIcon } from './icons';
+import { resultRendererFor } from './tool-ui/registry';
 
 export type ToolCardStatus = ViewToolCall['status'] | 'awaiting-approval' | 'approved' | 'rejected' | 'expired';
 
@@ -17,12 +18,17 @@ const STATUS: Record<ToolCardStatus, { icon: ReactNode; text: string; cls: strin
   expired: { icon: <HourglassIcon />, text: 'Approval expired', cls: 'text-slate-600 dark:text-slate-300' },
 };
 
-function prettyResult(result: string): string {
+function parsedResult(result: string): unknown {
   try {
-    return JSON.stringify(JSON.parse(result), null, 2);
+    return JSON.parse(result);
   } catch {
     return result;
   }
+}
+
+function prettyResult(result: string): string {
+  const parsed = parsedResult(result);
+  return typeof parsed === 'string' ? parsed : JSON.stringify(parsed, null, 2);
 }
 
 function ToolCallCardImpl({
@@ -40,6 +46,8 @@ function ToolCallCardImpl({
 }) {
   const s = STATUS[status ?? call.status];
   const args = summarizeArgs(call.args);
+  // A successful result of a tool with a renderer shows as product UI; failures stay plain.
+  const Rendered = call.result !== undefined && call.status === 'done' ? resultRendererFor(call.name) : null;
   const ran = ranWith ? summarizeArgs(ranWith) : null;
   return (
     <div
@@ -99,6 +107,11 @@ function ToolCallCardImpl({
           {s.text}
         </span>
       </div>
+      {Rendered && call.result !== undefined ? (
+        <div className="border-t border-slate-200 px-2.5 py-1.5 dark:border-slate-700" data-testid="tool-card-rendered">
+          <Rendered call={call} result={parsedResult(call.result)} />
+        </div>
+      ) : null}
       {call.result !== undefined ? (
         <details className="border-t border-slate-200 px-2.5 py-1 dark:border-slate-700">
           <summary className="cursor-pointer select-none text-slate-600 dark:text-slate-300">Result</summary>

@@ -19,7 +19,8 @@
  *   idle ─liveRunId / another tab's run→ streaming (from a snapshot)
  * Everything injected (fetch, timers, storage, channel, frame scheduler) so unit tests drive it.
  */
-import { CUSTOM_EVENTS, INTERRUPT_REASON_TOOL_APPROVAL, LIMITS } from '../constants';
+import { CUSTOM_EVENTS, LIMITS } from '../constants';
+import { interruptKindOf } from '../interrupt-kinds';
 import { isAgentErrorCode } from '../error-codes';
 import { emptyView, openInterrupts } from '../fold';
 import {
@@ -276,7 +277,7 @@ export function canReviseLastTurn(state: AgentState, now: number): boolean {
  * Whether Retry can do something now: ask a refused request again (a new version, or a message
  * this tab sent), or ask a failed turn again in place.
  */
-export function canRetry(state: AgentState, now: number, sentHere: boolean): boolean {
+function canRetry(state: AgentState, now: number, sentHere: boolean): boolean {
   if (state.signedOut || state.connection !== 'idle') return false;
   if (state.requestError) return state.requestError.retryable;
   if (failedTurnRunId(state.view)) return canReviseLastTurn(state, now);
@@ -1119,7 +1120,7 @@ export class AgentStore {
     const openIds = new Set(
       openInterrupts(view)
         .filter(
-          (interrupt) => interrupt.reason === INTERRUPT_REASON_TOOL_APPROVAL && !isExpired(interrupt.expiresAt, now),
+          (interrupt) => interruptKindOf(interrupt.reason) === 'tool_approval' && !isExpired(interrupt.expiresAt, now),
         )
         .map((interrupt) => interrupt.id),
     );
@@ -1368,7 +1369,8 @@ export class AgentStore {
       case 'RUN_FINISHED': {
         const approvals =
           event.outcome?.type === 'interrupt'
-            ? event.outcome.interrupts.filter((interrupt) => interrupt.reason === INTERRUPT_REASON_TOOL_APPROVAL).length
+            ? event.outcome.interrupts.filter((interrupt) => interruptKindOf(interrupt.reason) === 'tool_approval')
+                .length
             : 0;
         if (approvals > 0)
           this.announce(`The assistant needs your approval for ${approvals} action${approvals === 1 ? '' : 's'}.`);

@@ -12,7 +12,8 @@ import {
   type Interrupt,
   type ResumeEntry,
 } from '../schema';
-import { INTERRUPT_REASON_TOOL_APPROVAL, LIMITS } from '../constants';
+import { LIMITS } from '../constants';
+import { interruptKindOf } from '../interrupt-kinds';
 import { formatFieldError, validateJsonSchema, type FieldError } from './json-schema';
 
 export type JsonObject = Record<string, unknown>;
@@ -33,7 +34,7 @@ export interface ApprovalRequest {
 
 /** Reads a tool-approval interrupt; null for any other interrupt kind or a malformed one. */
 export function readApprovalInterrupt(interrupt: Interrupt): ApprovalRequest | null {
-  if (interrupt.reason !== INTERRUPT_REASON_TOOL_APPROVAL || !interrupt.toolCallId) return null;
+  if (interruptKindOf(interrupt.reason) !== 'tool_approval' || !interrupt.toolCallId) return null;
   const meta = ApprovalMetadataSchema.safeParse(interrupt.metadata);
   if (!meta.success) return null;
   return {

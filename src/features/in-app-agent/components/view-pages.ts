@@ -79,7 +79,7 @@ export function concatViews(head: ConversationView, tail: ConversationView): Con
  * The runs of `view` by turn, in order: a turn is the run that asks (or the first run of the view)
  * and the runs that continue it after approvals (`parentRunId`).
  */
-export function turnsOf(view: ConversationView): string[][] {
+function turnsOf(view: ConversationView): string[][] {
   const turns: string[][] = [];
   for (const run of view.runs) {
     const current = turns.at(-1);

@@ -12,7 +12,7 @@ import { type HitLimitInput, limitHitParts, limitResult, Prisma } from '../host'
 import { AgentRefusal } from '../error-codes';
 
 /** A run-open statement's row, as the checks read it. */
-export type AdmissionRow = Record<string, unknown> | undefined;
+type AdmissionRow = Record<string, unknown> | undefined;
 
 export interface AdmissionCheck {
   /**

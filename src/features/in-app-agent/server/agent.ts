@@ -544,7 +544,8 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
     'model.id': ctx.model.info.modelId,
   });
   const normalizer = new Normalizer(ctx.emit, spans);
-  // The model stream stops on client disconnect and on an idle timeout.
+  // The model stream stops when the run is stopped (Stop from any tab, the drain, a lost heartbeat:
+  // the run's signal) and on an idle timeout. A client that disconnects only stops watching.
   const idle = new AbortController();
   const modelSignal = AbortSignal.any([ctx.signal, idle.signal]);
   // Every step of the model call listens on it: not a leak.

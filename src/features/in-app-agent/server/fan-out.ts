@@ -20,7 +20,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { processWide, registerGauge } from '../host';
+import { describeError, log, processWide, registerGauge } from '../host';
 import { liveRun, type Watcher } from './live';
 
 const CONTROL = 'iaa_control';
@@ -132,7 +132,7 @@ class PgFanOut implements FanOut {
         application_name: 'in-app-agent fan-out',
       });
       client.on('error', (err) => {
-        console.error(`[in-app-agent] fan-out connection lost: ${err.message}`);
+        log().error({ event: 'fan_out.connection_lost', error: describeError(err) }, 'fan-out connection lost');
         this.dropConnection(client);
       });
       client.on('end', () => this.dropConnection(client));
@@ -170,7 +170,7 @@ class PgFanOut implements FanOut {
       await client.query('SELECT pg_notify($1, $2)', [channel, payload]);
     });
     this.chain = next.catch((err: unknown) =>
-      console.error(`[in-app-agent] fan-out notify failed: ${(err as Error).message}`),
+      log().error({ event: 'fan_out.notify_failed', error: describeError(err) }, 'fan-out notify failed'),
     );
     return next;
   }

@@ -16,6 +16,7 @@ import {
   getSessionUser,
   hasProjectAccess,
   loadProjectAccess,
+  log,
   type Prisma,
   type PrismaClient,
   type ProjectAccess,
@@ -158,9 +159,9 @@ async function pageLines(prisma: PrismaClient, projectId: string, rows: readonly
     const line = exportLine(row, projectId, views.get(row.conversationId)!, runs);
     if (line) text += `${JSON.stringify(line)}\n`;
     else
-      console.warn(
-        `[in-app-agent] feedback ${row.id}: the rated message is not in the replay of ${row.conversationId}; ` +
-          'left out of the export',
+      log().warn(
+        { event: 'feedback_export.message_missing', feedbackId: row.id, conversationId: row.conversationId },
+        'a rated message is not in its conversation: left out of the export',
       );
   }
   return text;

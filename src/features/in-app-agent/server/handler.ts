@@ -25,7 +25,6 @@ import {
   DRAINING_RETRY_AFTER_SECONDS,
   env,
   type Env,
-  getDb,
   getPrisma,
   getSessionUserId,
   handleMcpPost,
@@ -530,7 +529,10 @@ class Follower {
       this.position = after;
       await this.follow();
     } catch (err) {
-      console.error('[in-app-agent] following a run failed', err);
+      log().error(
+        { event: 'follow.failed', runId: this.runId, error: describeError(err), frames: stackFrames(err) },
+        'following a run failed',
+      );
       this.send(
         frameOf({
           type: 'RUN_ERROR',

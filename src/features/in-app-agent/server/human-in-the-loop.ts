@@ -338,7 +338,7 @@ export async function consumeResume(
   return decisions;
 }
 
-export async function markConsumed(prisma: PrismaClient, approvalId: string): Promise<void> {
+async function markConsumed(prisma: PrismaClient, approvalId: string): Promise<void> {
   await prisma.agentPendingApproval.updateMany({
     where: { id: approvalId, status: 'APPROVED' },
     data: { status: 'CONSUMED' },
@@ -346,7 +346,7 @@ export async function markConsumed(prisma: PrismaClient, approvalId: string): Pr
 }
 
 /** Executes one approved call through the product's MCP server with a single-use override. */
-export async function executeApproved(input: {
+async function executeApproved(input: {
   gateway: McpGateway;
   secret: string;
   keyId: string;

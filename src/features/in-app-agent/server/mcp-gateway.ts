@@ -10,7 +10,7 @@
  * the process), so it is asked for once per scope set and reused; over HTTP it is asked for again
  * after a minute, as the server may change under it.
  */
-import { processWide, registerGauge } from '../host';
+import { describeError, log, processWide, registerGauge } from '../host';
 import type { AgentErrorCode } from '../error-codes';
 
 /** The MCP server's POST handler, called in process (`handleMcpPost`). */
@@ -166,7 +166,7 @@ export class McpGateway {
       }
     }
     const reason = last instanceof Error ? last.message : String(last);
-    console.error(`[in-app-agent] the product's tools could not be listed: ${reason}`);
+    log().error({ event: 'tools.unavailable', error: describeError(last) }, "the product's tools could not be listed");
     throw new ToolsUnavailableError(`The product's tools could not be listed: ${reason}`);
   }
 

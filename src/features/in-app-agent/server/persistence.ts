@@ -5,8 +5,10 @@
 // The host, through the module's seam (host.ts).
 import {
   type AgentKeyRow,
+  describeError,
   driverOf,
   type HitLimitInput,
+  log,
   type MemberColumns,
   memberOf,
   memberParts,
@@ -441,7 +443,9 @@ export function startStaleSweep(getPrisma: () => Promise<PrismaClient>, staleSec
       running = true;
       getPrisma()
         .then((p) => recoverStaleRuns(p, staleSeconds))
-        .catch((err: unknown) => console.error('[in-app-agent] stale sweep failed', err))
+        .catch((err: unknown) =>
+          log().error({ event: 'stale_sweep.failed', error: describeError(err) }, 'stale sweep failed'),
+        )
         .finally(() => (running = false));
     },
     everyMs ?? Math.max(5_000, (staleSeconds * 1000) / 2),
@@ -698,7 +702,12 @@ export class RunRecorder {
     const last = coalesce(this.pending);
     this.pending = [];
     await this.chain;
-    if (this.writeError) console.error('[in-app-agent] event write failed', this.writeError);
+    if (this.writeError) {
+      log().error(
+        { event: 'run.write_failed', runId: this.runId, error: describeError(this.writeError) },
+        'an event write of the run failed',
+      );
+    }
     if (this.lost) return false;
     const close = (rows: WriteOp[]) => {
       this.statements += 1;
@@ -708,7 +717,10 @@ export class RunRecorder {
       await close(last);
     } catch (err) {
       if (!last.length) throw err;
-      console.error('[in-app-agent] event write failed', err);
+      log().error(
+        { event: 'run.rows_refused', runId: this.runId, rows: last.length, error: describeError(err) },
+        'the last rows of the run were refused; the run is closed without them',
+      );
       await close([]);
     }
     return true;
@@ -798,8 +810,9 @@ function readRows(
     else skipped.push(`seq ${r.seq}: ${res.reason}`);
   }
   if (skipped.length) {
-    console.warn(
-      `[in-app-agent] ${skipped.length} stored event(s) of conversation ${conversationId} could not be read and were left out of the replay: ${skipped.slice(0, 5).join('; ')}${skipped.length > 5 ? '; ...' : ''}`,
+    log().warn(
+      { event: 'replay.rows_skipped', conversationId, count: skipped.length, rows: skipped.slice(0, 5) },
+      'stored events that could not be read were left out of the replay',
     );
   }
   return out;

@@ -1,20 +1,21 @@
 /**
  * A run's life, in the order it happens. The route handler (handler.ts) has already decided who
- * the user is, what their role allows and what the request says; from there a run:
+ * the user is and what the request says; from there a run:
  *
- * 1. opens: one statement checks (or creates) the conversation, reserves the run's row positions
- *    and inserts the RUNNING run (409 when another run holds the conversation, after closing a
- *    stale one; 429 TOO_MANY_RUNS when the user already has AGENT_MAX_CONCURRENT_RUNS_PER_USER
- *    running, counted under a per-user lock in the same transaction); a resume consumes its
- *    approval answers; the run joins this process's registry and RUN_STARTED goes out at once;
- * 2. prepares, in the background: mints the run's MCP key and reads the history at the same time,
- *    lists the product's tools for the key (cached per scope set), closes abandoned approvals;
- * 3. streams: the decided approvals run (with a single-use override) or the user's message is
- *    added, then the agent answers; every event gets its position, is sent to every watcher and
- *    recorded (compacted; written per message, not per token);
+ * 1. opens: one statement reads who asks (membership and role), decides the admission checks
+ *    (admission.ts: 429 TOO_MANY_RUNS, RATE_LIMITED), checks (or creates) the conversation,
+ *    reserves the run's row positions and inserts the RUNNING run with its MCP key (409 when
+ *    another run holds the conversation, after closing a stale one); the run's tool policy is
+ *    computed from the role (policy.ts); a resume consumes its answers; the run joins this
+ *    process's registry and RUN_STARTED goes out at once;
+ * 2. prepares, in the background: reads the history window and what the conversation read
+ *    before, lists the product's tools for the key (cached per grant), closes abandoned approvals;
+ * 3. streams: the answered interrupts are settled by their kind (an approved call runs with a
+ *    single-use override) or the user's message is added, then the agent answers; every event gets
+ *    its position, is sent to every watcher and recorded (compacted; written per message);
  * 4. finishes with exactly one terminal event: RUN_FINISHED (success, interrupt with the held
- *    calls stored as pending approvals, or cancelled) or RUN_ERROR with a stable code;
- * 5. records the end, revokes the key, ends the trace and leaves the registry.
+ *    calls stored as pending interrupts, or cancelled) or RUN_ERROR with a stable code;
+ * 5. records the end and revokes the key (one statement), ends the trace and leaves the registry.
  *
  * The run does not belong to any connection: watchers (the request that started it, a reload, a
  * second tab, another instance) come and go; `stopRun` ends it from anywhere. A run whose row was
@@ -443,7 +444,7 @@ async function runToEnd(ctx: OpenedRunContext): Promise<void> {
       untrustedContent: Boolean(result.read?.untrustedContent && !readSoFar.untrustedContent),
     };
     await rememberReads(prisma, conversationId, newlyRead).catch((err: unknown) =>
-      console.error('[in-app-agent] could not remember reads', err),
+      runLog.error({ event: 'run.reads_not_remembered', error: describeError(err) }, 'could not remember reads'),
     );
     // 4. The terminal event.
     const usage = [usageOf(input.model.info, result.usage, settings.prices)];

@@ -18,7 +18,7 @@ import {
   MCP_TOOL_DECLARATIONS,
 } from '../tool-declarations';
 
-export type ApprovalPolicy = 'auto' | 'approval';
+type ApprovalPolicy = 'auto' | 'approval';
 
 interface ToolTags {
   readsPrivateData: boolean;
