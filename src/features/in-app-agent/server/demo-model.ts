@@ -18,7 +18,7 @@
  *   write a long answer   (streams slowly; useful to try the Stop button)
  *   show me an unsafe answer   (markdown with raw HTML and a javascript: link, rendered inert)
  */
-import type { RuntimeModel } from './model';
+import type { RuntimeModel } from './runtime-model';
 
 type Part =
   | { type: 'stream-start'; warnings: [] }

@@ -7,12 +7,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { type Env, newId } from '../host';
 import type { ModelInfo } from '../schema';
 import { createDemoModel } from './demo-model';
-
-/** A language model as the runtime accepts it (AI SDK v2/v3 specification objects). */
-export type RuntimeModel = { specificationVersion: 'v2' | 'v3'; provider: string; modelId: string } & Record<
-  string,
-  unknown
->;
+import type { RuntimeModel } from './runtime-model';
 
 export interface ModelHandle {
   model: RuntimeModel;
