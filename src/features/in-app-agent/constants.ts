@@ -107,7 +107,14 @@ export const AGENT_ERROR_CODES = [
    */
   'TOO_MANY_RUNS',
   'MODEL_ERROR',
+  /** The provider is throttling this account's requests or tokens (429, ThrottlingException). */
   'MODEL_RATE_LIMITED',
+  /**
+   * The provider answered that it is too busy to take the request (503 "overloaded", 529, Bedrock's
+   * ServiceUnavailableException or ModelNotReadyException): retry in a moment.
+   */
+  'MODEL_OVERLOADED',
+  /** The provider could not be reached (connection refused, DNS, a gateway's 502/504), or no model is configured correctly (503). */
   'MODEL_UNAVAILABLE',
   /** The model stream stalled (no output for LIMITS.modelIdleTimeoutMs). */
   'MODEL_TIMEOUT',

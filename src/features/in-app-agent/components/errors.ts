@@ -24,6 +24,8 @@ const TEXT: Record<string, string> = {
     'tabs). Wait for one of them to finish, then retry.',
   MODEL_ERROR: 'The model failed to answer.',
   MODEL_RATE_LIMITED: 'The model is rate limited right now. Wait a moment and retry.',
+  MODEL_OVERLOADED:
+    "The model's provider is overloaded right now and could not take the request. Wait a moment and retry.",
   MODEL_UNAVAILABLE: 'The model is not reachable right now.',
   MODEL_TIMEOUT: 'The model stopped responding, so the answer was ended.',
   TOOL_ERROR: 'A tool failed while answering.',
