@@ -6,6 +6,7 @@
  */
 import Link from 'next/link';
 import type { ReactNode } from 'react';
+import { formatTokens, formatUsd } from '../usage-format';
 
 export interface UsageTotals {
   inputTokens: number;
@@ -24,22 +25,6 @@ export interface ProjectUsage {
 /** The periods the review offers, in days back from now; `DEFAULT_USAGE_DAYS` is shown without `?days=`. */
 export const USAGE_RANGES = [7, 30, 90] as const;
 export const DEFAULT_USAGE_DAYS = 30;
-
-export function formatTokens(n: number): string {
-  return n.toLocaleString('en-US');
-}
-
-/**
- * Dollars with as many decimals as a small amount needs: one answer of a cheap model costs a
- * fraction of a cent, which two decimals would show as $0.00.
- */
-export function formatUsd(usd: number): string {
-  if (usd >= 1) return `$${usd.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
-  const digits = usd >= 0.01 ? 4 : 6;
-  const fixed = usd.toFixed(digits).replace(/0+$/, '');
-  const [whole = '0', frac = ''] = fixed.split('.');
-  return `$${whole}.${frac.padEnd(2, '0')}`;
-}
 
 function Cost({ usd }: { usd: number | null }) {
   if (usd === null) {

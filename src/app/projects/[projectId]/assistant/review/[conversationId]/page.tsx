@@ -5,7 +5,7 @@ import { AuditTrail } from '@/features/in-app-agent/components/review/AuditTrail
 import { ReviewConversation } from '@/features/in-app-agent/components/review/ReviewConversation';
 import { ReviewExport } from '@/features/in-app-agent/components/review/ReviewExport';
 import { RunOutcome } from '@/features/in-app-agent/components/review/ReviewTable';
-import { formatTokens, formatUsd } from '@/features/in-app-agent/components/review/UsageSummary';
+import { formatTokens, formatUsd } from '@/features/in-app-agent/components/usage-format';
 import { isNotFound, reviewGate } from '../access';
 import { NotAllowed } from '@/features/tracker/components/ui';
 
