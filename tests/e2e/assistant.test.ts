@@ -638,9 +638,11 @@ describe('assistant panel', () => {
       .locator(ASSISTANT)
       .filter({ has: owner.locator('[data-testid="feedback"]') })
       .first();
+    // A thumbs down is saved when its form is sent (here without reasons or a comment).
     await firstAgain.getByTestId('feedback-down').click();
-    await firstValue('-1');
     await firstAgain.getByTestId('feedback-comment').waitFor();
+    await firstAgain.getByTestId('feedback-comment-submit').click();
+    await firstValue('-1');
     await firstAgain.getByTestId('feedback-up').click();
     await firstValue('1');
     await panelShot(owner, 'assistant-feedback');
