@@ -470,6 +470,12 @@ describe('assistant panel', () => {
     );
     expect(await messages(owner)).toEqual(before);
     await panelShot(owner, 'assistant-stopped');
+    // What the stopped answer used is recorded too, partly estimated: "≈ … in · … out · $…".
+    const usage = owner.locator(`${PANEL} [data-testid="assistant-usage"]`).last();
+    await usage.locator('summary').click();
+    const line = (await usage.locator('[data-testid="assistant-usage-line"]').textContent()) ?? '';
+    expect(line).toMatch(/^≈ [\d,]+ in · [\d,]+ out( · \$0\.\d{2,6})?$/);
+    if (!process.env.E2E_BASE_URL) expect(line).toMatch(/ · \$0\.\d{2,6}$/);
   });
 
   it('queues a message from another window while the conversation is busy; sends it when the answer ends', async () => {

@@ -20,7 +20,7 @@ import { describeError, type PanelError } from './errors';
 import { FeedbackButtons, type FeedbackValue } from './FeedbackButtons';
 import { Markdown } from './Markdown';
 import { ToolCallCard, type ToolCardStatus } from './ToolCallCard';
-import { formatUsd } from './usage-format';
+import { approximately, formatUsd } from './usage-format';
 
 type AssistantMessage = Extract<ViewMessage, { role: 'assistant' }>;
 
@@ -86,7 +86,7 @@ export function formatUsage(usage: TokenUsage | undefined): string | null {
   if (!usage || (usage.inputTokens === undefined && usage.outputTokens === undefined)) return null;
   const parts = [`${count(usage.inputTokens ?? 0)} in`, `${count(usage.outputTokens ?? 0)} out`];
   if (usage.costUsd !== undefined) parts.push(formatUsd(usage.costUsd));
-  return parts.join(' · ');
+  return approximately(usage.estimated, parts.join(' · '));
 }
 
 /** The newest user message, editable in place (Enter saves, Escape cancels). */
@@ -275,8 +275,10 @@ function UsageDetails({ usage }: { usage: TokenUsage }) {
   const line = formatUsage(usage);
   if (!line) return null;
   const spoken =
+    (usage.estimated ? 'About ' : '') +
     `${count(usage.inputTokens ?? 0)} input tokens, ${count(usage.outputTokens ?? 0)} output tokens` +
-    (usage.costUsd !== undefined ? `, cost ${formatUsd(usage.costUsd)}` : '');
+    (usage.costUsd !== undefined ? `, cost ${formatUsd(usage.costUsd)}` : '') +
+    (usage.estimated ? ' (partly estimated: the answer was stopped or failed while the model was writing)' : '');
   return (
     <details data-testid="assistant-usage" className="group">
       <summary className="cursor-pointer list-none rounded px-1 hover:bg-slate-100 dark:hover:bg-slate-800">

@@ -24,3 +24,14 @@ export function formatUsd(usd: number): string {
   const [whole = '0', frac = ''] = fixed.split('.');
   return `$${whole}.${frac.padEnd(2, '0')}`;
 }
+
+/**
+ * `text` marked "≈ " when it is partly estimated (an answer stopped or failed while the model
+ * streamed: its last model call reported nothing, so its tokens were estimated).
+ */
+export function approximately(estimated: boolean | undefined, text: string): string {
+  return estimated ? `≈ ${text}` : text;
+}
+
+/** What a screen reader says for a partly estimated figure. */
+export const ESTIMATE_TITLE = 'Partly estimated: the answer was stopped or failed while the model was writing';

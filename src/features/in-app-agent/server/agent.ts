@@ -23,6 +23,7 @@ import type { AgentEvent, ConversationView, PageContext } from '../schema';
 import { ModelCallSpans, type RunTrace } from './instrumentation';
 import { ToolsUnavailableError, type McpGateway } from './mcp-gateway';
 import { classifyModelError, withFreshToolCallIds, type ModelHandle } from './model';
+import { type Usage, UsageMeter } from './usage';
 import {
   allowedMcpToolNames,
   approvalFor,
@@ -75,8 +76,6 @@ export interface RunContext {
   /** What the conversation read before the history window (the data-flow guard's memory). */
   readSoFar?: Taint;
 }
-
-type Usage = { inputTokens?: number; outputTokens?: number };
 
 export type RunResult = (
   | { kind: 'success'; usage: Usage }
@@ -377,12 +376,12 @@ class Normalizer {
   private stepMessageId: string | undefined;
   private readonly startedCalls = new Set<string>();
   private readonly endedCalls = new Set<string>();
-  usage: Usage = {};
   error: unknown;
   aborted = false;
 
   constructor(
     private readonly emit: (e: AgentEvent) => void,
+    private readonly meter: UsageMeter,
     private readonly spans?: ModelCallSpans,
   ) {}
 
@@ -399,6 +398,7 @@ class Normalizer {
       case 'text-delta': {
         const delta = String(p.text ?? '');
         if (!delta) break;
+        this.meter.streamed(delta.length);
         if (!this.textId) {
           this.textId = newId('msg_');
           this.stepMessageId = this.textId;
@@ -419,6 +419,7 @@ class Normalizer {
       case 'tool-call-delta': {
         const id = String(p.toolCallId);
         const delta = String(p.argsTextDelta ?? '');
+        this.meter.streamed(delta.length);
         if (this.startedCalls.has(id) && !this.endedCalls.has(id) && delta)
           this.emit({ type: 'TOOL_CALL_ARGS', toolCallId: id, delta });
         break;
@@ -429,8 +430,10 @@ class Normalizer {
         const id = String(p.toolCallId);
         this.closeText();
         if (!this.startedCalls.has(id)) {
+          const args = JSON.stringify(p.args ?? {});
+          this.meter.streamed(args.length);
           this.startCall(id, String(p.toolName));
-          this.emit({ type: 'TOOL_CALL_ARGS', toolCallId: id, delta: JSON.stringify(p.args ?? {}) });
+          this.emit({ type: 'TOOL_CALL_ARGS', toolCallId: id, delta: args });
         }
         this.endCall(id);
         break;
@@ -468,6 +471,10 @@ class Normalizer {
         });
         break;
       }
+      case 'reasoning-delta':
+        // Not shown, but streamed and paid for.
+        this.meter.streamed(String(p.text ?? '').length);
+        break;
       case 'step-start':
         this.spans?.stepStart();
         break;
@@ -475,13 +482,14 @@ class Normalizer {
         this.closeText();
         this.stepMessageId = undefined;
         const u = (p.output as Record<string, unknown> | undefined)?.usage as Usage | undefined;
+        this.meter.stepFinished(u);
         this.spans?.stepFinish(u);
         break;
       }
       case 'finish': {
         this.closeText();
         const u = ((p.output as Record<string, unknown> | undefined)?.usage ?? p.usage) as Usage | undefined;
-        if (u) this.usage = { inputTokens: u.inputTokens, outputTokens: u.outputTokens };
+        this.meter.finished(u);
         break;
       }
       case 'error':
@@ -533,7 +541,9 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
     'model.provider': ctx.model.info.provider,
     'model.id': ctx.model.info.modelId,
   });
-  const normalizer = new Normalizer(ctx.emit, spans);
+  // What the run used, also when it is stopped or fails mid-answer (then partly estimated).
+  const meter = new UsageMeter();
+  const normalizer = new Normalizer(ctx.emit, meter, spans);
   // The model stream stops on client disconnect and on an idle timeout.
   const idle = new AbortController();
   const modelSignal = AbortSignal.any([ctx.signal, idle.signal]);
@@ -558,7 +568,7 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
       kind: 'error',
       code: 'MODEL_TIMEOUT',
       message: 'The model stopped responding. Please try again.',
-      usage: normalizer.usage,
+      usage: meter.usage(),
     });
   try {
     runtime = await buildTools(ctx, state, spans);
@@ -572,7 +582,7 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
       id: 'in-app-agent',
       name: 'In-app assistant',
       instructions: system,
-      model: withFreshToolCallIds(ctx.model.model) as never,
+      model: meter.watch(withFreshToolCallIds(ctx.model.model)) as never,
       tools: runtime.tools as never,
     });
     ctx.onModelStart?.();
@@ -619,17 +629,17 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
     }
     normalizer.closeText();
     if (ctx.signal.aborted || (normalizer.aborted && !timedOut))
-      return finish({ kind: 'cancelled', usage: normalizer.usage });
+      return finish({ kind: 'cancelled', usage: meter.usage() });
     if (timedOut) return finishTimedOut();
     if (normalizer.error) {
       const { code, message } = classifyModelError(normalizer.error);
-      return finish({ kind: 'error', code, message, usage: normalizer.usage });
+      return finish({ kind: 'error', code, message, usage: meter.usage() });
     }
-    if (pending.length) return finish({ kind: 'interrupt', pending: [...pending], usage: normalizer.usage });
-    return finish({ kind: 'success', usage: normalizer.usage });
+    if (pending.length) return finish({ kind: 'interrupt', pending: [...pending], usage: meter.usage() });
+    return finish({ kind: 'success', usage: meter.usage() });
   } catch (err) {
     normalizer.closeText();
-    if (ctx.signal.aborted) return finish({ kind: 'cancelled', usage: normalizer.usage });
+    if (ctx.signal.aborted) return finish({ kind: 'cancelled', usage: meter.usage() });
     if (timedOut) return finishTimedOut();
     const { code, message } = classifyModelError(err);
     if (err instanceof ToolsUnavailableError || !runtime) {
@@ -640,7 +650,7 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
         usage: {},
       });
     }
-    return finish({ kind: 'error', code, message, usage: normalizer.usage });
+    return finish({ kind: 'error', code, message, usage: meter.usage() });
   } finally {
     if (watchdog) clearInterval(watchdog);
   }

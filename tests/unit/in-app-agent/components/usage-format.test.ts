@@ -58,4 +58,30 @@ describe('the panel and the review', () => {
       expect(review).toContain(`>${shown}</span>`);
     }
   });
+
+  it('mark partly estimated usage (a stopped answer) with "≈", the same in both', () => {
+    expect(formatUsage({ inputTokens: 1234, outputTokens: 56, costUsd: 0.00036, estimated: true })).toBe(
+      '≈ 1,234 in · 56 out · $0.00036',
+    );
+    const review = renderToStaticMarkup(
+      createElement(
+        'table',
+        null,
+        createElement(
+          'tbody',
+          null,
+          createElement(
+            'tr',
+            null,
+            createElement(UsageCell, {
+              usage: { inputTokens: 1234, outputTokens: 56, costUsd: 0.00036, estimated: true },
+            }),
+          ),
+        ),
+      ),
+    );
+    expect(review).toContain('data-estimated="true"');
+    expect(review).toContain('≈ 1,234 in · 56 out');
+    expect(review).toContain('>≈ $0.00036</span>');
+  });
 });

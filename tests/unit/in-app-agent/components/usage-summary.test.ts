@@ -55,6 +55,24 @@ describe('UsageSummary', () => {
   });
 });
 
+describe('UsageSummary with an estimate', () => {
+  it('marks the rows that count a stopped answer with "≈" and says what it means', () => {
+    const estimated = { runs: 1, inputTokens: 900, outputTokens: 40, costUsd: 0.0033, estimated: true };
+    const html = render(
+      usage({
+        byDay: [{ day: '2026-11-25', ...estimated }],
+        byUser: [{ user: { id: 'u1', name: 'Ann' }, ...estimated }],
+        total: estimated,
+      }),
+    );
+    expect(html.match(/data-estimated="true"/g)).toHaveLength(4);
+    expect(html).toContain('≈ $0.0033');
+    expect(html).toContain('≈ 900');
+    expect(html).toContain('≈: partly estimated');
+    expect(render(usage())).not.toContain('≈');
+  });
+});
+
 describe('joinViews', () => {
   const view = (runId: string, over: Partial<ConversationView> = {}): ConversationView => ({
     threadId: 'cv_1',

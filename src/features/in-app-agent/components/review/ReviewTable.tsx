@@ -204,7 +204,7 @@ export function ReviewTable({ rows, basePath }: { rows: ReviewRow[]; basePath: s
                 </td>
                 <td className="py-2 pr-3 text-right">{r.approvals}</td>
                 <td className="py-2 pr-3 text-right">{r.toolCalls}</td>
-                <UsageCell usage={r.usage ?? { inputTokens: 0, outputTokens: 0, costUsd: null }} />
+                <UsageCell usage={r.usage ?? { inputTokens: 0, outputTokens: 0, costUsd: null, estimated: false }} />
               </tr>
             );
           })}

@@ -6,13 +6,15 @@
  */
 import Link from 'next/link';
 import type { ReactNode } from 'react';
-import { formatTokens, formatUsd } from '../usage-format';
+import { approximately, ESTIMATE_TITLE, formatTokens, formatUsd } from '../usage-format';
 
 export interface UsageTotals {
   inputTokens: number;
   outputTokens: number;
   /** Null when no answer counted here was priced. */
   costUsd: number | null;
+  /** One of the answers counted here has an estimated part (stopped or failed mid-answer): shown "≈". */
+  estimated?: boolean;
 }
 
 export interface ProjectUsage {
@@ -26,7 +28,7 @@ export interface ProjectUsage {
 export const USAGE_RANGES = [7, 30, 90] as const;
 export const DEFAULT_USAGE_DAYS = 30;
 
-function Cost({ usd }: { usd: number | null }) {
+function Cost({ usd, estimated }: { usd: number | null; estimated?: boolean }) {
   if (usd === null) {
     return (
       <span title="No price configured" className="text-slate-600 dark:text-slate-300">
@@ -35,10 +37,10 @@ function Cost({ usd }: { usd: number | null }) {
       </span>
     );
   }
-  return <>{formatUsd(usd)}</>;
+  return <>{approximately(estimated, formatUsd(usd))}</>;
 }
 
-/** The review list's cell: "1,204 in · 96 out" and the cost below it. */
+/** The review list's cell: "1,204 in · 96 out" and the cost below it ("≈" when partly estimated). */
 export function UsageCell({ usage }: { usage: UsageTotals }) {
   return (
     <td
@@ -47,11 +49,16 @@ export function UsageCell({ usage }: { usage: UsageTotals }) {
       data-input-tokens={usage.inputTokens}
       data-output-tokens={usage.outputTokens}
       data-cost-usd={usage.costUsd ?? undefined}
+      data-estimated={usage.estimated || undefined}
+      title={usage.estimated ? ESTIMATE_TITLE : undefined}
     >
-      {formatTokens(usage.inputTokens)} in · {formatTokens(usage.outputTokens)} out
+      {approximately(
+        usage.estimated,
+        `${formatTokens(usage.inputTokens)} in · ${formatTokens(usage.outputTokens)} out`,
+      )}
       {usage.costUsd !== null ? (
         <span className="block text-xs text-slate-600 dark:text-slate-300" data-testid="review-usage-cost">
-          {formatUsd(usage.costUsd)}
+          {approximately(usage.estimated, formatUsd(usage.costUsd))}
         </span>
       ) : null}
     </td>
@@ -72,15 +79,17 @@ function UsageRow(props: { label: string; totals: UsageTotals & { runs: number }
       data-input-tokens={totals.inputTokens}
       data-output-tokens={totals.outputTokens}
       data-cost-usd={totals.costUsd ?? undefined}
+      data-estimated={totals.estimated || undefined}
+      title={totals.estimated ? ESTIMATE_TITLE : undefined}
     >
       <th scope="row" className="py-1.5 pr-3 text-left font-normal">
         {label}
       </th>
       <td className={TD}>{formatTokens(totals.runs)}</td>
-      <td className={TD}>{formatTokens(totals.inputTokens)}</td>
-      <td className={TD}>{formatTokens(totals.outputTokens)}</td>
+      <td className={TD}>{approximately(totals.estimated, formatTokens(totals.inputTokens))}</td>
+      <td className={TD}>{approximately(totals.estimated, formatTokens(totals.outputTokens))}</td>
       <td className={TD}>
-        <Cost usd={totals.costUsd} />
+        <Cost usd={totals.costUsd} estimated={totals.estimated} />
       </td>
     </tr>
   );
@@ -158,6 +167,9 @@ export function UsageSummary({ usage, hrefForDays }: { usage: ProjectUsage; href
       <p className="text-sm text-slate-600 dark:text-slate-300">
         Answers of the assistant in this project started in the last {usage.days} days (days in UTC).
         {priced ? '' : ' Costs show once the model’s prices are configured.'}
+        {usage.total.estimated
+          ? ' ≈: partly estimated (answers stopped or failed while the model was writing; the provider reported nothing for that part).'
+          : ''}
       </p>
       {usage.total.runs === 0 ? (
         <p className="text-sm" data-testid="review-usage-empty">
