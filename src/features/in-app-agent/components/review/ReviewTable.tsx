@@ -130,7 +130,7 @@ const NUMERIC = new Set(['Approvals', 'Tool calls', 'Usage']);
 export function ReviewTable({ rows, basePath }: { rows: ReviewRow[]; basePath: string }) {
   if (rows.length === 0) return <p className="text-sm text-slate-600 dark:text-slate-300">No conversations match.</p>;
   return (
-    <div className="overflow-x-auto">
+    <div className="relative overflow-x-auto">
       <table className="min-w-full border-collapse text-sm" data-testid="review-table">
         <thead>
           <tr className="border-b border-slate-300 text-left dark:border-slate-700">

@@ -176,7 +176,7 @@ export function UsageSummary({ usage, hrefForDays }: { usage: ProjectUsage; href
           No answers in this period.
         </p>
       ) : (
-        <div className="grid gap-4 overflow-x-auto lg:grid-cols-2">
+        <div className="relative grid gap-4 overflow-x-auto lg:grid-cols-2">
           <UsageTable caption="Per day" first="Day" testId="review-usage-by-day" total={usage.total}>
             {usage.byDay.map((d) => (
               <UsageRow key={d.day} label={d.day} totals={d} testId="review-usage-day" keyValue={d.day} />
