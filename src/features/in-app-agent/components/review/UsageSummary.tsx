@@ -66,7 +66,7 @@ export function UsageCell({ usage }: { usage: UsageTotals }) {
 }
 
 const TH = 'py-1.5 pr-3 font-medium';
-const TD = 'py-1.5 pr-3 text-right tabular-nums';
+const TD = 'py-1.5 pr-3 text-right tabular-nums whitespace-nowrap';
 
 function UsageRow(props: { label: string; totals: UsageTotals & { runs: number }; testId: string; keyValue: string }) {
   const { label, totals, testId, keyValue } = props;
