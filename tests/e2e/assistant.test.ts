@@ -470,6 +470,12 @@ describe('assistant panel', () => {
     );
     expect(await messages(owner)).toEqual(before);
     await panelShot(owner, 'assistant-stopped');
+    // What the stopped answer used is recorded too, partly estimated: "≈ … in · … out · $…".
+    const usage = owner.locator(`${PANEL} [data-testid="assistant-usage"]`).last();
+    await usage.locator('summary').click();
+    const line = (await usage.locator('[data-testid="assistant-usage-line"]').textContent()) ?? '';
+    expect(line).toMatch(/^≈ [\d,]+ in · [\d,]+ out( · \$0\.\d{2,6})?$/);
+    if (!process.env.E2E_BASE_URL) expect(line).toMatch(/ · \$0\.\d{2,6}$/);
   });
 
   it('queues a message from another window while the conversation is busy; sends it when the answer ends', async () => {
@@ -638,9 +644,11 @@ describe('assistant panel', () => {
       .locator(ASSISTANT)
       .filter({ has: owner.locator('[data-testid="feedback"]') })
       .first();
+    // A thumbs down is saved when its form is sent (here without reasons or a comment).
     await firstAgain.getByTestId('feedback-down').click();
-    await firstValue('-1');
     await firstAgain.getByTestId('feedback-comment').waitFor();
+    await firstAgain.getByTestId('feedback-comment-submit').click();
+    await firstValue('-1');
     await firstAgain.getByTestId('feedback-up').click();
     await firstValue('1');
     await panelShot(owner, 'assistant-feedback');

@@ -1,5 +1,6 @@
 // Feedback as data in a real browser against `next start` with the demo data and the offline demo
-// model: a thumbs down with reasons in the panel (kept across a reload), the review list filtered
+// model: a thumbs down saved only when its form is sent (a cancelled one saves nothing and leaves a
+// thumbs up as it was), with reasons in the panel (kept across a reload), the review list filtered
 // by a reason, and the JSONL export downloaded from the review page and parsed line by line.
 import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
@@ -22,6 +23,17 @@ async function acmeProjectId(page: Page): Promise<string> {
   const m = /^\/projects\/([^/?#]+)$/.exec(href ?? '');
   if (!m) throw new Error(`No Acme Web link on /projects (href ${href})`);
   return m[1]!;
+}
+
+/** The ratings the server holds for the signed-in user's conversation, by message id (tRPC, the page's session). */
+async function savedFeedback(
+  page: Page,
+  conversation: string,
+): Promise<Record<string, { value: number; comment: string | null; reasons: string[] } | undefined>> {
+  const input = encodeURIComponent(JSON.stringify({ json: { projectId, conversationId: conversation } }));
+  const res = await page.request.get(`${BASE_URL}/api/trpc/agent.conversations.get?input=${input}`);
+  expect(res.status()).toBe(200);
+  return ((await res.json()) as { result: { data: { json: { feedback: never } } } }).result.data.json.feedback;
 }
 
 beforeAll(async () => {
@@ -54,8 +66,48 @@ describe('a thumbs down with reasons', () => {
     conversationId = (await owner.locator(PANEL).getAttribute('data-conversation-id')) ?? '';
     expect(conversationId).not.toBe('');
 
-    await answer.getByTestId('feedback-down').click();
+    // Every rating the page sends (the feedback mutation), and what the server holds for the answer.
+    const sent: string[] = [];
+    owner.on('request', (r) => {
+      if (r.url().includes('/api/trpc/agent.feedback')) sent.push(r.url());
+    });
+    const savedRating = async () => {
+      const feedback = await savedFeedback(owner, conversationId);
+      return feedback[messageId]?.value ?? null;
+    };
+
+    // A thumbs down opens the form and saves nothing; cancelling it leaves no rating.
+    const down = answer.getByTestId('feedback-down');
+    await down.click();
     const choices = answer.getByTestId('feedback-reason-choices');
+    await choices.waitFor();
+    expect(await down.getAttribute('aria-pressed')).toBe('false');
+    await choices.getByRole('checkbox', { name: 'Slow' }).check();
+    await answer.getByTestId('feedback-cancel').click();
+    await choices.waitFor({ state: 'detached' });
+    expect(await answer.getByTestId('feedback').getAttribute('data-value')).toBe('');
+    expect(sent).toEqual([]);
+    expect(await savedRating()).toBeNull();
+
+    // A thumbs up is saved at once; a thumbs down opened and cancelled afterwards leaves it as it was.
+    await answer.getByTestId('feedback-up').click();
+    await answer.getByText('Rated helpful').waitFor();
+    await expect.poll(savedRating).toBe(1);
+    const afterUp = sent.length;
+    expect(afterUp).toBe(1);
+    await down.click();
+    await choices.waitFor();
+    // Nothing the cancelled form ticked comes back.
+    expect(await choices.getByRole('checkbox', { name: 'Slow' }).isChecked()).toBe(false);
+    expect(await answer.getByTestId('feedback-up').getAttribute('aria-pressed')).toBe('true');
+    await answer.getByTestId('feedback-cancel').click();
+    await choices.waitFor({ state: 'detached' });
+    expect(sent).toHaveLength(afterUp);
+    expect(await savedRating()).toBe(1);
+    expect(await answer.getByTestId('feedback-up').getAttribute('aria-pressed')).toBe('true');
+
+    // Sent with its reasons and comment, the thumbs down replaces the thumbs up.
+    await down.click();
     await choices.waitFor();
     // Labelled checkboxes, reachable by their names; ticked with the keyboard for one of them.
     await choices.getByRole('checkbox', { name: 'Wrong' }).check();
@@ -69,6 +121,12 @@ describe('a thumbs down with reasons', () => {
     expect(await reasons.textContent()).toBe('Reasons: Wrong, Did not follow instructions');
     await answer.getByText('Your comment: It listed a closed issue').waitFor();
     expect(await answer.getByTestId('feedback-down').getAttribute('aria-pressed')).toBe('true');
+    expect(sent).toHaveLength(afterUp + 1);
+    expect((await savedFeedback(owner, conversationId))[messageId]).toMatchObject({
+      value: -1,
+      comment: 'It listed a closed issue',
+      reasons: ['wrong', 'did_not_follow_instructions'],
+    });
 
     await owner.reload();
     await owner.locator(PANEL).waitFor();

@@ -14,10 +14,17 @@ export interface ScriptedTurn {
   toolCalls?: Array<{ name: string; args: Record<string, unknown> }>;
   /** Use these tool call ids (as providers that number calls `call_0`, `call_1`… in every answer do). */
   toolCallIds?: string[];
-  /** Answer with this HTTP status and error body instead (429 = throttling). */
+  /**
+   * Answer with this HTTP status and the provider's error body for it instead: 429 throttling, 503
+   * overloaded / service unavailable, 529 overloaded (Anthropic's status, OpenAI-compatible wire),
+   * anything else a server error.
+   */
   status?: number;
-  /** Send an in-stream error after the text (Bedrock: an exception frame). */
-  streamError?: 'throttling' | 'internal';
+  /**
+   * Send an in-stream error after the text (Bedrock: an exception frame; `unavailable` is
+   * Bedrock's serviceUnavailableException). The OpenAI-compatible wire has one kind: an error chunk.
+   */
+  streamError?: 'throttling' | 'internal' | 'unavailable';
   /** Delay between chunks (ms). */
   delayMs?: number;
   /** After the text, send nothing for this long before finishing (a stalled model). */
@@ -89,6 +96,35 @@ function closer(server: http.Server) {
     });
 }
 
+/** The error body an OpenAI-compatible server answers a failed request with, by status. */
+function openAIErrorBody(status: number): unknown {
+  if (status === 429) return { error: { message: 'Rate limit reached', type: 'error' } };
+  // OpenAI's (and vLLM's) wording for a server that is too busy to take the request.
+  if (status === 503) return { error: { message: 'The server is overloaded or not ready yet.', type: 'server_error' } };
+  // Anthropic's status and body for an overloaded API (its OpenAI-compatible endpoint says the same).
+  if (status === 529) return { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } };
+  return { error: { message: 'Upstream error', type: 'error' } };
+}
+
+/** Bedrock's error type (`x-amzn-errortype`) and message for a failed request, by status. */
+function bedrockError(status: number): { type: string; message: string } {
+  if (status === 429)
+    return { type: 'ThrottlingException', message: 'Too many requests, please wait before trying again.' };
+  if (status === 503)
+    return { type: 'ServiceUnavailableException', message: 'Bedrock is unable to process your request.' };
+  return { type: 'InternalServerException', message: 'Internal error' };
+}
+
+/** Bedrock's in-stream exception frames: the exception type and the message it carries. */
+const BEDROCK_STREAM_ERRORS = {
+  throttling: { type: 'throttlingException', message: 'Too many tokens, please wait before trying again.' },
+  internal: {
+    type: 'internalServerException',
+    message: 'The system encountered an unexpected error during processing. Try your request again.',
+  },
+  unavailable: { type: 'serviceUnavailableException', message: 'Bedrock is unable to process your request.' },
+} as const;
+
 /** OpenAI-compatible `POST /chat/completions` with `stream: true` (SSE `data:` chunks). */
 export async function startFakeOpenAI(script: Script): Promise<FakeServer> {
   const requests: Array<Record<string, unknown>> = [];
@@ -106,11 +142,7 @@ export async function startFakeOpenAI(script: Script): Promise<FakeServer> {
     watchAbandon(res, index, abandoned, () => sent);
     if (turn.status) {
       res.writeHead(turn.status, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          error: { message: turn.status === 429 ? 'Rate limit reached' : 'Upstream error', type: 'error' },
-        }),
-      );
+      res.end(JSON.stringify(openAIErrorBody(turn.status)));
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -200,15 +232,9 @@ export async function startFakeBedrock(script: Script): Promise<FakeServer & { a
     let sent = 0;
     watchAbandon(res, index, abandoned, () => sent);
     if (turn.status) {
-      res.writeHead(turn.status, {
-        'content-type': 'application/json',
-        'x-amzn-errortype': turn.status === 429 ? 'ThrottlingException' : 'InternalServerException',
-      });
-      res.end(
-        JSON.stringify({
-          message: turn.status === 429 ? 'Too many requests, please wait before trying again.' : 'Internal error',
-        }),
-      );
+      const { type, message } = bedrockError(turn.status);
+      res.writeHead(turn.status, { 'content-type': 'application/json', 'x-amzn-errortype': type });
+      res.end(JSON.stringify({ message }));
       return;
     }
     res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
@@ -227,11 +253,7 @@ export async function startFakeBedrock(script: Script): Promise<FakeServer & { a
     if (turn.stallMs) await pause(turn.stallMs, res);
     if (res.destroyed) return;
     if (turn.streamError) {
-      const type = turn.streamError === 'throttling' ? 'throttlingException' : 'internalServerException';
-      const message =
-        turn.streamError === 'throttling'
-          ? 'Too many tokens, please wait before trying again.'
-          : 'The system encountered an unexpected error during processing. Try your request again.';
+      const { type, message } = BEDROCK_STREAM_ERRORS[turn.streamError];
       res.end(
         frame(
           { ':message-type': 'exception', ':exception-type': type, ':content-type': 'application/json' },

@@ -84,12 +84,25 @@ export const AGENT_ERRORS = {
       'tabs). Wait for one of them to finish, then retry.',
   },
   MODEL_ERROR: { status: null, retryable: true, text: 'The model failed to answer.' },
+  /** The provider is throttling this account's requests or tokens (429, ThrottlingException). */
   MODEL_RATE_LIMITED: {
     status: null,
     retryable: true,
     text: 'The model is rate limited right now. Wait a moment and retry.',
   },
-  /** Not reachable; also the refusal of a request when the model is misconfigured (503). */
+  /**
+   * The provider answered that it is too busy to take the request (503 "overloaded", 529, Bedrock's
+   * ServiceUnavailableException or ModelNotReadyException): retry in a moment.
+   */
+  MODEL_OVERLOADED: {
+    status: null,
+    retryable: true,
+    text: "The model's provider is overloaded right now and could not take the request. Wait a moment and retry.",
+  },
+  /**
+   * The provider could not be reached (connection refused, DNS, a gateway's 502/504); also the
+   * refusal of a request when no model is configured correctly (503).
+   */
   MODEL_UNAVAILABLE: { status: 503, retryable: true, text: 'The model is not reachable right now.' },
   /** The model stream stalled (no output for LIMITS.modelIdleTimeoutMs). */
   MODEL_TIMEOUT: { status: null, retryable: true, text: 'The model stopped responding, so the answer was ended.' },

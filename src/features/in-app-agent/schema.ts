@@ -89,6 +89,11 @@ const TokenUsageSchema = z.object({
   totalTokens: z.number().int().nonnegative().optional(),
   /** What the answer cost in US dollars, when prices are configured for the model. */
   costUsd: z.number().nonnegative().optional(),
+  /**
+   * Part of the tokens (and so of the cost) is an estimate: the answer was stopped, or failed, while
+   * the model was streaming, and that model call reported nothing (server/usage.ts). Shown as "≈".
+   */
+  estimated: z.boolean().optional(),
 });
 export type TokenUsage = z.infer<typeof TokenUsageSchema>;
 
@@ -390,7 +395,8 @@ export const STORED_EVENT_UPGRADES: Readonly<Record<number, StoredEventUpgrade>>
   // v2 adds the optional live position `pos`; a v1 row has none (its run cannot be resumed from a
   // position, only replayed whole).
   1: (payload) => payload,
-  // v3 adds a user message's optional `parts`; a v2 message is its text alone.
+  // v3 adds a user message's optional `parts` and `estimated` on a RUN_FINISHED's usage; a v2
+  // message is its text alone and its usage as reported.
   2: (payload) => payload,
 };
 

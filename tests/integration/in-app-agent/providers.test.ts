@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getPrisma } from '@/server/db';
 import { resetEnvCache } from '@/server/env';
-import { postAgent, textOf, types, userMessageBody } from '../../helpers/agent';
+import { describeError } from '@/features/in-app-agent/components/errors';
+import { type AgentResponse, postAgent, textOf, types, userMessageBody } from '../../helpers/agent';
 import { startFakeBedrock, startFakeOpenAI, type ScriptedTurn } from '../../helpers/fake-models';
 import { createIssue, createProject, type TestProject } from '../../helpers/fixtures';
 import { startTestServer, type TestServer } from '../../helpers/http';
@@ -29,6 +30,15 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
 });
+
+const runIdOf = (res: AgentResponse) => (res.events[0] as { runId: string }).runId;
+
+/** What the panel says for the run's error (its wording for the code, with the server's message). */
+function panelWording(res: AgentResponse): string {
+  const end = res.events.at(-1);
+  if (end?.type !== 'RUN_ERROR') throw new Error(`the run did not fail: ${end?.type}`);
+  return describeError(end.code, end.message).message;
+}
 
 function useEnv(vars: Record<string, string | undefined>) {
   for (const k of [
@@ -105,6 +115,25 @@ describe('Amazon Bedrock (ConverseStream)', () => {
     const internal = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('hi'));
     expect(internal.events.at(-1)).toMatchObject({ type: 'RUN_ERROR', code: 'MODEL_ERROR' });
   });
+
+  it('says the provider is overloaded when Bedrock answers ServiceUnavailableException, before or during the answer', async () => {
+    const prisma = await getPrisma();
+    script({ status: 503 });
+    const refused = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('hi'));
+    expect(refused.events.at(-1)).toMatchObject({ type: 'RUN_ERROR', code: 'MODEL_OVERLOADED' });
+    const refusedRun = await prisma.agentRun.findUniqueOrThrow({ where: { id: runIdOf(refused) } });
+    expect(refusedRun).toMatchObject({ status: 'FAILED', errorCode: 'MODEL_OVERLOADED' });
+    expect(panelWording(refused)).toMatch(/overloaded/i);
+    expect(panelWording(refused)).not.toMatch(/reach/i);
+
+    // In the stream: the exception frame carries only its message ("Bedrock is unable to process…").
+    script({ text: ['Partial answer'], streamError: 'unavailable' });
+    const cut = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('hi'));
+    expect(cut.events.at(-1)).toMatchObject({ type: 'RUN_ERROR', code: 'MODEL_OVERLOADED' });
+    expect(textOf(cut.events)).toBe('Partial answer');
+    const cutRun = await prisma.agentRun.findUniqueOrThrow({ where: { id: runIdOf(cut) } });
+    expect(cutRun).toMatchObject({ status: 'FAILED', errorCode: 'MODEL_OVERLOADED' });
+  });
 });
 
 describe('OpenAI-compatible (chat completions SSE)', () => {
@@ -142,6 +171,28 @@ describe('OpenAI-compatible (chat completions SSE)', () => {
     script({ status: 500 });
     const res = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('hi'));
     expect(res.events.at(-1)).toMatchObject({ type: 'RUN_ERROR', code: 'MODEL_ERROR' });
+  });
+
+  it('says the provider is overloaded on 503 and 529, also once the retries are used up', async () => {
+    for (const status of [503, 529]) {
+      script({ status });
+      const res = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('hi'));
+      expect(res.events.at(-1), `status ${status}`).toMatchObject({ type: 'RUN_ERROR', code: 'MODEL_OVERLOADED' });
+      expect(panelWording(res)).toMatch(/overloaded/i);
+    }
+    // With retries the provider's client gives up with an error wrapping the last answer.
+    process.env.AGENT_MODEL_MAX_RETRIES = '1';
+    resetEnvCache();
+    try {
+      openai.requests.length = 0;
+      script({ status: 503 }, { status: 503 });
+      const res = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('hi'));
+      expect(openai.requests).toHaveLength(2);
+      expect(res.events.at(-1)).toMatchObject({ type: 'RUN_ERROR', code: 'MODEL_OVERLOADED' });
+    } finally {
+      process.env.AGENT_MODEL_MAX_RETRIES = '0';
+      resetEnvCache();
+    }
   });
 
   it('fails clearly when the endpoint cannot be reached', async () => {

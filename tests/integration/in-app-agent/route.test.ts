@@ -1,7 +1,9 @@
 // The streaming route end to end: real HTTP on 127.0.0.1, real route handlers, real database, the
 // product's real MCP server, and a scripted model behind a local OpenAI-compatible fake server.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STORED_EVENT_VERSION } from '@/features/in-app-agent/constants';
 import { foldEvents, emptyView } from '@/features/in-app-agent/fold';
+import { STORED_EVENT_UPGRADES } from '@/features/in-app-agent/schema';
 import { replayConversation } from '@/features/in-app-agent/server/persistence';
 import { getPrisma } from '@/server/db';
 import { newId } from '@/server/ids';
@@ -141,22 +143,22 @@ describe('POST /api/projects/:projectId/in-app-agent', () => {
     const threadId = (res.events[0] as { threadId: string }).threadId;
     const prisma = await getPrisma();
     const rows = await prisma.agentEvent.findMany({ where: { conversationId: threadId } });
-    expect(rows.every((r) => (r.payload as { v?: number }).v === 3 && r.schemaVersion === 3)).toBe(true);
+    const V = STORED_EVENT_VERSION;
+    expect(rows.every((r) => (r.payload as { v?: number }).v === V && r.schemaVersion === V)).toBe(true);
 
-    // A simulated bump to v5: v3 -> v4 renames a tool, v4 -> v5 adds nothing. The rows written
-    // today (v3) go through both steps, in order, and replay as before apart from the rename.
+    // A simulated bump by two versions: the first renames a tool, the second adds nothing. The
+    // rows written today go through both steps, in order, and replay as before apart from the rename.
     const seen: string[] = [];
     const upgrade = {
-      version: 5,
+      version: V + 2,
       steps: {
-        1: (p: Record<string, unknown>) => p,
-        2: (p: Record<string, unknown>) => p,
-        3: (p: Record<string, unknown>) => {
-          seen.push(`3:${String(p.type)}`);
+        ...STORED_EVENT_UPGRADES,
+        [V]: (p: Record<string, unknown>) => {
+          seen.push(`${V}:${String(p.type)}`);
           return p.type === 'TOOL_CALL' && p.toolCallName === 'list_issues' ? { ...p, toolCallName: 'find_issues' } : p;
         },
-        4: (p: Record<string, unknown>) => {
-          seen.push(`4:${String(p.type)}`);
+        [V + 1]: (p: Record<string, unknown>) => {
+          seen.push(`${V + 1}:${String(p.type)}`);
           return p;
         },
       },
@@ -166,8 +168,8 @@ describe('POST /api/projects/:projectId/in-app-agent', () => {
     for (const m of expected.messages)
       if (m.role === 'assistant') for (const tc of m.toolCalls) if (tc.name === 'list_issues') tc.name = 'find_issues';
     expect(upgraded).toEqual(expected);
-    expect(seen.filter((x) => x.startsWith('3:'))).toHaveLength(rows.length);
-    expect(seen.filter((x) => x.startsWith('4:'))).toHaveLength(rows.length);
+    expect(seen.filter((x) => x.startsWith(`${V}:`))).toHaveLength(rows.length);
+    expect(seen.filter((x) => x.startsWith(`${V + 1}:`))).toHaveLength(rows.length);
 
     // A row that cannot be read (corrupt, or written by a newer build) is left out and logged,
     // never fatal and never silent.

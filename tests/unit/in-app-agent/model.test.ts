@@ -64,6 +64,25 @@ describe('provider factory', () => {
     expect(classifyModelError({ message: 'Cannot connect to API: connect ECONNREFUSED' }).code).toBe(
       'MODEL_UNAVAILABLE',
     );
+    // Busy, not unreachable: the provider answered that it cannot take the request now.
+    expect(classifyModelError({ statusCode: 503, message: 'The server is overloaded or not ready yet.' }).code).toBe(
+      'MODEL_OVERLOADED',
+    );
+    expect(classifyModelError({ statusCode: 529, message: 'Overloaded' }).code).toBe('MODEL_OVERLOADED');
+    // Bedrock's serviceUnavailableException in the stream: its bare message.
+    expect(classifyModelError({ message: 'Bedrock is unable to process your request.' }).code).toBe('MODEL_OVERLOADED');
+    expect(
+      classifyModelError({
+        statusCode: 429,
+        message: 'ModelNotReadyException: Model is not ready for inference. Wait and try your request again.',
+      }).code,
+    ).toBe('MODEL_OVERLOADED');
+    // After the client's retries: the last answer is wrapped.
+    expect(
+      classifyModelError({ name: 'AI_RetryError', message: 'Failed after 3 attempts.', lastError: { statusCode: 529 } })
+        .code,
+    ).toBe('MODEL_OVERLOADED');
+    expect(classifyModelError({ statusCode: 502, message: 'Bad gateway' }).code).toBe('MODEL_UNAVAILABLE');
     expect(classifyModelError({ statusCode: 400, message: 'bad request' }).code).toBe('MODEL_ERROR');
     expect(classifyModelError(undefined).code).toBe('MODEL_ERROR');
   });

@@ -45,12 +45,12 @@ describe('stored event versions', () => {
   });
 
   it('reads rows of every version, and rows written before payloads carried a version, as they are', () => {
-    // v1 rows become current rows without a position (v2 only adds the optional `pos`) and without
-    // message parts (v3 only adds a user message's optional `parts`).
-    expect(read(v1Rows)).toEqual(v1Rows.map((r) => StoredEventSchema.parse({ ...r, v: STORED_EVENT_VERSION })));
+    const current = (r: object) => StoredEventSchema.parse({ ...r, v: STORED_EVENT_VERSION });
+    // v1 rows come without a position (v2 only adds the optional `pos`).
+    expect(read(v1Rows)).toEqual(v1Rows.map(current));
     expect(read(v1Rows).every((r) => r.pos === undefined)).toBe(true);
     const v2 = v1Rows.map((r, i) => ({ ...r, v: 2, pos: i + 1 }));
-    expect(read(v2)).toEqual(v2.map((r) => StoredEventSchema.parse({ ...r, v: STORED_EVENT_VERSION })));
+    expect(read(v2)).toEqual(v2.map(current));
     expect(read(v2).every((r) => r.type !== 'TEXT_MESSAGE' || r.parts === undefined)).toBe(true);
     // A v3 user message with its parts keeps them, and they replay with the message.
     const parts = [
@@ -63,6 +63,21 @@ describe('stored event versions', () => {
     expect(view.messages[0]).toMatchObject({ role: 'user', content: 'first part\nsecond part', parts });
     const legacy = v1Rows.map(({ v: _v, ...rest }) => rest);
     expect(read(legacy)).toEqual(read(v1Rows));
+    // v3 adds `estimated` to a run's usage (a stopped answer's usage is partly estimated).
+    const usage = [{ inputTokens: 120, outputTokens: 9, costUsd: 0.000495, estimated: true }];
+    const v3End = {
+      v: 3,
+      pos: 9,
+      type: 'RUN_FINISHED',
+      runId: 'r',
+      threadId: 't',
+      outcome: { type: 'cancelled' },
+      usage,
+    };
+    expect(read([v3End])[0]).toMatchObject({ v: 3, usage });
+    const finished = read([{ ...v1Rows[4]!, usage: [{ inputTokens: 1, outputTokens: 2 }] }])[0]!;
+    expect(finished).toMatchObject({ usage: [{ inputTokens: 1, outputTokens: 2 }] });
+    expect(finished.type === 'RUN_FINISHED' && finished.usage?.[0]?.estimated).toBeUndefined();
   });
 
   it('upgrades a v1 row through every step of a simulated bump, in order, and it still replays', () => {
@@ -124,7 +139,7 @@ describe('stored event versions', () => {
     });
     expect(upgradeStoredEvent({ v: 1, type: 'TEXT_MESSAGE', messageId: 'm' })).toEqual({
       ok: false,
-      reason: expect.stringMatching(/does not match v3: role/),
+      reason: expect.stringMatching(new RegExp(`does not match v${STORED_EVENT_VERSION}: role`)),
     });
     expect(upgradeStoredEvent(null)).toEqual({ ok: false, reason: 'payload is not an object' });
   });

@@ -21,6 +21,7 @@ import { FeedbackButtons, type FeedbackValue } from './FeedbackButtons';
 import { Markdown } from './Markdown';
 import { ToolCallCard, type ToolCardStatus } from './ToolCallCard';
 import { turnUsage } from './view-pages';
+import { approximately, formatUsd } from './usage-format';
 
 type AssistantMessage = Extract<ViewMessage, { role: 'assistant' }>;
 
@@ -81,19 +82,12 @@ interface EarlierControls {
 
 const count = (n: number) => n.toLocaleString('en-US');
 
-/** "$0.0123": four decimals under a dollar (answers cost fractions of a cent), two above. */
-export function formatCost(usd: number): string {
-  if (usd === 0) return '$0';
-  if (usd < 0.0001) return '< $0.0001';
-  return usd < 1 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
-}
-
-/** "1,234 in · 567 out · $0.0123" (the cost only when it is known), or null without token counts. */
+/** "1,234 in · 567 out · $0.00036" (the cost only when it is known), or null without token counts. */
 export function formatUsage(usage: TokenUsage | undefined): string | null {
   if (!usage || (usage.inputTokens === undefined && usage.outputTokens === undefined)) return null;
   const parts = [`${count(usage.inputTokens ?? 0)} in`, `${count(usage.outputTokens ?? 0)} out`];
-  if (usage.costUsd !== undefined) parts.push(formatCost(usage.costUsd));
-  return parts.join(' · ');
+  if (usage.costUsd !== undefined) parts.push(formatUsd(usage.costUsd));
+  return approximately(usage.estimated, parts.join(' · '));
 }
 
 /** The newest user message, editable in place (Enter saves, Escape cancels). */
@@ -282,8 +276,10 @@ function UsageDetails({ usage }: { usage: TokenUsage }) {
   const line = formatUsage(usage);
   if (!line) return null;
   const spoken =
+    (usage.estimated ? 'About ' : '') +
     `${count(usage.inputTokens ?? 0)} input tokens, ${count(usage.outputTokens ?? 0)} output tokens` +
-    (usage.costUsd !== undefined ? `, cost ${formatCost(usage.costUsd)}` : '');
+    (usage.costUsd !== undefined ? `, cost ${formatUsd(usage.costUsd)}` : '') +
+    (usage.estimated ? ' (partly estimated: the answer was stopped or failed while the model was writing)' : '');
   return (
     <details data-testid="assistant-usage" className="group">
       <summary className="cursor-pointer list-none rounded px-1 hover:bg-slate-100 dark:hover:bg-slate-800">

@@ -24,9 +24,41 @@ export interface FeedbackButtonsProps {
   onDraftChange?: (text: string | null) => void;
 }
 
+/** A control of the rating: the thumbs, the form's Send and its Cancel. */
+export type FeedbackControl =
+  | { kind: 'up' }
+  | { kind: 'down' }
+  | { kind: 'send'; comment: string; reasons: readonly FeedbackReason[] }
+  | { kind: 'cancel' };
+
+/**
+ * What a control does: the rating it saves (none: nothing is sent, the saved rating stays as it
+ * was) and whether the thumbs-down form is open afterwards. A thumbs up is saved at once; a thumbs
+ * down only opens (or closes) the form, which saves it when sent, with its reasons and comment
+ * (both optional); cancelling saves nothing.
+ */
+export function feedbackStep(
+  control: FeedbackControl,
+  formOpen: boolean,
+): { save?: { value: 1 | -1; comment?: string; reasons?: FeedbackReason[] }; formOpen: boolean } {
+  switch (control.kind) {
+    case 'up':
+      return { save: { value: 1 }, formOpen: false };
+    case 'down':
+      return { formOpen: !formOpen };
+    case 'send': {
+      const comment = control.comment.trim() || undefined;
+      const reasons = control.reasons.length ? [...control.reasons] : undefined;
+      return { save: { value: -1, comment, reasons }, formOpen: true };
+    }
+    case 'cancel':
+      return { formOpen: false };
+  }
+}
+
 /**
  * Thumbs up/down on a completed assistant message; a thumbs down can carry reasons (any of the
- * module's FEEDBACK_REASONS) and a comment.
+ * module's FEEDBACK_REASONS) and a comment, and is saved when its form is sent.
  */
 export function FeedbackButtons({ current, onSubmit, draft, onDraftChange }: FeedbackButtonsProps) {
   const id = useId();
@@ -61,13 +93,13 @@ export function FeedbackButtons({ current, onSubmit, draft, onDraftChange }: Fee
 
   const readOnly = !onSubmit;
 
-  async function submit(value: 1 | -1, withComment?: string, withReasons?: FeedbackReason[]): Promise<boolean> {
+  async function submit(save: { value: 1 | -1; comment?: string; reasons?: FeedbackReason[] }): Promise<boolean> {
     if (!onSubmit) return false;
     setBusy(true);
     setError(null);
     setSaved(false);
     try {
-      await onSubmit(value, withComment, value === -1 && withReasons?.length ? withReasons : undefined);
+      await onSubmit(save.value, save.comment, save.reasons);
       setSaved(true);
       return true;
     } catch (e) {
@@ -76,6 +108,22 @@ export function FeedbackButtons({ current, onSubmit, draft, onDraftChange }: Fee
     } finally {
       setBusy(false);
     }
+  }
+
+  /** Applies a control: the form opens or closes, and a rating is saved only when the step says so. */
+  function use(control: FeedbackControl): void {
+    const step = feedbackStep(control, commentOpen);
+    if (!step.formOpen && commentOpen) {
+      closeComment();
+      // What was ticked and not sent is dropped: the form reopens on the saved reasons.
+      setReasons([...savedReasons]);
+    } else if (step.formOpen && !commentOpen) {
+      openComment();
+    }
+    if (!step.save) return;
+    void submit(step.save).then((ok) => {
+      if (ok && control.kind === 'send') closeComment();
+    });
   }
 
   const btn = (pressed: boolean) =>
@@ -97,10 +145,7 @@ export function FeedbackButtons({ current, onSubmit, draft, onDraftChange }: Fee
           aria-label="Good answer"
           title="Good answer"
           disabled={busy || readOnly}
-          onClick={() => {
-            if (commentOpen) closeComment();
-            void submit(1);
-          }}
+          onClick={() => use({ kind: 'up' })}
           className={btn(current?.value === 1)}
         >
           <ThumbUpIcon />
@@ -114,11 +159,7 @@ export function FeedbackButtons({ current, onSubmit, draft, onDraftChange }: Fee
           aria-expanded={readOnly ? undefined : commentOpen}
           aria-controls={readOnly ? undefined : `${id}-comment`}
           disabled={busy || readOnly}
-          onClick={() => {
-            if (!commentOpen) openComment();
-            const text = (commentOpen ? comment : (current?.comment ?? '')).trim() || undefined;
-            if (current?.value !== -1) void submit(-1, text, reasons);
-          }}
+          onClick={() => use({ kind: 'down' })}
           className={btn(current?.value === -1)}
         >
           <ThumbDownIcon />
@@ -165,10 +206,7 @@ export function FeedbackButtons({ current, onSubmit, draft, onDraftChange }: Fee
           className="mt-1 flex flex-col gap-1"
           onSubmit={(e) => {
             e.preventDefault();
-            const text = comment.trim() || undefined;
-            void submit(-1, text, reasons).then((ok) => {
-              if (ok) closeComment();
-            });
+            use({ kind: 'send', comment, reasons });
           }}
         >
           <fieldset className="flex flex-wrap gap-x-3 gap-y-1" data-testid="feedback-reason-choices">
@@ -202,10 +240,15 @@ export function FeedbackButtons({ current, onSubmit, draft, onDraftChange }: Fee
               disabled={busy}
               className="rounded bg-slate-800 px-2 py-0.5 text-white disabled:opacity-50 dark:bg-slate-200 dark:text-slate-900"
             >
-              Save feedback
+              Send feedback
             </button>
-            <button type="button" onClick={closeComment} className="underline">
-              Close
+            <button
+              type="button"
+              data-testid="feedback-cancel"
+              onClick={() => use({ kind: 'cancel' })}
+              className="underline"
+            >
+              Cancel
             </button>
           </div>
         </form>

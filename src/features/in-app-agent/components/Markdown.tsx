@@ -99,7 +99,7 @@ const components: Components = {
   },
   table({ children }) {
     return (
-      <div className="my-2 overflow-x-auto">
+      <div className="relative my-2 overflow-x-auto">
         <table className="min-w-full border-collapse text-sm">{children}</table>
       </div>
     );

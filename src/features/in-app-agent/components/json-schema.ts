@@ -8,7 +8,10 @@
  * so a richer schema never blocks the user here: the server validates again and has the last word.
  *
  * Messages are per field and written for people ("title: at most 200 characters (it has 214)").
- * Pure, no dependencies, so it runs in the panel and in unit tests alike.
+ * Pure, no dependencies, so it runs in the panel and in unit tests alike. A library validator that
+ * needs no code generation (`@cfworker/json-schema` 4.1.6) was measured in its place: it added
+ * 21.9 KB (6.1 KB gzipped) to the panel's chunk and still needed a layer as long as this file to
+ * word its findings for people (its messages are for developers), so this one stays.
  */
 
 export type JsonSchema = Record<string, unknown>;

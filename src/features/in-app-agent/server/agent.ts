@@ -27,6 +27,7 @@ import { classifyModelError, withFreshToolCallIds, type ModelHandle } from './mo
 import { changedObjects, LOCAL_TOOL_DECLARATIONS, LOCAL_TOOL_NAMES } from '../tool-declarations';
 import type { RunToolPolicy } from './policy';
 import { runLocalTool, taintAfter, toolInfo, type ApprovalDecision, type Taint } from './tools';
+import { type Usage, UsageMeter } from './usage';
 
 export interface PendingCall {
   toolCallId: string;
@@ -66,8 +67,6 @@ export interface RunContext {
   /** What the conversation read before the history window (the data-flow guard's memory). */
   readSoFar?: Taint;
 }
-
-type Usage = { inputTokens?: number; outputTokens?: number };
 
 export type RunResult = (
   | { kind: 'success'; usage: Usage }
@@ -378,12 +377,12 @@ class Normalizer {
   /** The calls started in this run, by id, with their tool's name. */
   private readonly startedCalls = new Map<string, string>();
   private readonly endedCalls = new Set<string>();
-  usage: Usage = {};
   error: unknown;
   aborted = false;
 
   constructor(
     private readonly emit: (e: AgentEvent) => void,
+    private readonly meter: UsageMeter,
     private readonly spans?: ModelCallSpans,
   ) {}
 
@@ -400,6 +399,7 @@ class Normalizer {
       case 'text-delta': {
         const delta = String(p.text ?? '');
         if (!delta) break;
+        this.meter.streamed(delta.length);
         if (!this.textId) {
           this.textId = newId('msg_');
           this.stepMessageId = this.textId;
@@ -420,6 +420,7 @@ class Normalizer {
       case 'tool-call-delta': {
         const id = String(p.toolCallId);
         const delta = String(p.argsTextDelta ?? '');
+        this.meter.streamed(delta.length);
         if (this.startedCalls.has(id) && !this.endedCalls.has(id) && delta)
           this.emit({ type: 'TOOL_CALL_ARGS', toolCallId: id, delta });
         break;
@@ -430,8 +431,10 @@ class Normalizer {
         const id = String(p.toolCallId);
         this.closeText();
         if (!this.startedCalls.has(id)) {
+          const args = JSON.stringify(p.args ?? {});
+          this.meter.streamed(args.length);
           this.startCall(id, String(p.toolName));
-          this.emit({ type: 'TOOL_CALL_ARGS', toolCallId: id, delta: JSON.stringify(p.args ?? {}) });
+          this.emit({ type: 'TOOL_CALL_ARGS', toolCallId: id, delta: args });
         }
         this.endCall(id);
         break;
@@ -470,6 +473,10 @@ class Normalizer {
         });
         break;
       }
+      case 'reasoning-delta':
+        // Not shown, but streamed and paid for.
+        this.meter.streamed(String(p.text ?? '').length);
+        break;
       case 'step-start':
         this.spans?.stepStart();
         break;
@@ -477,13 +484,14 @@ class Normalizer {
         this.closeText();
         this.stepMessageId = undefined;
         const u = (p.output as Record<string, unknown> | undefined)?.usage as Usage | undefined;
+        this.meter.stepFinished(u);
         this.spans?.stepFinish(u);
         break;
       }
       case 'finish': {
         this.closeText();
         const u = ((p.output as Record<string, unknown> | undefined)?.usage ?? p.usage) as Usage | undefined;
-        if (u) this.usage = { inputTokens: u.inputTokens, outputTokens: u.outputTokens };
+        this.meter.finished(u);
         break;
       }
       case 'error':
@@ -543,7 +551,9 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
     'model.provider': ctx.model.info.provider,
     'model.id': ctx.model.info.modelId,
   });
-  const normalizer = new Normalizer(ctx.emit, spans);
+  // What the run used, also when it is stopped or fails mid-answer (then partly estimated).
+  const meter = new UsageMeter();
+  const normalizer = new Normalizer(ctx.emit, meter, spans);
   // The model stream stops when the run is stopped (Stop from any tab, the drain, a lost heartbeat:
   // the run's signal) and on an idle timeout. A client that disconnects only stops watching.
   const idle = new AbortController();
@@ -569,7 +579,7 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
       kind: 'error',
       code: 'MODEL_TIMEOUT',
       message: 'The model stopped responding. Please try again.',
-      usage: normalizer.usage,
+      usage: meter.usage(),
     });
   try {
     runtime = await buildTools(ctx, state, spans);
@@ -583,7 +593,7 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
       id: 'in-app-agent',
       name: 'In-app assistant',
       instructions: system,
-      model: withFreshToolCallIds(ctx.model.model) as never,
+      model: meter.watch(withFreshToolCallIds(ctx.model.model)) as never,
       tools: runtime.tools as never,
     });
     ctx.onModelStart?.();
@@ -630,17 +640,17 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
     }
     normalizer.closeText();
     if (ctx.signal.aborted || (normalizer.aborted && !timedOut))
-      return finish({ kind: 'cancelled', usage: normalizer.usage });
+      return finish({ kind: 'cancelled', usage: meter.usage() });
     if (timedOut) return finishTimedOut();
     if (normalizer.error) {
       const { code, message } = classifyModelError(normalizer.error);
-      return finish({ kind: 'error', code, message, usage: normalizer.usage });
+      return finish({ kind: 'error', code, message, usage: meter.usage() });
     }
-    if (pending.length) return finish({ kind: 'interrupt', pending: [...pending], usage: normalizer.usage });
-    return finish({ kind: 'success', usage: normalizer.usage });
+    if (pending.length) return finish({ kind: 'interrupt', pending: [...pending], usage: meter.usage() });
+    return finish({ kind: 'success', usage: meter.usage() });
   } catch (err) {
     normalizer.closeText();
-    if (ctx.signal.aborted) return finish({ kind: 'cancelled', usage: normalizer.usage });
+    if (ctx.signal.aborted) return finish({ kind: 'cancelled', usage: meter.usage() });
     if (timedOut) return finishTimedOut();
     const { code, message } = classifyModelError(err);
     if (err instanceof ToolsUnavailableError || !runtime) {
@@ -651,7 +661,7 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
         usage: {},
       });
     }
-    return finish({ kind: 'error', code, message, usage: normalizer.usage });
+    return finish({ kind: 'error', code, message, usage: meter.usage() });
   } finally {
     if (watchdog) clearInterval(watchdog);
   }

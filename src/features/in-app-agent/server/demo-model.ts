@@ -20,7 +20,7 @@
  *     an overloaded provider's; once, twice or "3 times"; useful to try Retry)
  *   show me an unsafe answer   (markdown with raw HTML and a javascript: link, rendered inert)
  */
-import type { RuntimeModel } from './model';
+import type { RuntimeModel } from './runtime-model';
 
 type Part =
   | { type: 'stream-start'; warnings: [] }

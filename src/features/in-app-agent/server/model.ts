@@ -7,12 +7,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { type Env, newId } from '../host';
 import type { ModelInfo } from '../schema';
 import { createDemoModel } from './demo-model';
-
-/** A language model as the runtime accepts it (AI SDK v2/v3 specification objects). */
-export type RuntimeModel = { specificationVersion: 'v2' | 'v3'; provider: string; modelId: string } & Record<
-  string,
-  unknown
->;
+import type { RuntimeModel } from './runtime-model';
 
 export interface ModelHandle {
   model: RuntimeModel;
@@ -92,40 +87,66 @@ export const DEMO_MODEL_INFO: ModelInfo = {
   demo: true,
 };
 
+type ProviderError = {
+  statusCode?: number;
+  status?: number;
+  name?: string;
+  message?: string;
+  cause?: unknown;
+  lastError?: unknown;
+};
+
+/**
+ * The error and those it wraps, outermost first: the client's error after its retries carries the
+ * last answer (`lastError`), a runtime's wrapper its `cause`. A few levels at most.
+ */
+function errorChain(err: unknown): ProviderError[] {
+  const chain: ProviderError[] = [];
+  let e: unknown = err;
+  while (e && typeof e === 'object' && chain.length < 4) {
+    const pe = e as ProviderError;
+    chain.push(pe);
+    e = pe.lastError ?? pe.cause;
+  }
+  return chain;
+}
+
+/** Wording of a provider throttling this account (Bedrock's in-stream body has no exception type). */
+const THROTTLED = /throttl|too many (requests|tokens)|rate.?limit|rate exceeded|please wait before trying again/i;
+/**
+ * Wording of a provider too busy to take the request: OpenAI's and vLLM's "overloaded", Anthropic's
+ * `overloaded_error`, Bedrock's ServiceUnavailableException (in the stream only its message, "Bedrock is
+ * unable to process your request.") and ModelNotReadyException ("Model is not ready for inference").
+ */
+const OVERLOADED = /overloaded|service.?unavailable|unable to process your request|model is not ready|not ready yet/i;
+/** Wording of a provider that could not be reached at all. */
+const UNREACHABLE =
+  /ECONNREFUSED|ENOTFOUND|ECONNRESET|EAI_AGAIN|cannot connect|fetch failed|socket hang up|timed? ?out/i;
+
+const RATE_LIMITED = {
+  code: 'MODEL_RATE_LIMITED',
+  message: 'The model provider is throttling requests. Please try again in a moment.',
+} as const;
+
 /** Maps a provider failure to a stable run error code and a message safe to show. */
 export function classifyModelError(err: unknown): {
-  code: 'MODEL_RATE_LIMITED' | 'MODEL_UNAVAILABLE' | 'MODEL_ERROR';
+  code: 'MODEL_RATE_LIMITED' | 'MODEL_OVERLOADED' | 'MODEL_UNAVAILABLE' | 'MODEL_ERROR';
   message: string;
 } {
-  const e = err as {
-    statusCode?: number;
-    status?: number;
-    name?: string;
-    message?: string;
-    cause?: unknown;
-    code?: string;
-  };
-  const status = e?.statusCode ?? e?.status;
-  const text = `${e?.name ?? ''} ${e?.message ?? ''}`;
-  // Bedrock's in-stream throttlingException arrives as its bare body ({message}), without the
-  // exception type: its wording ("Too many tokens/requests, please wait ...") is what is left.
-  if (
-    status === 429 ||
-    /throttl|too many (requests|tokens)|rate.?limit|rate exceeded|please wait before trying again/i.test(text)
-  ) {
+  const chain = errorChain(err);
+  const status = chain.map((e) => e.statusCode ?? e.status).find((s) => typeof s === 'number');
+  const text = chain.map((e) => `${e.name ?? ''} ${e.message ?? ''}`).join(' ');
+  // Throttling is said in words (Bedrock's in-stream exception has no status); a 429 without them
+  // may be a model that is not ready yet, which is the provider being busy.
+  if (THROTTLED.test(text)) return RATE_LIMITED;
+  if (status === 503 || status === 529 || OVERLOADED.test(text)) {
     return {
-      code: 'MODEL_RATE_LIMITED',
-      message: 'The model provider is throttling requests. Please try again in a moment.',
+      code: 'MODEL_OVERLOADED',
+      message: 'The model provider is overloaded right now. Please try again in a moment.',
     };
   }
-  if (
-    status === 503 ||
-    status === 502 ||
-    status === 504 ||
-    /ECONNREFUSED|ENOTFOUND|ECONNRESET|EAI_AGAIN|cannot connect|fetch failed|socket hang up|timed? ?out|unavailable|overloaded/i.test(
-      text,
-    )
-  ) {
+  if (status === 429) return RATE_LIMITED;
+  if (status === 502 || status === 504 || UNREACHABLE.test(text)) {
     return { code: 'MODEL_UNAVAILABLE', message: 'The model provider could not be reached. Please try again later.' };
   }
   return { code: 'MODEL_ERROR', message: 'The model returned an error. Please try again.' };

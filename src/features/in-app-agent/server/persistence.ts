@@ -694,7 +694,7 @@ export class RunRecorder {
    */
   async finish(
     end: RunEnd,
-    usage?: { inputTokens?: number; outputTokens?: number; costUsd?: number },
+    usage?: { inputTokens?: number; outputTokens?: number; costUsd?: number; estimated?: boolean },
   ): Promise<boolean> {
     if (this.timer) clearInterval(this.timer);
     clearTimeout(this.soon);
@@ -729,7 +729,7 @@ export class RunRecorder {
   private finishStatement(
     end: RunEnd,
     rows: WriteOp[],
-    usage?: { inputTokens?: number; outputTokens?: number; costUsd?: number },
+    usage?: { inputTokens?: number; outputTokens?: number; costUsd?: number; estimated?: boolean },
   ): Prisma.Sql {
     const failed = end.status === 'FAILED';
     const { updates, inserts } = this.eventWrites(rows, Prisma.sql`EXISTS (SELECT 1 FROM run)`);
@@ -737,7 +737,7 @@ export class RunRecorder {
         WITH run AS (
           UPDATE "AgentRun" SET "status" = ${end.status}::"AgentRunStatus", "finishedAt" = ${NOW},
             "inputTokens" = ${usage?.inputTokens ?? null}, "outputTokens" = ${usage?.outputTokens ?? null},
-            "costUsd" = ${usage?.costUsd ?? null}::double precision,
+            "costUsd" = ${usage?.costUsd ?? null}::double precision, "usageEstimated" = ${usage?.estimated === true},
             "errorCode" = ${failed ? end.code : null}, "errorMessage" = ${failed ? end.message.slice(0, 1000) : null}
           WHERE "id" = ${this.runId} AND "status" = 'RUNNING'
           RETURNING "conversationId"

@@ -4,7 +4,7 @@
  * `persistence.ts`; approvals in `human-in-the-loop.ts`. Functions return rows or `null`; the
  * router decides what a missing row means for the caller (NOT_FOUND).
  */
-import { newId, type PrismaClient } from '../host';
+import { newId, Prisma, type PrismaClient } from '../host';
 import { normalizeFeedbackReasons } from '../schema';
 import { replayPage } from './persistence';
 
@@ -216,7 +216,7 @@ export async function listReviewConversations(
       reasons: normalizeFeedbackReasons(r.feedback.flatMap((f) => (f.value < 0 ? f.reasons : []))),
       approvals: r._count.approvals,
       toolCalls: perConversation.get(r.id) ?? 0,
-      usage: usage.get(r.id) ?? { inputTokens: 0, outputTokens: 0, costUsd: null },
+      usage: usage.get(r.id) ?? { inputTokens: 0, outputTokens: 0, costUsd: null, estimated: false },
     })),
     nextCursor,
   };
@@ -236,20 +236,34 @@ export function listConversationRuns(prisma: PrismaClient, conversationId: strin
   return prisma.agentRun.findMany({ where: { conversationId }, orderBy: { startedAt: 'asc' } });
 }
 
-type UsageTotals = { inputTokens: number; outputTokens: number; costUsd: number | null };
+/** Sums of runs' usage; `estimated` when one of them is partly estimated (stopped or failed mid-answer). */
+type UsageTotals = { inputTokens: number; outputTokens: number; costUsd: number | null; estimated: boolean };
 
 /** Tokens and cost per conversation (sums over its runs). */
 async function usageByConversation(prisma: PrismaClient, ids: string[]): Promise<Map<string, UsageTotals>> {
   if (!ids.length) return new Map();
-  const rows = await prisma.agentRun.groupBy({
-    by: ['conversationId'],
-    where: { conversationId: { in: ids } },
-    _sum: { inputTokens: true, outputTokens: true, costUsd: true },
-  });
+  const rows = await prisma.$queryRaw<
+    Array<{
+      id: string;
+      input: bigint | number | null;
+      output: bigint | number | null;
+      cost: number | null;
+      estimated: boolean | null;
+    }>
+  >`
+    SELECT "conversationId" AS id, sum("inputTokens") AS input, sum("outputTokens") AS output,
+      sum("costUsd") AS cost, bool_or("usageEstimated") AS estimated
+    FROM "AgentRun" WHERE "conversationId" IN (${Prisma.join(ids)})
+    GROUP BY "conversationId"`;
   return new Map(
     rows.map((r) => [
-      r.conversationId,
-      { inputTokens: r._sum.inputTokens ?? 0, outputTokens: r._sum.outputTokens ?? 0, costUsd: r._sum.costUsd ?? null },
+      r.id,
+      {
+        inputTokens: Number(r.input ?? 0),
+        outputTokens: Number(r.output ?? 0),
+        costUsd: r.cost === null ? null : Number(r.cost),
+        estimated: r.estimated === true,
+      },
     ]),
   );
 }
@@ -264,23 +278,27 @@ export async function projectUsage(prisma: PrismaClient, projectId: string, days
     input: bigint | number | null;
     output: bigint | number | null;
     cost: number | null;
+    estimated: boolean | null;
   };
   const totals = (r: Row) => ({
     runs: Number(r.runs),
     inputTokens: Number(r.input ?? 0),
     outputTokens: Number(r.output ?? 0),
     costUsd: r.cost === null ? null : Math.round(Number(r.cost) * 1e6) / 1e6,
+    estimated: r.estimated === true,
   });
   const [byDay, byUser] = await Promise.all([
     prisma.$queryRaw<Row[]>`
       SELECT to_char(date_trunc('day', r."startedAt"), 'YYYY-MM-DD') AS key, NULL AS name, count(*) AS runs,
-        sum(r."inputTokens") AS input, sum(r."outputTokens") AS output, sum(r."costUsd") AS cost
+        sum(r."inputTokens") AS input, sum(r."outputTokens") AS output, sum(r."costUsd") AS cost,
+        bool_or(r."usageEstimated") AS estimated
       FROM "AgentRun" r JOIN "AgentConversation" c ON c."id" = r."conversationId"
       WHERE c."projectId" = ${projectId} AND r."startedAt" >= ${since}
       GROUP BY 1 ORDER BY 1 DESC`,
     prisma.$queryRaw<Row[]>`
       SELECT u."id" AS key, u."name" AS name, count(*) AS runs,
-        sum(r."inputTokens") AS input, sum(r."outputTokens") AS output, sum(r."costUsd") AS cost
+        sum(r."inputTokens") AS input, sum(r."outputTokens") AS output, sum(r."costUsd") AS cost,
+        bool_or(r."usageEstimated") AS estimated
       FROM "AgentRun" r JOIN "AgentConversation" c ON c."id" = r."conversationId" JOIN "User" u ON u."id" = r."userId"
       WHERE c."projectId" = ${projectId} AND r."startedAt" >= ${since}
       GROUP BY u."id", u."name" ORDER BY sum(r."inputTokens") + sum(r."outputTokens") DESC NULLS LAST`,
@@ -297,6 +315,7 @@ export async function projectUsage(prisma: PrismaClient, projectId: string, days
       inputTokens: sum((t) => t.inputTokens),
       outputTokens: sum((t) => t.outputTokens),
       costUsd: priced ? Math.round(sum((t) => t.costUsd ?? 0) * 1e6) / 1e6 : null,
+      estimated: all.some((t) => t.estimated),
     },
   };
 }
@@ -325,6 +344,7 @@ export async function reviewDetail(
     inputTokens: 0,
     outputTokens: 0,
     costUsd: null,
+    estimated: false,
   };
   return {
     conversation: { id: c.id, title: c.title, createdAt: c.createdAt, updatedAt: c.updatedAt, deletedAt: c.deletedAt },

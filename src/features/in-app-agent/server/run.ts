@@ -72,6 +72,7 @@ import {
   type RunEnd,
 } from './persistence';
 import { type RunToolPolicy, runToolPolicy } from './policy';
+import type { Usage } from './usage';
 
 /** Settings of a run (from the environment and the handler's options). */
 export interface RunSettings {
@@ -273,12 +274,11 @@ export function stopRun(run: LiveRun): void {
   run.stop('user');
 }
 
-/** A run's usage as RUN_FINISHED carries it and the run row stores it, with its cost when priced. */
-function usageOf(
-  info: ModelInfo,
-  usage: { inputTokens?: number; outputTokens?: number },
-  prices?: { input: number; output: number },
-): TokenUsage {
+/**
+ * A run's usage as RUN_FINISHED carries it and the run row stores it, with its cost when priced;
+ * `estimated` when part of it is (a stopped answer, or one that failed mid-answer: server/usage.ts).
+ */
+function usageOf(info: ModelInfo, usage: Usage, prices?: { input: number; output: number }): TokenUsage {
   const cost =
     prices && (usage.inputTokens !== undefined || usage.outputTokens !== undefined)
       ? ((usage.inputTokens ?? 0) * prices.input + (usage.outputTokens ?? 0) * prices.output) / 1_000_000
@@ -289,6 +289,7 @@ function usageOf(
     inputTokens: usage.inputTokens,
     outputTokens: usage.outputTokens,
     ...(cost === undefined ? {} : { costUsd: Math.round(cost * 1e8) / 1e8 }),
+    ...(usage.estimated ? { estimated: true } : {}),
   };
 }
 
@@ -465,7 +466,8 @@ async function runToEnd(ctx: OpenedRunContext): Promise<void> {
       finished(outcome, usage);
       end = { status: 'INTERRUPTED', outcome };
     } else if (result.kind === 'cancelled') {
-      finished({ type: 'cancelled' });
+      // What the model streamed until Stop was paid for: the usage says so (partly estimated).
+      finished({ type: 'cancelled' }, usage);
       end = { status: 'ABORTED' };
     } else {
       send({ type: 'RUN_ERROR', code: result.code, message: result.message });
@@ -515,6 +517,7 @@ async function runToEnd(ctx: OpenedRunContext): Promise<void> {
         durationMs: Date.now() - startedAt,
         inputTokens: result?.usage.inputTokens ?? null,
         outputTokens: result?.usage.outputTokens ?? null,
+        ...(result?.usage.estimated ? { usageEstimated: true } : {}),
       },
       `run ${end.status.toLowerCase()}`,
     );

@@ -66,9 +66,10 @@ function FilterSelect(props: {
   options: readonly FilterOption[];
 }) {
   return (
-    <label className="flex flex-col gap-1 text-sm">
+    <label className="flex min-w-0 max-w-full flex-col gap-1 text-sm">
       <span>{props.label}</span>
-      <select name={props.name} defaultValue={props.value ?? ''} className={field}>
+      {/* A long option (a key's name) would make the select as wide: it stays within the screen. */}
+      <select name={props.name} defaultValue={props.value ?? ''} className={`${field} max-w-full`}>
         <option value="">{props.anyLabel}</option>
         {props.options.map((o) => (
           <option key={o.value} value={o.value}>
@@ -124,13 +125,13 @@ export function AuditFilters({
       />
       <FilterSelect label="Project key" name="publicKey" value={values.publicKey} anyLabel="Any key" options={keys} />
       <FilterSelect label="Assistant user" name="userId" value={values.userId} anyLabel="Any user" options={users} />
-      <label className="flex flex-col gap-1 text-sm">
+      <label className="flex min-w-0 max-w-full flex-col gap-1 text-sm">
         <span>Assistant run id</span>
         <input
           name="runId"
           defaultValue={values.runId ?? ''}
           maxLength={100}
-          className={`${field} w-64`}
+          className={`${field} w-64 max-w-full`}
           placeholder="run_…"
         />
       </label>
@@ -214,7 +215,7 @@ export function AuditTable({ rows }: { rows: AuditRow[] }) {
     );
   }
   return (
-    <div className="overflow-x-auto">
+    <div className="relative overflow-x-auto">
       <table className="min-w-full border-collapse text-sm" data-testid="audit-table">
         <caption className="sr-only">MCP tool calls, newest first</caption>
         <thead>

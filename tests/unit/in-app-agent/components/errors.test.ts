@@ -46,6 +46,18 @@ describe('describeError', () => {
     expect(describeError('RUN_NOT_FOUND').retryable).toBe(false);
   });
 
+  it('says an overloaded provider is busy (retry in a moment), not unreachable', () => {
+    const busy = describeError(
+      'MODEL_OVERLOADED',
+      'The model provider is overloaded right now. Please try again in a moment.',
+    );
+    expect(busy.message).toBe(
+      "The model's provider is overloaded right now and could not take the request. Wait a moment and retry.",
+    );
+    expect(busy.retryable).toBe(true);
+    expect(describeError('MODEL_UNAVAILABLE').message).toBe('The model is not reachable right now.');
+  });
+
   it('reads a refused request from its error body, else from its status', () => {
     const busy = errorFromResponse(409, { error: { code: 'RUN_IN_PROGRESS', message: 'busy' } });
     expect(busy.code).toBe('RUN_IN_PROGRESS');

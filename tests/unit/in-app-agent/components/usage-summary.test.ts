@@ -2,20 +2,8 @@ import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import { joinViews } from '@/features/in-app-agent/components/review/ReviewConversation';
-import { formatUsd, UsageSummary, type ProjectUsage } from '@/features/in-app-agent/components/review/UsageSummary';
+import { UsageSummary, type ProjectUsage } from '@/features/in-app-agent/components/review/UsageSummary';
 import type { ConversationView } from '@/features/in-app-agent/schema';
-
-describe('formatUsd', () => {
-  it('shows small amounts with the decimals they need, at least two', () => {
-    expect(formatUsd(0)).toBe('$0.00');
-    expect(formatUsd(0.000138)).toBe('$0.000138');
-    expect(formatUsd(0.0001)).toBe('$0.0001');
-    expect(formatUsd(0.0000004)).toBe('$0.00');
-    expect(formatUsd(0.047205)).toBe('$0.0472');
-    expect(formatUsd(0.5)).toBe('$0.50');
-    expect(formatUsd(1234.567)).toBe('$1,234.57');
-  });
-});
 
 const usage = (over: Partial<ProjectUsage> = {}): ProjectUsage => ({
   days: 30,
@@ -64,6 +52,24 @@ describe('UsageSummary', () => {
     );
     expect(unpriced).toContain('no price configured');
     expect(unpriced).not.toContain('data-cost-usd');
+  });
+});
+
+describe('UsageSummary with an estimate', () => {
+  it('marks the rows that count a stopped answer with "≈" and says what it means', () => {
+    const estimated = { runs: 1, inputTokens: 900, outputTokens: 40, costUsd: 0.0033, estimated: true };
+    const html = render(
+      usage({
+        byDay: [{ day: '2026-11-25', ...estimated }],
+        byUser: [{ user: { id: 'u1', name: 'Ann' }, ...estimated }],
+        total: estimated,
+      }),
+    );
+    expect(html.match(/data-estimated="true"/g)).toHaveLength(4);
+    expect(html).toContain('≈ $0.0033');
+    expect(html).toContain('≈ 900');
+    expect(html).toContain('≈: partly estimated');
+    expect(render(usage())).not.toContain('≈');
   });
 });
 

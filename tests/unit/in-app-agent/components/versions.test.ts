@@ -5,7 +5,6 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import {
   ConversationMessages,
-  formatCost,
   formatUsage,
   type ConversationMessagesProps,
 } from '@/features/in-app-agent/components/ConversationMessages';
@@ -142,9 +141,7 @@ describe('usage of an answer', () => {
     expect(formatUsage({ inputTokens: 1234, outputTokens: 567 })).toBe('1,234 in · 567 out');
     expect(formatUsage({ model: 'x' })).toBeNull();
     expect(formatUsage(undefined)).toBeNull();
-    expect(formatCost(0)).toBe('$0');
-    expect(formatCost(0.00001)).toBe('< $0.0001');
-    expect(formatCost(2.5)).toBe('$2.50');
+    expect(formatUsage({ inputTokens: 10, outputTokens: 2, costUsd: 0.00036 })).toBe('10 in · 2 out · $0.00036');
   });
 
   it('shows a Usage disclosure (keyboard: a summary) under each finished answer, none while it runs', () => {

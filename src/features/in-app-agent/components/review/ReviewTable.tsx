@@ -130,7 +130,7 @@ const NUMERIC = new Set(['Approvals', 'Tool calls', 'Usage']);
 export function ReviewTable({ rows, basePath }: { rows: ReviewRow[]; basePath: string }) {
   if (rows.length === 0) return <p className="text-sm text-slate-600 dark:text-slate-300">No conversations match.</p>;
   return (
-    <div className="overflow-x-auto">
+    <div className="relative overflow-x-auto">
       <table className="min-w-full border-collapse text-sm" data-testid="review-table">
         <thead>
           <tr className="border-b border-slate-300 text-left dark:border-slate-700">
@@ -204,7 +204,7 @@ export function ReviewTable({ rows, basePath }: { rows: ReviewRow[]; basePath: s
                 </td>
                 <td className="py-2 pr-3 text-right">{r.approvals}</td>
                 <td className="py-2 pr-3 text-right">{r.toolCalls}</td>
-                <UsageCell usage={r.usage ?? { inputTokens: 0, outputTokens: 0, costUsd: null }} />
+                <UsageCell usage={r.usage ?? { inputTokens: 0, outputTokens: 0, costUsd: null, estimated: false }} />
               </tr>
             );
           })}

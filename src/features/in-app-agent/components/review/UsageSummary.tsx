@@ -6,12 +6,15 @@
  */
 import Link from 'next/link';
 import type { ReactNode } from 'react';
+import { approximately, ESTIMATE_TITLE, formatTokens, formatUsd } from '../usage-format';
 
 export interface UsageTotals {
   inputTokens: number;
   outputTokens: number;
   /** Null when no answer counted here was priced. */
   costUsd: number | null;
+  /** One of the answers counted here has an estimated part (stopped or failed mid-answer): shown "≈". */
+  estimated?: boolean;
 }
 
 export interface ProjectUsage {
@@ -25,23 +28,7 @@ export interface ProjectUsage {
 export const USAGE_RANGES = [7, 30, 90] as const;
 export const DEFAULT_USAGE_DAYS = 30;
 
-export function formatTokens(n: number): string {
-  return n.toLocaleString('en-US');
-}
-
-/**
- * Dollars with as many decimals as a small amount needs: one answer of a cheap model costs a
- * fraction of a cent, which two decimals would show as $0.00.
- */
-export function formatUsd(usd: number): string {
-  if (usd >= 1) return `$${usd.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
-  const digits = usd >= 0.01 ? 4 : 6;
-  const fixed = usd.toFixed(digits).replace(/0+$/, '');
-  const [whole = '0', frac = ''] = fixed.split('.');
-  return `$${whole}.${frac.padEnd(2, '0')}`;
-}
-
-function Cost({ usd }: { usd: number | null }) {
+function Cost({ usd, estimated }: { usd: number | null; estimated?: boolean }) {
   if (usd === null) {
     return (
       <span title="No price configured" className="text-slate-600 dark:text-slate-300">
@@ -50,10 +37,10 @@ function Cost({ usd }: { usd: number | null }) {
       </span>
     );
   }
-  return <>{formatUsd(usd)}</>;
+  return <>{approximately(estimated, formatUsd(usd))}</>;
 }
 
-/** The review list's cell: "1,204 in · 96 out" and the cost below it. */
+/** The review list's cell: "1,204 in · 96 out" and the cost below it ("≈" when partly estimated). */
 export function UsageCell({ usage }: { usage: UsageTotals }) {
   return (
     <td
@@ -62,11 +49,16 @@ export function UsageCell({ usage }: { usage: UsageTotals }) {
       data-input-tokens={usage.inputTokens}
       data-output-tokens={usage.outputTokens}
       data-cost-usd={usage.costUsd ?? undefined}
+      data-estimated={usage.estimated || undefined}
+      title={usage.estimated ? ESTIMATE_TITLE : undefined}
     >
-      {formatTokens(usage.inputTokens)} in · {formatTokens(usage.outputTokens)} out
+      {approximately(
+        usage.estimated,
+        `${formatTokens(usage.inputTokens)} in · ${formatTokens(usage.outputTokens)} out`,
+      )}
       {usage.costUsd !== null ? (
         <span className="block text-xs text-slate-600 dark:text-slate-300" data-testid="review-usage-cost">
-          {formatUsd(usage.costUsd)}
+          {approximately(usage.estimated, formatUsd(usage.costUsd))}
         </span>
       ) : null}
     </td>
@@ -74,7 +66,7 @@ export function UsageCell({ usage }: { usage: UsageTotals }) {
 }
 
 const TH = 'py-1.5 pr-3 font-medium';
-const TD = 'py-1.5 pr-3 text-right tabular-nums';
+const TD = 'py-1.5 pr-3 text-right tabular-nums whitespace-nowrap';
 
 function UsageRow(props: { label: string; totals: UsageTotals & { runs: number }; testId: string; keyValue: string }) {
   const { label, totals, testId, keyValue } = props;
@@ -87,15 +79,17 @@ function UsageRow(props: { label: string; totals: UsageTotals & { runs: number }
       data-input-tokens={totals.inputTokens}
       data-output-tokens={totals.outputTokens}
       data-cost-usd={totals.costUsd ?? undefined}
+      data-estimated={totals.estimated || undefined}
+      title={totals.estimated ? ESTIMATE_TITLE : undefined}
     >
       <th scope="row" className="py-1.5 pr-3 text-left font-normal">
         {label}
       </th>
       <td className={TD}>{formatTokens(totals.runs)}</td>
-      <td className={TD}>{formatTokens(totals.inputTokens)}</td>
-      <td className={TD}>{formatTokens(totals.outputTokens)}</td>
+      <td className={TD}>{approximately(totals.estimated, formatTokens(totals.inputTokens))}</td>
+      <td className={TD}>{approximately(totals.estimated, formatTokens(totals.outputTokens))}</td>
       <td className={TD}>
-        <Cost usd={totals.costUsd} />
+        <Cost usd={totals.costUsd} estimated={totals.estimated} />
       </td>
     </tr>
   );
@@ -173,13 +167,16 @@ export function UsageSummary({ usage, hrefForDays }: { usage: ProjectUsage; href
       <p className="text-sm text-slate-600 dark:text-slate-300">
         Answers of the assistant in this project started in the last {usage.days} days (days in UTC).
         {priced ? '' : ' Costs show once the model’s prices are configured.'}
+        {usage.total.estimated
+          ? ' ≈: partly estimated (answers stopped or failed while the model was writing; the provider reported nothing for that part).'
+          : ''}
       </p>
       {usage.total.runs === 0 ? (
         <p className="text-sm" data-testid="review-usage-empty">
           No answers in this period.
         </p>
       ) : (
-        <div className="grid gap-4 overflow-x-auto lg:grid-cols-2">
+        <div className="relative grid gap-4 overflow-x-auto lg:grid-cols-2">
           <UsageTable caption="Per day" first="Day" testId="review-usage-by-day" total={usage.total}>
             {usage.byDay.map((d) => (
               <UsageRow key={d.day} label={d.day} totals={d} testId="review-usage-day" keyValue={d.day} />

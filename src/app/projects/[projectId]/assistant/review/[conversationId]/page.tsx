@@ -5,7 +5,12 @@ import { AuditTrail } from '@/features/in-app-agent/components/review/AuditTrail
 import { ReviewConversation } from '@/features/in-app-agent/components/review/ReviewConversation';
 import { ReviewExport } from '@/features/in-app-agent/components/review/ReviewExport';
 import { RunOutcome } from '@/features/in-app-agent/components/review/ReviewTable';
-import { formatTokens, formatUsd } from '@/features/in-app-agent/components/review/UsageSummary';
+import {
+  approximately,
+  ESTIMATE_TITLE,
+  formatTokens,
+  formatUsd,
+} from '@/features/in-app-agent/components/usage-format';
 import { isNotFound, reviewGate } from '../access';
 import { NotAllowed } from '@/features/tracker/components/ui';
 
@@ -64,10 +69,20 @@ export default async function AssistantReviewConversationPage({
             <RunOutcome status={lastStatus} />
             {model ? ` · model ${model.label}` : ''}
             {data.conversation.deletedAt ? ' · deleted by the user' : ''}
-            <span data-testid="review-conversation-usage">
+            <span
+              data-testid="review-conversation-usage"
+              data-estimated={data.usage.estimated || undefined}
+              title={data.usage.estimated ? ESTIMATE_TITLE : undefined}
+            >
               {' '}
-              · {formatTokens(data.usage.inputTokens)} tokens in, {formatTokens(data.usage.outputTokens)} out
-              {data.usage.costUsd !== null ? `, ${formatUsd(data.usage.costUsd)}` : ''}
+              ·{' '}
+              {approximately(
+                data.usage.estimated,
+                `${formatTokens(data.usage.inputTokens)} tokens in, ${formatTokens(data.usage.outputTokens)} out`,
+              )}
+              {data.usage.costUsd !== null
+                ? `, ${approximately(data.usage.estimated, formatUsd(data.usage.costUsd))}`
+                : ''}
             </span>
           </p>
         </div>
