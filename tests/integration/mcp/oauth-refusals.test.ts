@@ -173,12 +173,13 @@ describe('the consent decision', () => {
     const { sealed } = await openAuthorization(authorizeUrl({ client_id: clientId }));
     const before = await prisma.mcpOAuthCode.count({ where: { clientId } });
     const owner = project.users.OWNER.cookie;
-    for (const headers of [
+    const variants: Array<Record<string, string>> = [
       { origin: 'https://evil.example' },
       { origin: 'null' },
       { 'sec-fetch-site': 'cross-site' },
       {},
-    ]) {
+    ];
+    for (const headers of variants) {
       const res = await postDecision(server.url, sealed!, owner, { projectId: project.id, access: 'full' }, headers);
       expect([JSON.stringify(headers), res.status]).toEqual([JSON.stringify(headers), 403]);
       expect(res.headers.get('refresh')).toBeNull();
