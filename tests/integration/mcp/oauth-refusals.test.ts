@@ -25,7 +25,7 @@ let server: TestServer;
 let docs: Awaited<ReturnType<typeof startDocumentServer>>;
 let project: TestProject;
 const REDIRECT = 'http://127.0.0.1/callback';
-const VERIFIER = 'v'.repeat(20) + 'erifier-0123456789-abcdefghij';
+const VERIFIER = `${'v'.repeat(20)}erifier-0123456789-abcdefghij`;
 
 beforeAll(async () => {
   server = await startTestServer();
