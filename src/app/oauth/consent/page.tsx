@@ -70,7 +70,7 @@ export default async function ConsentPage({
             />
             <p className="mt-5 text-xs text-slate-600 dark:text-slate-400">
               You can disconnect the app at any time under{' '}
-              <Link href="/account" className={link}>
+              <Link href="/account" className={`${link} underline`}>
                 Connected apps
               </Link>
               .

@@ -5,7 +5,7 @@
  * which checks everything again (origin, session, membership, role). Only scopes the user's role in
  * the chosen project holds are offered; "Full" means all of them.
  */
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { KEY_SCOPES, READ_ONLY_KEY_SCOPES, normalizeKeyScopes, toolsOfScope } from '@/features/mcp/key-scopes';
 import { btn, field, labelText } from '@/features/tracker/components/ui';
 import type { Scope } from '@/server/rbac';
@@ -56,6 +56,10 @@ export function ConsentForm(props: {
   const start = initialChoice(requestedScopes, held);
   const [access, setAccess] = useState<Access>(start.access);
   const [custom, setCustom] = useState<ReadonlySet<Scope>>(() => new Set(start.custom));
+  useEffect(() => {
+    // Browser tests wait for this before they use the form's controls.
+    document.body.dataset.hydrated = 'true';
+  }, []);
 
   function chooseProject(id: string) {
     setProjectId(id);
