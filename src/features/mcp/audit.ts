@@ -213,6 +213,8 @@ export interface AuditRow {
   userId: string | null;
   userName: string | null;
   runId: string | null;
+  /** Calls of a connected app (OAuth access token): the client, as it was named at the call. */
+  oauthClient: { id: string; name: string } | null;
   /** Sent by the caller. */
   toolCallId: string | null;
   /** `tool` is the caller's text, not a registered tool. */
@@ -283,6 +285,7 @@ export async function listAudit(
       userId: r.userId,
       userName: r.userId ? (names.get(r.userId) ?? null) : null,
       runId: r.runId,
+      oauthClient: r.oauthClientId ? { id: r.oauthClientId, name: r.oauthClientName ?? r.oauthClientId } : null,
       toolCallId: r.toolCallId,
       callerSuppliedTool: r.callerSuppliedTool,
       callCount: r.callCount,

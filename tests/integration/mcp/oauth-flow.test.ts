@@ -15,6 +15,7 @@ import { resetEnvCache } from '@/server/env';
 import { hashPassword } from '@/server/password';
 import { createIssue, createProject, createUser, type TestProject, type TestUser } from '../../helpers/fixtures';
 import { startTestServer, type TestServer } from '../../helpers/http';
+import { trpcClient } from '../../helpers/trpc';
 import { rawPost } from './mcp-client';
 import {
   consent,
@@ -209,6 +210,15 @@ describe('the official MCP client, registered by Dynamic Client Registration', (
       oauthClientName: 'Flow Test Client',
     });
     expect(audit.oauthGrantId).toMatch(/^gr_/);
+    // The project's audit trail names the app and the member it acted for.
+    const trail = await trpcClient(server.url, project.users.OWNER.cookie).mcp.audit.list.query({
+      projectId: project.id,
+    });
+    expect(trail.items.find((r) => r.id === audit.id)).toMatchObject({
+      oauthClient: { id: clientId, name: 'Flow Test Client' },
+      userName: 'Connecting Member',
+      keyKind: null,
+    });
 
     // Refresh: a new pair; the old refresh token is used up.
     expect(await auth(provider, { serverUrl: mcpUrl() })).toBe('AUTHORIZED');
