@@ -60,7 +60,7 @@ export function preview(value: unknown, max = PREVIEW_CHARS): string {
 }
 
 /** The connected app a call came through (OAuth access token). */
-export interface AuditOAuthClient {
+interface AuditOAuthClient {
   grantId: string;
   clientId: string;
   clientName: string;

@@ -22,7 +22,7 @@ import { checkAccessToken } from './oauth/tokens';
 type KeyRef = Pick<ApiKey, 'id' | 'kind' | 'name' | 'projectId' | 'userId' | 'runId'>;
 
 /** A project API key: the scopes it was created with. */
-export interface ProjectKeyPrincipal {
+interface ProjectKeyPrincipal {
   kind: 'project-key';
   key: KeyRef;
   projectId: string;
@@ -34,7 +34,7 @@ export interface ProjectKeyPrincipal {
 }
 
 /** The assistant's key of one run: the bound user's current role; writes need an override. */
-export interface RunKeyPrincipal {
+interface RunKeyPrincipal {
   kind: 'run-key';
   key: KeyRef;
   projectId: string;
@@ -45,7 +45,7 @@ export interface RunKeyPrincipal {
 }
 
 /** A connected app (OAuth access token): grant scopes within the user's current role. */
-export interface OAuthPrincipal {
+interface OAuthPrincipal {
   kind: 'oauth';
   key: null;
   projectId: string;

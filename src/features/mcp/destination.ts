@@ -139,7 +139,7 @@ export function bareHost(hostname: string): string {
 }
 
 /** Thrown (through the connection's lookup) when a destination is refused. */
-export class RefusedDestination extends Error {
+class RefusedDestination extends Error {
   readonly code = 'EREFUSEDDESTINATION';
 }
 

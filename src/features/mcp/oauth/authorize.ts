@@ -102,7 +102,7 @@ export async function handleAuthorize(req: Request, opts: { prisma?: PrismaClien
   return Response.redirect(`${site.issuer}${CONSENT_PATH}?request=${encodeURIComponent(sealed)}`, 303);
 }
 
-export interface ConsentProject {
+interface ConsentProject {
   id: string;
   name: string;
   role: Role;
@@ -110,7 +110,7 @@ export interface ConsentProject {
   scopes: Scope[];
 }
 
-export interface ConsentView {
+interface ConsentView {
   sealed: string;
   client: {
     name: string;

@@ -17,13 +17,13 @@ import { checkRedirectUri, MAX_REDIRECT_URI_CHARS } from './redirect-uri';
 import { hashSecret, isSecretOf, newSecret } from './secrets';
 
 export const TOKEN_AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post'] as const;
-export type TokenAuthMethod = (typeof TOKEN_AUTH_METHODS)[number];
+type TokenAuthMethod = (typeof TOKEN_AUTH_METHODS)[number];
 const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
 
 const REGISTERED_ID = /^mcpc_[0-9a-z]{24}$/;
 
 /** A registration request (RFC 7591 §2); members this server does not use are ignored. */
-export const RegistrationRequest = z.looseObject({
+const RegistrationRequest = z.looseObject({
   redirect_uris: z
     .array(z.string().max(MAX_REDIRECT_URI_CHARS), { error: 'redirect_uris must be a list of URIs.' })
     .min(1, 'Register at least one redirect URI.')

@@ -8,14 +8,13 @@ import { env, type Env } from '@/server/env';
 
 /** The MCP endpoint's path: the protected resource. */
 export const MCP_PATH = '/api/public/mcp';
-export const PROTECTED_RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
-export const AUTHORIZATION_SERVER_METADATA_PATH = '/.well-known/oauth-authorization-server';
-export const AUTHORIZE_PATH = '/oauth/authorize';
+const PROTECTED_RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
+const AUTHORIZE_PATH = '/oauth/authorize';
 export const CONSENT_PATH = '/oauth/consent';
 export const CONSENT_DECISION_PATH = '/oauth/consent/decision';
-export const TOKEN_PATH = '/api/oauth/token';
-export const REGISTER_PATH = '/api/oauth/register';
-export const REVOKE_PATH = '/api/oauth/revoke';
+const TOKEN_PATH = '/api/oauth/token';
+const REGISTER_PATH = '/api/oauth/register';
+const REVOKE_PATH = '/api/oauth/revoke';
 
 export interface OAuthSite {
   /** The authorization server's issuer identifier: the public URL's origin. */

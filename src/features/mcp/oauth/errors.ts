@@ -7,7 +7,7 @@ import 'server-only';
 import { logRefusal } from '@/server/log';
 import { corsHeaders } from './http';
 
-export const OAUTH_ERRORS = [
+const OAUTH_ERRORS = [
   'invalid_request',
   'invalid_client',
   'invalid_grant',

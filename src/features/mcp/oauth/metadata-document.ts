@@ -20,13 +20,13 @@ import { bareHost, classifyAddress, guardedLookup, isMetadataHost, isRefusedDest
 import { clientDisplayName } from './client-name';
 import { checkRedirectUri, MAX_REDIRECT_URI_CHARS } from './redirect-uri';
 
-export const METADATA_DOCUMENT_MAX_BYTES = 5 * 1024;
+const METADATA_DOCUMENT_MAX_BYTES = 5 * 1024;
 const FETCH_TIMEOUT_MS = 5_000;
 const CACHE_MIN_MS = 5 * 60_000;
 const CACHE_MAX_MS = 24 * 3_600_000;
 const CACHE_DEFAULT_MS = 3_600_000;
 /** Longest client id URL accepted. */
-export const MAX_CLIENT_ID_URL_CHARS = 500;
+const MAX_CLIENT_ID_URL_CHARS = 500;
 
 const LOOPBACK_NAMES: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '::1']);
 

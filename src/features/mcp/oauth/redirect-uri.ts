@@ -34,7 +34,7 @@ const REFUSED_SCHEMES: ReadonlySet<string> = new Set([
   'wss:',
 ]);
 
-export type RedirectUriKind = 'https' | 'loopback' | 'private-use';
+type RedirectUriKind = 'https' | 'loopback' | 'private-use';
 export type RedirectUriCheck = { ok: true; kind: RedirectUriKind } | { ok: false; reason: string };
 
 function parse(uri: string): URL | null {

@@ -266,7 +266,7 @@ export async function revokeToken(prisma: PrismaClient, client: McpOAuthClient, 
     });
 }
 
-export interface AccessGrant {
+interface AccessGrant {
   grantId: string;
   clientId: string;
   clientName: string;
