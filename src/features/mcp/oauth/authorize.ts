@@ -17,9 +17,12 @@ import type { McpOAuthClient, PrismaClient } from '@/generated/prisma/client';
 import { getSessionUser, type SessionUser } from '@/server/auth';
 import { getPrisma } from '@/server/db';
 import { readBodyCapped } from '@/server/request-body';
-import { ROLES, type Role, type Scope } from '@/server/rbac';
+import type { Role, Scope } from '@/server/rbac';
 import { KEY_SCOPES, READ_ONLY_KEY_SCOPES } from '../key-scopes';
-import { resolveClient } from './clients';
+import { listProjectsForUser } from '@/features/tracker/services/projects';
+import { getMemberRole } from '@/server/access';
+import { isIdentifier } from '@/server/text';
+import { findClient, resolveClient } from './clients';
 import { CONSENT_PATH, oauthSite, type OAuthSite } from './config';
 import { errorPage, handOverPage } from './html';
 import { MAX_OAUTH_BODY_BYTES } from './http';
@@ -139,20 +142,15 @@ const INVALID = {
 
 /** The pending request's client, still registered with the same redirect URI. */
 async function pendingClient(prisma: PrismaClient, pending: PendingAuthorization): Promise<McpOAuthClient | null> {
-  const client = await prisma.mcpOAuthClient.findUnique({ where: { id: pending.clientId } });
+  const client = await findClient(prisma, pending.clientId);
   return client && redirectUriMatches(client.redirectUris, pending.redirectUri) ? client : null;
 }
 
 /** The projects the user may grant access to, with the most their role allows in each. */
 async function consentProjects(prisma: PrismaClient, userId: string): Promise<ConsentProject[]> {
-  const rows = await prisma.projectMembership.findMany({
-    where: { userId },
-    select: { role: true, project: { select: { id: true, name: true } } },
-    orderBy: { project: { name: 'asc' } },
-    take: 500,
-  });
+  const rows = await listProjectsForUser(prisma, userId);
   return rows
-    .map((m) => ({ id: m.project.id, name: m.project.name, role: m.role, scopes: roleKeyScopes(m.role) }))
+    .map((p) => ({ id: p.id, name: p.name, role: p.role, scopes: roleKeyScopes(p.role) }))
     .filter((p) => p.scopes.length > 0);
 }
 
@@ -251,16 +249,10 @@ export async function handleConsentDecision(req: Request, opts: { prisma?: Prism
   }
   if (decision !== 'allow') return errorPage(400, 'Invalid consent form', 'Choose Allow or Deny.');
   const projectId = form.get('projectId') ?? '';
-  const membership =
-    projectId.length > 0 && projectId.length <= 64
-      ? await prisma.projectMembership.findUnique({
-          where: { projectId_userId: { projectId, userId: user.id } },
-          select: { role: true },
-        })
-      : null;
-  if (!membership || !ROLES.includes(membership.role))
+  const role = isIdentifier(projectId) ? await getMemberRole(prisma, projectId, user.id) : null;
+  if (!role)
     return errorPage(400, 'Choose one of your projects', 'You can only grant access to a project you are a member of.');
-  const chosen = chosenScopes(form.get('access'), form.getAll('scope'), membership.role);
+  const chosen = chosenScopes(form.get('access'), form.getAll('scope'), role);
   if (!chosen.ok) return errorPage(400, 'This access cannot be granted', chosen.message);
   const code = await issueCode(prisma, {
     clientId: client.id,

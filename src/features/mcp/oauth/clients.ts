@@ -12,7 +12,7 @@ import type { McpOAuthClient, PrismaClient } from '@/generated/prisma/client';
 import { newId } from '@/server/ids';
 import { clientDisplayName } from './client-name';
 import { OAuthError } from './errors';
-import { looksLikeMetadataDocumentUrl, resolveMetadataDocumentClient, type DocumentResult } from './metadata-document';
+import { fetchMetadataDocument, looksLikeMetadataDocumentUrl } from './metadata-document';
 import { checkRedirectUri, MAX_REDIRECT_URI_CHARS } from './redirect-uri';
 import { hashSecret, isSecretOf, newSecret } from './secrets';
 
@@ -103,15 +103,45 @@ export async function registerClient(prisma: PrismaClient, raw: unknown): Promis
 
 export type ClientLookup = { ok: true; client: McpOAuthClient } | { ok: false; code: string; description: string };
 
+/** A client by its id, as stored (no fetch). */
+export function findClient(prisma: PrismaClient, clientId: string): Promise<McpOAuthClient | null> {
+  return prisma.mcpOAuthClient.findUnique({ where: { id: clientId } });
+}
+
+/**
+ * The client a metadata document URL names: the cached row while it is fresh, else the document
+ * fetched, checked and stored (metadata-document.ts).
+ */
+async function metadataDocumentClient(prisma: PrismaClient, clientId: string): Promise<ClientLookup> {
+  const cached = await findClient(prisma, clientId);
+  if (cached?.kind === 'METADATA_DOCUMENT' && cached.metadataExpiresAt && cached.metadataExpiresAt > new Date())
+    return { ok: true, client: cached };
+  const doc = await fetchMetadataDocument(clientId);
+  if (!doc.ok) return doc;
+  const fields = {
+    kind: 'METADATA_DOCUMENT' as const,
+    name: doc.name,
+    clientUri: doc.clientUri,
+    redirectUris: doc.redirectUris,
+    tokenEndpointAuthMethod: 'none',
+    secretHash: null,
+    metadataExpiresAt: new Date(Date.now() + doc.cacheMs),
+  };
+  const client = await prisma.mcpOAuthClient.upsert({
+    where: { id: clientId },
+    create: { id: clientId, ...fields },
+    update: fields,
+  });
+  return { ok: true, client };
+}
+
 /**
  * The client an authorization request names: a registered client, or the client of a metadata
  * document URL (fetched when not cached). Unknown or unusable ids come back as a reason, never thrown.
  */
-export async function resolveClient(prisma: PrismaClient, clientId: string): Promise<ClientLookup | DocumentResult> {
-  if (looksLikeMetadataDocumentUrl(clientId)) return resolveMetadataDocumentClient(prisma, clientId);
-  const client = REGISTERED_ID.test(clientId)
-    ? await prisma.mcpOAuthClient.findUnique({ where: { id: clientId } })
-    : null;
+export async function resolveClient(prisma: PrismaClient, clientId: string): Promise<ClientLookup> {
+  if (looksLikeMetadataDocumentUrl(clientId)) return metadataDocumentClient(prisma, clientId);
+  const client = REGISTERED_ID.test(clientId) ? await findClient(prisma, clientId) : null;
   if (client?.kind !== 'REGISTERED')
     return { ok: false, code: 'UNKNOWN_CLIENT', description: 'This client is not registered with this server.' };
   return { ok: true, client };
@@ -161,7 +191,7 @@ export async function authenticateClient(
   const clientId = basic?.id ?? formId;
   if (!clientId) throw new OAuthError('invalid_request', 'client_id is required.');
   if (clientId.length > 500) throw fail('Unknown client.');
-  const client = await prisma.mcpOAuthClient.findUnique({ where: { id: clientId } });
+  const client = await findClient(prisma, clientId);
   if (!client) throw fail('Unknown client.');
   const secret = basic?.secret ?? formSecret;
   if (client.tokenEndpointAuthMethod === 'none') {

@@ -1,8 +1,8 @@
 /**
  * Client ID Metadata Documents: a client whose `client_id` is an https URL publishes its metadata
  * (name, redirect URIs) as JSON at that very URL. The document is fetched when an authorization
- * starts and cached on the client row (its Cache-Control max-age, kept between 5 minutes and a
- * day). The fetch is guarded like the webhook's (destination.ts): only public addresses, checked at
+ * starts and cached on the client row by clients.ts (its Cache-Control max-age, kept between 5
+ * minutes and a day). The fetch is guarded like the webhook's (destination.ts): only public addresses, checked at
  * connect time; no redirects; 5 s; at most 5 KiB.
  *
  * Production accepts only https URLs on public addresses. Tests serve documents from a local
@@ -14,7 +14,6 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { z } from 'zod';
-import type { McpOAuthClient, PrismaClient } from '@/generated/prisma/client';
 import { env } from '@/server/env';
 import { bareHost, classifyAddress, guardedLookup, isMetadataHost, isRefusedDestination } from '../destination';
 import { clientDisplayName } from './client-name';
@@ -45,8 +44,8 @@ export function looksLikeMetadataDocumentUrl(clientId: string): boolean {
   return /^https?:\/\//i.test(clientId);
 }
 
-export type DocumentResult =
-  | { ok: true; client: McpOAuthClient }
+type DocumentResult =
+  | { ok: true }
   | {
       ok: false;
       code:
@@ -204,21 +203,17 @@ function get(url: URL): Promise<Fetched> {
   });
 }
 
+export type FetchedDocument =
+  | { ok: true; name: string; clientUri: string | null; redirectUris: string[]; cacheMs: number }
+  | Extract<DocumentResult, { ok: false }>;
+
 /**
- * The client a metadata document URL names: the cached row while it is fresh, else the document
- * fetched, checked and stored. Never throws for what the document or its server does wrong.
+ * Fetches and checks the document a client id URL names (the caller caches it for `cacheMs`).
+ * Never throws for what the document or its server does wrong.
  */
-export async function resolveMetadataDocumentClient(prisma: PrismaClient, clientId: string): Promise<DocumentResult> {
+export async function fetchMetadataDocument(clientId: string): Promise<FetchedDocument> {
   const checked = checkClientIdUrl(clientId);
   if (!checked.ok) return checked;
-  const cached = await prisma.mcpOAuthClient.findUnique({ where: { id: clientId } });
-  if (
-    cached &&
-    cached.kind === 'METADATA_DOCUMENT' &&
-    cached.metadataExpiresAt &&
-    cached.metadataExpiresAt > new Date()
-  )
-    return { ok: true, client: cached };
   let fetched: Fetched;
   try {
     fetched = await get(checked.url);
@@ -250,19 +245,5 @@ export async function resolveMetadataDocumentClient(prisma: PrismaClient, client
   }
   const doc = validateMetadataDocument(clientId, json);
   if (!doc.ok) return { ok: false, code: 'CLIENT_METADATA_INVALID', description: doc.description };
-  const fields = {
-    kind: 'METADATA_DOCUMENT' as const,
-    name: doc.name,
-    clientUri: doc.clientUri,
-    redirectUris: doc.redirectUris,
-    tokenEndpointAuthMethod: 'none',
-    secretHash: null,
-    metadataExpiresAt: new Date(Date.now() + cacheLifetime(fetched.cacheControl)),
-  };
-  const client = await prisma.mcpOAuthClient.upsert({
-    where: { id: clientId },
-    create: { id: clientId, ...fields },
-    update: fields,
-  });
-  return { ok: true, client };
+  return { ...doc, cacheMs: cacheLifetime(fetched.cacheControl) };
 }
