@@ -7,6 +7,7 @@
 import 'server-only';
 import { z } from 'zod';
 import type { PrismaClient } from '@/generated/prisma/client';
+import { log } from '@/server/log';
 import type { Scope } from '@/server/rbac';
 import { Identifier } from '@/server/text';
 import { storedKeyScopes } from '../key-scopes';
@@ -81,5 +82,9 @@ export async function revokeGrant(
   const grant = await prisma.mcpOAuthGrant.findFirst({ where: { id: grantId, ...owner }, select: { id: true } });
   if (!grant) return false;
   await revokeGrantTokens(prisma, grant.id);
+  log().info(
+    { event: 'mcp.oauth.disconnected', grantId: grant.id, by: 'userId' in owner ? 'user' : 'project' },
+    'A connected app was disconnected',
+  );
   return true;
 }

@@ -191,7 +191,18 @@ export async function exchangeCode(
       },
     });
     await tx.mcpOAuthCode.update({ where: { codeHash }, data: { grantId: grant.id } });
-    return mintPair(tx, grant.id, scopes);
+    const pair = await mintPair(tx, grant.id, scopes);
+    log().info(
+      {
+        event: 'mcp.oauth.granted',
+        grantId: grant.id,
+        clientId: row.clientId,
+        projectId: row.projectId,
+        scopes: scopes.length,
+      },
+      'A connected app got its first tokens',
+    );
+    return pair;
   });
 }
 
