@@ -135,8 +135,35 @@ const EnvSchema = z.object({
   PASSWORD_HASH_QUEUE: intIn(0, 1000, 16),
   /** tRPC mutations per signed-in user and minute (shared by every instance). */
   TRPC_MUTATIONS_PER_MINUTE: intIn(1, 100_000, 120),
-  /** MCP tools/call requests per project API key and minute (shared by every instance). */
+  /** MCP tools/call requests per project API key (or OAuth grant) and minute (shared by every instance). */
   MCP_CALLS_PER_KEY_PER_MINUTE: intIn(1, 1_000_000, 120),
+
+  /** MCP authorization (OAuth 2.1): lifetimes of access tokens, refresh tokens and codes. */
+  MCP_OAUTH_ACCESS_TOKEN_TTL_SECONDS: intIn(60, 86_400, 3600),
+  MCP_OAUTH_REFRESH_TOKEN_TTL_DAYS: intIn(1, 365, 30),
+  MCP_OAUTH_CODE_TTL_SECONDS: intIn(10, 600, 60),
+  /**
+   * A refresh token used a second time within this many seconds of its rotation is refused without
+   * revoking its grant (two requests racing); later, the replay revokes the grant and its tokens.
+   */
+  MCP_OAUTH_REFRESH_REUSE_GRACE_SECONDS: intIn(0, 300, 10),
+  /** Client registrations (RFC 7591) per client address and minute, or per instance and minute when no address is known. */
+  MCP_OAUTH_REGISTRATIONS_PER_MINUTE: intIn(1, 10_000, 20),
+  /**
+   * Tests only: Client ID Metadata Documents may be served over plain http from a loopback address
+   * (production requires https and a public address). Refused unless NODE_ENV is test.
+   */
+  MCP_OAUTH_TEST_LOOPBACK_CLIENT_IDS: z
+    .enum(['1', '0', ''])
+    .optional()
+    .transform((v, ctx) => {
+      const on = v === '1';
+      if (on && testOnlyRefused) {
+        ctx.addIssue({ code: 'custom', message: 'is a test setting: only accepted when NODE_ENV is test' });
+        return z.NEVER;
+      }
+      return on;
+    }),
 
   /** Connections of this instance's PostgreSQL pool (each instance also holds one fan-out connection). */
   DATABASE_POOL_MAX: intIn(1, 1000, 10),
@@ -172,8 +199,10 @@ export type Env = z.infer<typeof EnvSchema>;
 /** Every variable the app reads, in the order the schema declares them (documentation checks). */
 export const ENV_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
 
-// Set for the duration of one parse: whether the source being parsed is a production environment.
+// Set for the duration of one parse: whether the source being parsed is a production environment,
+// and whether test-only settings are refused (anything but NODE_ENV=test).
 let productionParse = false;
+let testOnlyRefused = true;
 
 /** Settings that come in pairs (an OAuth provider, a model price): both or neither. */
 const OAUTH_PAIRS: ReadonlyArray<readonly [string, string]> = [
@@ -198,6 +227,7 @@ function pairIssues(source: Record<string, string | undefined>): string[] {
 
 export function parseEnv(source: Record<string, string | undefined>): Env {
   productionParse = source.NODE_ENV === 'production';
+  testOnlyRefused = source.NODE_ENV !== 'test';
   const res = EnvSchema.safeParse(source);
   const lines = [
     ...(res.success ? [] : res.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`)),

@@ -8,6 +8,8 @@
  * - in-app agent run keys expired or revoked more than AUDIT_RETENTION_DAYS ago (until then the
  *   audit trail still names the key its rows point at), never the key of a RUNNING run;
  * - consumed override nonces past their retention (every token expired a day before);
+ * - MCP authorization rows (`purgeOAuthBatch`): codes and tokens a day after they expired, grants
+ *   revoked or unused and clients without grants after AUDIT_RETENTION_DAYS;
  * - counters of the limits store (`LimitCounter`: sign-in, tRPC, assistant runs, MCP calls) that no
  *   sliding window reads any more (`purgeExpiredLimits`, two windows after each one started).
  *
@@ -20,6 +22,7 @@
  */
 import 'server-only';
 import { purgeDeletedConversations } from '@/features/in-app-agent/server/retention';
+import { purgeOAuthBatch } from '@/features/mcp/oauth/retention';
 import { OVERRIDE_USE_RETENTION_MS } from '@/features/mcp/override-store';
 import type { Database } from './db';
 import { purgeExpiredLimits } from './limits';
@@ -50,6 +53,8 @@ export interface PurgeResult {
   auditRows: number;
   runKeys: number;
   overrideUses: number;
+  /** MCP authorization codes, tokens, grants and clients. */
+  oauthRows: number;
   limitCounters: number;
 }
 
@@ -111,6 +116,7 @@ export async function purgeExpired(db: Database, opts: PurgeOptions): Promise<Pu
     auditRows: 0,
     runKeys: 0,
     overrideUses: 0,
+    oauthRows: 0,
     limitCounters: 0,
   };
   if (holder.running) return result;
@@ -143,6 +149,7 @@ export async function purgeExpired(db: Database, opts: PurgeOptions): Promise<Pu
         result.auditRows = await drain(batch, (n) => auditBatch(session, opts.auditRetentionDays, n));
         result.runKeys = await drain(batch, (n) => runKeyBatch(session, opts.auditRetentionDays, n));
         result.overrideUses = await drain(batch, (n) => overrideUseBatch(session, n));
+        result.oauthRows = await drain(batch, (n) => purgeOAuthBatch(session, opts.auditRetentionDays, n));
         // Expiry by this process's clock, as the counters are written (limits.ts): one batch a statement.
         result.limitCounters = await drain(batch, (n) =>
           purgeExpiredLimits(db.prisma, new Date(), { batchSize: n, maxBatches: 1 }),
@@ -154,6 +161,7 @@ export async function purgeExpired(db: Database, opts: PurgeOptions): Promise<Pu
             auditRows: result.auditRows,
             runKeys: result.runKeys,
             overrideUses: result.overrideUses,
+            oauthRows: result.oauthRows,
             limitCounters: result.limitCounters,
             ms: Date.now() - started,
           },

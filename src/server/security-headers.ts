@@ -115,11 +115,12 @@ export function commonSecurityHeaders(
 /**
  * Whether a path is an HTML page (or the React Server Component payload of one), as opposed to an
  * API route or a file. next-auth's own HTML pages under /api/auth (sign-out confirmation, errors)
- * count as pages: they have inline styles.
+ * count as pages: they have inline styles. Discovery documents under /.well-known are JSON.
  */
 export function isPagePath(pathname: string): boolean {
   if (pathname.startsWith('/api/auth/')) return true;
-  if (pathname.startsWith('/api/') || pathname.startsWith('/_next/')) return false;
+  if (pathname.startsWith('/api/') || pathname.startsWith('/_next/') || pathname.startsWith('/.well-known/'))
+    return false;
   // Files (icon.svg, robots.txt, chunks) have an extension in their last segment; pages do not.
   return !/\.[A-Za-z0-9]+$/.test(pathname);
 }

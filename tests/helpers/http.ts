@@ -8,7 +8,7 @@ type Handler = (
   req: Request,
   ctx: { params: Promise<Record<string, string | string[]>> },
 ) => Promise<Response> | Response;
-type RouteModule = Partial<Record<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', Handler>>;
+type RouteModule = Partial<Record<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS', Handler>>;
 
 interface RouteDef {
   pattern: RegExp;
@@ -42,6 +42,47 @@ const ROUTES: RouteDef[] = [
     pattern: /^\/api\/public\/mcp$/,
     keys: [],
     load: () => import('@/app/api/public/mcp/route') as unknown as Promise<RouteModule>,
+  },
+  {
+    pattern: /^\/\.well-known\/oauth-protected-resource$/,
+    keys: [],
+    load: () => import('@/app/.well-known/oauth-protected-resource/route') as unknown as Promise<RouteModule>,
+  },
+  {
+    pattern: /^\/\.well-known\/oauth-protected-resource\/(.+)$/,
+    keys: ['path'],
+    catchAll: true,
+    load: () => import('@/app/.well-known/oauth-protected-resource/[...path]/route') as unknown as Promise<RouteModule>,
+  },
+  {
+    pattern: /^\/\.well-known\/oauth-authorization-server$/,
+    keys: [],
+    load: () => import('@/app/.well-known/oauth-authorization-server/route') as unknown as Promise<RouteModule>,
+  },
+  {
+    pattern: /^\/oauth\/authorize$/,
+    keys: [],
+    load: () => import('@/app/oauth/authorize/route') as unknown as Promise<RouteModule>,
+  },
+  {
+    pattern: /^\/oauth\/consent\/decision$/,
+    keys: [],
+    load: () => import('@/app/oauth/consent/decision/route') as unknown as Promise<RouteModule>,
+  },
+  {
+    pattern: /^\/api\/oauth\/token$/,
+    keys: [],
+    load: () => import('@/app/api/oauth/token/route') as unknown as Promise<RouteModule>,
+  },
+  {
+    pattern: /^\/api\/oauth\/register$/,
+    keys: [],
+    load: () => import('@/app/api/oauth/register/route') as unknown as Promise<RouteModule>,
+  },
+  {
+    pattern: /^\/api\/oauth\/revoke$/,
+    keys: [],
+    load: () => import('@/app/api/oauth/revoke/route') as unknown as Promise<RouteModule>,
   },
   {
     pattern: /^\/api\/projects\/([^/]+)\/in-app-agent$/,

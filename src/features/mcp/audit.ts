@@ -59,11 +59,19 @@ export function preview(value: unknown, max = PREVIEW_CHARS): string {
   return storable(text, max);
 }
 
+/** The connected app a call came through (OAuth access token). */
+interface AuditOAuthClient {
+  grantId: string;
+  clientId: string;
+  clientName: string;
+}
+
 export interface AuditEntry {
   projectId: string;
   apiKeyId: string | null;
   userId: string | null;
   runId: string | null;
+  oauth?: AuditOAuthClient;
   toolCallId: string | null;
   tool: string;
   status: ToolCallStatus;
@@ -89,6 +97,7 @@ export async function writeAudit(prisma: PrismaClient, e: AuditEntry): Promise<v
         apiKeyId: e.apiKeyId,
         userId: e.userId,
         runId: e.runId,
+        ...oauthColumns(e.oauth),
         toolCallId: storedToolCallId(e.toolCallId),
         tool,
         callerSuppliedTool,
@@ -105,11 +114,21 @@ export async function writeAudit(prisma: PrismaClient, e: AuditEntry): Promise<v
   }
 }
 
+function oauthColumns(o: AuditOAuthClient | undefined) {
+  return {
+    oauthGrantId: o?.grantId ?? null,
+    oauthClientId: o ? storable(o.clientId, 500) : null,
+    oauthClientName: o ? storable(o.clientName, 100) : null,
+  };
+}
+
 export interface RefusedCalls {
   projectId: string;
-  apiKeyId: string;
+  /** The key, or null for a connected app (then `oauth` names it). */
+  apiKeyId: string | null;
   userId: string | null;
   runId: string | null;
+  oauth?: AuditOAuthClient;
   /** KEY_REVOKED, KEY_EXPIRED or RATE_LIMITED. */
   errorCode: string;
   message: string;
@@ -133,23 +152,26 @@ export async function countRefusedCalls(prisma: PrismaClient, e: RefusedCalls): 
   if (!first) return;
   const window = Math.floor(e.at.getTime() / (REFUSED_CALLS_WINDOW_SECONDS * 1000));
   // A stable id per key, code and window (an Identifier, so the audit page can page past it).
-  const digest = createHash('sha256').update(`${e.apiKeyId}:${e.errorCode}:${window}`).digest('hex');
+  const caller = e.apiKeyId ?? `grant:${e.oauth?.grantId ?? ''}`;
+  const digest = createHash('sha256').update(`${caller}:${e.errorCode}:${window}`).digest('hex');
+  const oauth = oauthColumns(e.oauth);
   const id = `aud_refused_${digest.slice(0, 32)}`;
   const { tool, callerSuppliedTool } = storedToolName(first.name ?? INVALID_TOOL_NAME);
   const result = preview({ error: { code: e.errorCode, message: e.message } });
   try {
     await prisma.$executeRaw`
-      INSERT INTO "ToolCallAudit" ("id", "projectId", "apiKeyId", "userId", "runId", "toolCallId", "tool",
-        "callerSuppliedTool", "status", "errorCode", "argsPreview", "resultPreview", "durationMs", "callCount",
-        "startedAt")
-      VALUES (${id}, ${e.projectId}, ${e.apiKeyId}, ${e.userId}, ${e.runId}, ${storedToolCallId(first.toolCallId)},
+      INSERT INTO "ToolCallAudit" ("id", "projectId", "apiKeyId", "userId", "runId", "oauthGrantId", "oauthClientId",
+        "oauthClientName", "toolCallId", "tool", "callerSuppliedTool", "status", "errorCode", "argsPreview",
+        "resultPreview", "durationMs", "callCount", "startedAt")
+      VALUES (${id}, ${e.projectId}, ${e.apiKeyId}, ${e.userId}, ${e.runId}, ${oauth.oauthGrantId},
+        ${oauth.oauthClientId}, ${oauth.oauthClientName}, ${storedToolCallId(first.toolCallId)},
         ${tool},
         ${callerSuppliedTool}, 'DENIED'::"ToolCallStatus", ${storable(e.errorCode, AUDIT_NAME_CHARS)},
         ${preview(first.argumentsText ?? '')}, ${result}, 0, ${e.calls.length}::int,
         to_timestamp(${e.at.getTime() / 1000}::float8) AT TIME ZONE 'UTC')
       ON CONFLICT ("id") DO UPDATE SET "callCount" = "ToolCallAudit"."callCount" + EXCLUDED."callCount"`;
   } catch (err) {
-    console.error(`[mcp] audit count failed for key ${e.apiKeyId}: ${describeError(err)}`);
+    console.error(`[mcp] audit count failed for ${caller}: ${describeError(err)}`);
   }
 }
 
@@ -191,6 +213,8 @@ export interface AuditRow {
   userId: string | null;
   userName: string | null;
   runId: string | null;
+  /** Calls of a connected app (OAuth access token): the client, as it was named at the call. */
+  oauthClient: { id: string; name: string } | null;
   /** Sent by the caller. */
   toolCallId: string | null;
   /** `tool` is the caller's text, not a registered tool. */
@@ -261,6 +285,7 @@ export async function listAudit(
       userId: r.userId,
       userName: r.userId ? (names.get(r.userId) ?? null) : null,
       runId: r.runId,
+      oauthClient: r.oauthClientId ? { id: r.oauthClientId, name: r.oauthClientName ?? r.oauthClientId } : null,
       toolCallId: r.toolCallId,
       callerSuppliedTool: r.callerSuppliedTool,
       callCount: r.callCount,

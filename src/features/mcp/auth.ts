@@ -1,9 +1,13 @@
 /**
- * Who is calling the MCP endpoint. A project key acts for its project with the tools its scopes
- * grant (chosen when it was created; see key-scopes.ts). An in-app-agent key acts for its bound
- * user in its project: the user's CURRENT role decides which tools exist for it (RBAC), and it may
- * run only read-only tools unless a call carries a valid single-use override (see override.ts and
- * server.ts).
+ * Who is calling the MCP endpoint: one of three principals.
+ *
+ * - A project key acts for its project with the tools its scopes grant (chosen when it was created;
+ *   see key-scopes.ts).
+ * - The assistant's run key acts for its bound user in its project: the user's CURRENT role decides
+ *   which tools exist for it (RBAC), and it may run only read-only tools unless a call carries a
+ *   valid single-use override (see override.ts and server.ts).
+ * - An OAuth access token (oauth/) acts for the user who connected an app, in the project they
+ *   chose: the grant's scopes intersected with the user's CURRENT role, read at every request.
  */
 import 'server-only';
 import type { ApiKey, PrismaClient } from '@/generated/prisma/client';
@@ -12,35 +16,114 @@ import { findKeyRef, parseAuthorization, verifyKey } from '@/server/api-keys';
 import { hasProjectAccess, type AccessSubject, type Scope } from '@/server/rbac';
 import type { McpErrorCode } from './errors';
 import { storedKeyScopes } from './key-scopes';
+import { SECRET_PREFIX } from './oauth/secrets';
+import { checkAccessToken } from './oauth/tokens';
 
-export interface McpPrincipal {
-  key: Pick<ApiKey, 'id' | 'kind' | 'name' | 'projectId' | 'userId' | 'runId'>;
+type KeyRef = Pick<ApiKey, 'id' | 'kind' | 'name' | 'projectId' | 'userId' | 'runId'>;
+
+/** A project API key: the scopes it was created with. */
+interface ProjectKeyPrincipal {
+  kind: 'project-key';
+  key: KeyRef;
   projectId: string;
-  /** Agent keys: the bound user. */
-  userId: string | null;
-  /** Agent keys: the agent run the key was minted for. */
-  runId: string | null;
-  /** Agent keys: the bound user's current access to the project. */
-  subject: AccessSubject | null;
-  /** True for in-app-agent keys: non-read-only tools need an override. */
-  requiresOverride: boolean;
-  /** Project keys: the scopes the key was created with. Null for agent keys (`subject` decides). */
-  keyScopes: ReadonlySet<Scope> | null;
+  userId: null;
+  runId: null;
+  subject: null;
+  requiresOverride: false;
+  keyScopes: ReadonlySet<Scope>;
 }
+
+/** The assistant's key of one run: the bound user's current role; writes need an override. */
+interface RunKeyPrincipal {
+  kind: 'run-key';
+  key: KeyRef;
+  projectId: string;
+  userId: string;
+  runId: string | null;
+  subject: AccessSubject;
+  requiresOverride: true;
+}
+
+/** A connected app (OAuth access token): grant scopes within the user's current role. */
+interface OAuthPrincipal {
+  kind: 'oauth';
+  key: null;
+  projectId: string;
+  userId: string;
+  runId: null;
+  subject: AccessSubject;
+  requiresOverride: false;
+  oauth: { grantId: string; clientId: string; clientName: string; userName: string };
+  /** Effective scopes of this request: the token's, within the user's role now. */
+  scopes: ReadonlySet<Scope>;
+}
+
+export type McpPrincipal = ProjectKeyPrincipal | RunKeyPrincipal | OAuthPrincipal;
+
+export type AuthFailureCode = Extract<
+  McpErrorCode,
+  | 'MISSING_CREDENTIALS'
+  | 'INVALID_KEY'
+  | 'KEY_REVOKED'
+  | 'KEY_EXPIRED'
+  | 'INVALID_TOKEN'
+  | 'TOKEN_EXPIRED'
+  | 'TOKEN_REVOKED'
+  | 'WRONG_AUDIENCE'
+>;
 
 export type AuthResult =
   | { ok: true; principal: McpPrincipal }
   | {
       ok: false;
-      code: Extract<McpErrorCode, 'MISSING_CREDENTIALS' | 'INVALID_KEY' | 'KEY_REVOKED' | 'KEY_EXPIRED'>;
+      code: AuthFailureCode;
       message: string;
       /** Set when the key itself is known (revoked or expired), so a refused call can be audited. */
       key?: Pick<ApiKey, 'id' | 'projectId' | 'userId' | 'runId'>;
     };
 
-export async function authenticate(prisma: PrismaClient, authorization: string | null): Promise<AuthResult> {
+/** Whether an Authorization header carries an OAuth access token (as opposed to an API key). */
+function bearerAccessToken(authorization: string): string | null {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization.trim());
+  return m && m[1]!.startsWith(SECRET_PREFIX.accessToken) ? m[1]! : null;
+}
+
+/**
+ * The caller of a request. `resource` is the MCP endpoint's public URL (the audience an OAuth token
+ * must have been issued for); null when MCP authorization is not configured, which refuses tokens.
+ */
+export async function authenticate(
+  prisma: PrismaClient,
+  authorization: string | null,
+  resource: string | null = null,
+): Promise<AuthResult> {
   if (!authorization) {
-    return { ok: false, code: 'MISSING_CREDENTIALS', message: 'Send an API key: Authorization: Bearer <secret key>.' };
+    return {
+      ok: false,
+      code: 'MISSING_CREDENTIALS',
+      message: 'Send an API key or an access token: Authorization: Bearer <secret>.',
+    };
+  }
+  const token = bearerAccessToken(authorization);
+  if (token !== null) {
+    if (resource === null) return { ok: false, code: 'INVALID_TOKEN', message: 'Invalid access token.' };
+    const check = await checkAccessToken(prisma, token, resource);
+    if (!check.ok) return { ok: false, code: check.code, message: check.message };
+    const g = check.grant;
+    return {
+      ok: true,
+      principal: {
+        kind: 'oauth',
+        key: null,
+        projectId: g.projectId,
+        userId: g.userId,
+        runId: null,
+        subject: { role: g.role, isAdmin: g.isAdmin },
+        requiresOverride: false,
+        oauth: { grantId: g.grantId, clientId: g.clientId, clientName: g.clientName, userName: g.userName },
+        scopes: g.scopes,
+      },
+    };
   }
   const creds = parseAuthorization(authorization);
   if (!creds) {
@@ -62,6 +145,7 @@ export async function authenticate(prisma: PrismaClient, authorization: string |
     return {
       ok: true,
       principal: {
+        kind: 'project-key',
         key,
         projectId: key.projectId,
         userId: null,
@@ -78,22 +162,29 @@ export async function authenticate(prisma: PrismaClient, authorization: string |
   return {
     ok: true,
     principal: {
+      kind: 'run-key',
       key,
       projectId: key.projectId,
       userId: key.userId,
       runId: key.runId,
       subject,
       requiresOverride: true,
-      keyScopes: null,
     },
   };
 }
 
 /**
- * Whether the principal holds `scope` in its project: a project key when it was created with it, an
- * agent key when its user's current role grants it.
+ * Whether the principal holds `scope` in its project: a project key when it was created with it, a
+ * run key when its user's current role grants it, an OAuth token when its grant holds it and the
+ * user's current role still grants it.
  */
 export function principalHasScope(p: McpPrincipal, scope: Scope): boolean {
-  if (p.key.kind === 'PROJECT') return p.keyScopes?.has(scope) === true;
-  return p.subject !== null && hasProjectAccess(p.subject, scope);
+  switch (p.kind) {
+    case 'project-key':
+      return p.keyScopes.has(scope);
+    case 'run-key':
+      return hasProjectAccess(p.subject, scope);
+    case 'oauth':
+      return p.scopes.has(scope);
+  }
 }

@@ -18,9 +18,9 @@ export const RPC = {
   INTERNAL_ERROR: -32603,
   /** Transport problems (method not allowed, body too large, media types, server unavailable). */
   TRANSPORT: -32000,
-  /** Missing, invalid, revoked or expired API key. */
+  /** Missing, invalid, revoked or expired API key or access token. */
   UNAUTHENTICATED: -32010,
-  /** The key may not run this tool (scope, read-only key, override refused). */
+  /** The key or token may not run this tool (scope, read-only key, override refused). */
   FORBIDDEN: -32011,
   /** Too many tool calls with this key in the last minute (HTTP 429 with Retry-After). */
   RATE_LIMITED: -32029,
@@ -45,6 +45,11 @@ export const MCP_ERROR_CODES = [
   'INVALID_KEY',
   'KEY_REVOKED',
   'KEY_EXPIRED',
+  /** OAuth access tokens (connected apps): unknown, expired, revoked, or issued for another resource. */
+  'INVALID_TOKEN',
+  'TOKEN_EXPIRED',
+  'TOKEN_REVOKED',
+  'WRONG_AUDIENCE',
   // authorization of a call
   'UNKNOWN_TOOL',
   'MISSING_SCOPE',

@@ -4,8 +4,14 @@
  * order of cost: media types, the API key (one indexed lookup; nothing of the body is read for an
  * unknown caller), byte cap, nesting depth, JSON, JSON-RPC shape, then each request's parameters.
  * Every refusal is a JSON-RPC error with a stable code in `error.data.code`, and every `tools/call`
- * (allowed, denied or failed, including ones refused before parsing) is audited. A project key's
- * tool calls are limited per minute across instances (MCP_CALLS_PER_KEY_PER_MINUTE: 429).
+ * (allowed, denied or failed, including ones refused before parsing) is audited. The tool calls of
+ * a project key or of a connected app's grant are limited per minute across instances
+ * (MCP_CALLS_PER_KEY_PER_MINUTE: 429).
+ *
+ * The endpoint is an OAuth 2.1 protected resource (oauth/): every 401 names its metadata in
+ * `WWW-Authenticate` (`resource_metadata`), and a connected app's call of a tool outside its
+ * effective scopes is refused as a whole request with 403 `insufficient_scope`, naming the scopes
+ * it would need (project keys and run keys keep their JSON-RPC refusal).
  */
 import 'server-only';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -26,13 +32,14 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import type { PrismaClient, ToolCallStatus } from '@/generated/prisma/client';
+import type { Scope } from '@/server/rbac';
 import { getPrisma } from '@/server/db';
 import { env } from '@/server/env';
 import { hitLimit } from '@/server/limits';
 import { stackFrames } from '@/server/errors';
 import { noteDatabaseState } from '@/server/health';
 import { log } from '@/server/log';
-import { authenticate, principalHasScope, type McpPrincipal } from './auth';
+import { authenticate, principalHasScope, type AuthFailureCode, type McpPrincipal } from './auth';
 import { countRefusedCalls, INVALID_TOOL_NAME, writeAudit, type AuditEntry, type RefusedCalls } from './audit';
 import {
   jsonTooDeep,
@@ -58,6 +65,9 @@ import {
   verifyOverride,
   type OverridePayload,
 } from './override';
+import { KEY_SCOPES } from './key-scopes';
+import { oauthSite } from './oauth/config';
+import { formatScopes } from './oauth/scopes';
 import { consumeOverride } from './override-store';
 import { isToolName, MCP_TOOLS, TOOL_NAMES, toolInputJsonSchema, type McpToolName } from './registry';
 import { storable } from './text';
@@ -78,11 +88,46 @@ export function methodNotAllowed(): Response {
   });
 }
 
-function unauthorized(code: McpErrorCode, message: string): Response {
-  const error = code === 'MISSING_CREDENTIALS' ? 'invalid_request' : 'invalid_token';
+/** A quoted-string value of a WWW-Authenticate parameter. */
+function quoted(text: string): string {
+  return `"${text.replace(/["\\]/g, "'")}"`;
+}
+
+/**
+ * 401: the challenge names the resource metadata (RFC 9728 §5.1), so an MCP client can discover
+ * where to sign in; a request without credentials gets no error code (RFC 6750 §3.1).
+ */
+function unauthorized(code: AuthFailureCode, message: string): Response {
+  const site = oauthSite();
+  const params = [
+    'realm="mcp"',
+    ...(site ? [`resource_metadata=${quoted(site.resourceMetadataUrl)}`] : []),
+    ...(code === 'MISSING_CREDENTIALS' ? [] : ['error="invalid_token"', `error_description=${quoted(message)}`]),
+  ];
   return jsonRpcErrorResponse(401, RPC.UNAUTHENTICATED, code, message, {
-    'www-authenticate': `Bearer realm="mcp", error="${error}", error_description="${message.replace(/"/g, "'")}"`,
+    'www-authenticate': `Bearer ${params.join(', ')}`,
   });
+}
+
+/** 403 for a connected app: the tools asked for need scopes its grant or its user's role lacks. */
+function insufficientScope(principal: McpPrincipal, needed: readonly Scope[], message: string, id: RpcId): Response {
+  const site = oauthSite();
+  const held = KEY_SCOPES.filter((s) => principalHasScope(principal, s));
+  const params = [
+    'realm="mcp"',
+    'error="insufficient_scope"',
+    `scope=${quoted(formatScopes([...held, ...needed]))}`,
+    ...(site ? [`resource_metadata=${quoted(site.resourceMetadataUrl)}`] : []),
+    `error_description=${quoted(message)}`,
+  ];
+  return jsonRpcErrorResponse(
+    403,
+    RPC.FORBIDDEN,
+    'MISSING_SCOPE',
+    message,
+    { 'www-authenticate': `Bearer ${params.join(', ')}` },
+    id,
+  );
 }
 
 /** The POST handler of `/api/public/mcp`. Never throws: every failure is a JSON-RPC error body. */
@@ -120,12 +165,19 @@ function auditSince(
   return writeAudit(prisma, { ...row, startedAt: started.startedAt, durationMs: performance.now() - started.t0 });
 }
 
-/** Who a refused call is audited for. */
-interface AuditIdentity {
-  projectId: string;
-  apiKeyId: string;
-  userId: string | null;
-  runId: string | null;
+/** Who a call is audited for: the key, or the connected app (grant and client). */
+type AuditIdentity = Pick<AuditEntry, 'projectId' | 'apiKeyId' | 'userId' | 'runId' | 'oauth'>;
+
+function auditIdentity(p: McpPrincipal): AuditIdentity {
+  return {
+    projectId: p.projectId,
+    apiKeyId: p.key?.id ?? null,
+    userId: p.userId,
+    runId: p.runId,
+    ...(p.kind === 'oauth'
+      ? { oauth: { grantId: p.oauth.grantId, clientId: p.oauth.clientId, clientName: p.oauth.clientName } }
+      : {}),
+  };
 }
 
 type RpcId = string | number | null;
@@ -164,15 +216,10 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
 
   // 2. The key, before any body work: an unknown caller gets 401 without the body being read.
   const prisma = opts.prisma ?? (await getPrisma());
-  const auth = await authenticate(prisma, req.headers.get('authorization'));
+  const auth = await authenticate(prisma, req.headers.get('authorization'), oauthSite()?.resource ?? null);
   if (!auth.ok && !auth.key) return unauthorized(auth.code, auth.message);
   const who: AuditIdentity = auth.ok
-    ? {
-        projectId: auth.principal.projectId,
-        apiKeyId: auth.principal.key.id,
-        userId: auth.principal.userId,
-        runId: auth.principal.runId,
-      }
+    ? auditIdentity(auth.principal)
     : { projectId: auth.key!.projectId, apiKeyId: auth.key!.id, userId: auth.key!.userId, runId: auth.key!.runId };
 
   /** Audits the tools/call requests found in `text` (without parsing it) as refused with `code`. */
@@ -297,7 +344,28 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
     );
   }
 
-  // 4. Tool calls per key and minute, before any of them runs (see callLimitRefusal).
+  // 4. A connected app's calls of tools outside its effective scopes: 403, so the app can ask the
+  // user for more (step-up authorization). Nothing in the body runs.
+  if (principal.kind === 'oauth') {
+    const outside = valid.filter(
+      (m): m is JSONRPCRequest =>
+        isJSONRPCRequest(m) &&
+        m.method === 'tools/call' &&
+        typeof m.params?.name === 'string' &&
+        isToolName(m.params.name) &&
+        !principalHasScope(principal, MCP_TOOLS[m.params.name].scope),
+    );
+    if (outside.length > 0) {
+      const names = outside.map((m) => m.params!.name as McpToolName);
+      const needed = [...new Set(names.map((n) => MCP_TOOLS[n].scope))];
+      const message = `This app's access does not allow ${[...new Set(names)].join(', ')} (needs ${needed.join(', ')}).`;
+      await auditScanned(body.text, 'DENIED', 'MISSING_SCOPE', message);
+      const single = !isBatch && isJSONRPCRequest(valid[0]!) ? valid[0].id : null;
+      return insufficientScope(principal, needed, message, single);
+    }
+  }
+
+  // 5. Tool calls per key (or grant) and minute, before any of them runs (see callLimitRefusal).
   const refusedForLimit = await callLimitRefusal(prisma, principal, valid);
   if (refusedForLimit) {
     const { calls, wait, message } = refusedForLimit;
@@ -307,7 +375,7 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
     return jsonRpcErrorResponse(429, RPC.RATE_LIMITED, 'RATE_LIMITED', message, headers, single);
   }
 
-  // 5. Each request's parameters: a malformed one is answered here (-32602 with a short message),
+  // 6. Each request's parameters: a malformed one is answered here (-32602 with a short message),
   // the others go to the SDK. Without this the SDK answers -32603 with a raw schema dump.
   const early: RpcError[] = [];
   const forSdk: JSONRPCMessage[] = [];
@@ -332,7 +400,7 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
     }
   }
 
-  // 6. The SDK for the rest.
+  // 7. The SDK for the rest.
   let answers: unknown[] = [];
   if (forSdk.length > 0) {
     const server = createMcpServer(prisma, principal, req.signal);
@@ -364,6 +432,8 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
 
 /** The limits-store key of an API key's tool calls (MCP_CALLS_PER_KEY_PER_MINUTE). */
 export const mcpCallLimitKey = (keyId: string) => `mcp:key:${keyId}`;
+/** The limits-store key of a connected app's grant's tool calls (the same setting). */
+const mcpGrantLimitKey = (grantId: string) => `mcp:grant:${grantId}`;
 const CALL_LIMIT_WINDOW_SECONDS = 60;
 
 /**
@@ -371,7 +441,7 @@ const CALL_LIMIT_WINDOW_SECONDS = 60;
  * tools/list are free) against the key's limit per minute, in the limits store, so the limit holds
  * across instances. A body whose calls do not all fit is refused whole: nothing in it runs.
  *
- * Project keys only. The assistant's run keys (IN_APP_AGENT) are not counted: each lives for one
+ * Project keys and connected apps (per grant). The assistant's run keys (IN_APP_AGENT) are not counted: each lives for one
  * run and is revoked when it ends, and its calls are already bounded by the run limits
  * (AGENT_RATE_LIMIT_PER_MINUTE, AGENT_MAX_CONCURRENT_RUNS_PER_USER, AGENT_MAX_STEPS); counting them
  * would add a write to every tool call of an answer and could cut an answer off half-way.
@@ -381,7 +451,10 @@ async function callLimitRefusal(
   principal: McpPrincipal,
   messages: readonly JSONRPCMessage[],
 ): Promise<{ calls: RefusedCalls['calls']; wait: number; message: string } | null> {
-  if (principal.key.kind !== 'PROJECT') return null;
+  if (principal.kind === 'run-key') return null;
+  const limitKey =
+    principal.kind === 'oauth' ? mcpGrantLimitKey(principal.oauth.grantId) : mcpCallLimitKey(principal.key.id);
+  const holder = principal.kind === 'oauth' ? 'this app' : 'this key';
   const calls = messages.filter((m): m is JSONRPCRequest => isJSONRPCRequest(m) && m.method === 'tools/call');
   if (calls.length === 0) return null;
   const limit = env().MCP_CALLS_PER_KEY_PER_MINUTE;
@@ -402,18 +475,18 @@ async function callLimitRefusal(
     });
   if (calls.length > limit) {
     // A batch larger than a whole minute's calls can never fit: say so rather than "wait".
-    const message = `This batch has ${calls.length} tool calls; this key may make at most ${limit} a minute. Send fewer.`;
+    const message = `This batch has ${calls.length} tool calls; ${holder} may make at most ${limit} a minute. Send fewer.`;
     return { calls: described(), wait: CALL_LIMIT_WINDOW_SECONDS, message };
   }
   const hit = await hitLimit(prisma, {
-    key: mcpCallLimitKey(principal.key.id),
+    key: limitKey,
     limit,
     windowSeconds: CALL_LIMIT_WINDOW_SECONDS,
     cost: calls.length,
   });
   if (hit.allowed) return null;
   const wait = hit.retryAfterSeconds;
-  const message = `Too many tool calls with this key (at most ${limit} a minute). Try again in ${wait} s.`;
+  const message = `Too many tool calls with ${holder} (at most ${limit} a minute). Try again in ${wait} s.`;
   return { calls: described(), wait, message };
 }
 
@@ -489,16 +562,13 @@ function withNoStore(res: Response): Response {
 }
 
 function auditBase(p: McpPrincipal, meta: Record<string, unknown> | undefined) {
-  return {
-    projectId: p.projectId,
-    apiKeyId: p.key.id,
-    userId: p.userId,
-    runId: p.runId,
-    toolCallId: metaString(meta, TOOL_CALL_META_KEY),
-  };
+  return { ...auditIdentity(p), toolCallId: metaString(meta, TOOL_CALL_META_KEY) };
 }
 
-/** Tools this key may see: those its scopes (project keys) or its user's current role (agent keys) grant. */
+/**
+ * Tools this caller may see: those its scopes (project keys), its user's current role (agent keys),
+ * or its grant within its user's current role (connected apps) allow.
+ */
 function visibleTools(p: McpPrincipal): McpToolName[] {
   return TOOL_NAMES.filter((n) => principalHasScope(p, MCP_TOOLS[n].scope));
 }
@@ -575,12 +645,17 @@ function createMcpServer(prisma: PrismaClient, principal: McpPrincipal, signal: 
       return refuse(RPC.INVALID_PARAMS, 'UNKNOWN_TOOL', `Unknown tool: ${storable(name, 100)}.`, 'ERROR');
     const def = MCP_TOOLS[name];
     if (!principalHasScope(principal, def.scope)) {
-      const holder = principal.key.kind === 'PROJECT' ? "This key's scopes do" : "This key's user role does";
+      const holder =
+        principal.kind === 'project-key'
+          ? "This key's scopes do"
+          : principal.kind === 'oauth'
+            ? "This app's access does"
+            : "This key's user role does";
       return refuse(RPC.FORBIDDEN, 'MISSING_SCOPE', `${holder} not allow ${name} (needs ${def.scope}).`);
     }
 
     let override: OverridePayload | null = null;
-    if (principal.requiresOverride && !def.annotations.readOnlyHint) {
+    if (principal.kind === 'run-key' && !def.annotations.readOnlyHint) {
       const token = meta[OVERRIDE_META_KEY];
       if (token === undefined) {
         return refuse(
@@ -611,7 +686,11 @@ function createMcpServer(prisma: PrismaClient, principal: McpPrincipal, signal: 
 
     try {
       // Consume once: the nonce is the primary key, so a second use fails on every instance.
-      if (override && !(await consumeOverride(prisma, { payload: override, apiKeyId: principal.key.id, tool: name }))) {
+      if (
+        override &&
+        principal.kind === 'run-key' &&
+        !(await consumeOverride(prisma, { payload: override, apiKeyId: principal.key.id, tool: name }))
+      ) {
         return await refuse(
           RPC.FORBIDDEN,
           'OVERRIDE_REUSED',

@@ -111,11 +111,13 @@ function commentRow(c: IssueComment) {
 }
 
 /**
- * Who a write is attributed to: the bound user for assistant keys (their text is a member's), the
- * key's name otherwise (an outside client: its text is EXTERNAL, untrusted).
+ * Who a write is attributed to: the bound user for assistant keys (their text is a member's); an
+ * outside client otherwise, by the key's name or the connected app's and its user's names (text an
+ * outside client writes is EXTERNAL, untrusted, even when a member connected the app).
  */
 function actorOf(p: McpPrincipal): Actor {
-  if (p.key.kind === 'IN_APP_AGENT' && p.userId) return { userId: p.userId };
+  if (p.kind === 'run-key') return { userId: p.userId };
+  if (p.kind === 'oauth') return { userId: null, displayName: `App: ${p.oauth.clientName} (for ${p.oauth.userName})` };
   return { userId: null, displayName: `API key: ${p.key.name}` };
 }
 

@@ -1,10 +1,11 @@
 /**
  * A same-site path to return to after signing in; anything else becomes /projects. Absolute URLs
- * (next-auth sends those) are reduced to their path when their host is one of `sameHosts`.
+ * (next-auth sends those) are reduced to their path when their host is one of `sameHosts`. Up to
+ * 3,000 characters: an MCP client's consent page carries its sealed authorization request.
  */
 export function safeCallbackPath(raw: string | string[] | undefined | null, sameHosts: readonly string[] = []): string {
   let v = Array.isArray(raw) ? raw[0] : raw;
-  if (!v || typeof v !== 'string' || v.length > 1000) return '/projects';
+  if (!v || typeof v !== 'string' || v.length > 3000) return '/projects';
   if (/^https?:\/\//i.test(v)) {
     try {
       const u = new URL(v);

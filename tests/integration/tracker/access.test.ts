@@ -32,6 +32,29 @@ interface Fx {
   messageId: string;
   /** …and of its run. */
   runId: string;
+  /** An app connected by the calling role's user (the OWNER's for non-members) to the project. */
+  grantId: string;
+}
+
+/** An app connected by `userId` to the project through MCP authorization (a client and a grant). */
+async function connectedAppOf(projectId: string, userId: string): Promise<string> {
+  const prisma = await getPrisma();
+  const clientId = newId('mcpc_');
+  await prisma.mcpOAuthClient.create({
+    data: { id: clientId, kind: 'REGISTERED', name: 'Access app', redirectUris: ['http://127.0.0.1/cb'] },
+  });
+  const grantId = newId('gr_');
+  await prisma.mcpOAuthGrant.create({
+    data: {
+      id: grantId,
+      clientId,
+      userId,
+      projectId,
+      scopes: ['issues:read'],
+      resource: 'https://t.example/api/public/mcp',
+    },
+  });
+  return grantId;
 }
 
 /** A finished assistant conversation of `userId`, written through the module's own recorder. */
@@ -92,7 +115,9 @@ async function fixtures(p: TestProject, role: Role = 'OWNER'): Promise<Fx> {
   });
   const outsider = await createUser('Invitee');
   const conversation = await conversationOf(p.id, p.users[role].id);
+  const grantId = await connectedAppOf(p.id, p.users[role].id);
   return {
+    grantId,
     projectId: p.id,
     issueNumber: issue.number,
     keyId: key.key.id,
@@ -205,6 +230,20 @@ const CASES: Record<string, Case> = {
   'mcp.audit.list': { scope: 'audit:read', call: (c, f) => c.mcp.audit.list.query({ projectId: f.projectId }) },
   'mcp.audit.facets': { scope: 'audit:read', call: (c, f) => c.mcp.audit.facets.query({ projectId: f.projectId }) },
   'mcp.tools': { scope: 'project:read', call: (c, f) => c.mcp.tools.query({ projectId: f.projectId }) },
+  // Connected apps: the caller's own (any signed-in user), and a project's (admins).
+  'mcp.connectedApps.mine': { scope: null, call: (c) => c.mcp.connectedApps.mine.query() },
+  'mcp.connectedApps.revokeMine': {
+    scope: null,
+    call: (c, f) => c.mcp.connectedApps.revokeMine.mutate({ grantId: f.grantId }),
+  },
+  'mcp.connectedApps.project': {
+    scope: 'apiKeys:manage',
+    call: (c, f) => c.mcp.connectedApps.project.query({ projectId: f.projectId }),
+  },
+  'mcp.connectedApps.revokeInProject': {
+    scope: 'apiKeys:manage',
+    call: (c, f) => c.mcp.connectedApps.revokeInProject.mutate({ projectId: f.projectId, grantId: f.grantId }),
+  },
   // --- in-app agent (conversations.* and feedback act on the caller's own conversation) ----------
   'agent.conversations.list': {
     scope: 'agent:use',
@@ -323,6 +362,7 @@ describe('procedure authorization', () => {
     const conversation = await prisma.agentConversation.findUniqueOrThrow({ where: { id: shared.conversationId } });
     expect(conversation).toMatchObject({ title: 'Access check', deletedAt: null });
     expect(await prisma.agentFeedback.count({ where: { conversationId: shared.conversationId } })).toBe(0);
+    expect((await prisma.mcpOAuthGrant.findUniqueOrThrow({ where: { id: shared.grantId } })).revokedAt).toBeNull();
   });
 
   it('has a case for every procedure of the whole API, and no stale case', () => {

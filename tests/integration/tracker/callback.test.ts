@@ -16,7 +16,8 @@ describe('safeCallbackPath', () => {
     ['/login?callbackUrl=/x', '/projects'],
     ['/api/auth/signout', '/projects'],
     ['/projects\n/x', '/projects'],
-    [`/${'a'.repeat(2000)}`, '/projects'],
+    [`/${'a'.repeat(3000)}`, '/projects'],
+    [`/oauth/consent?request=${'a'.repeat(2500)}`, `/oauth/consent?request=${'a'.repeat(2500)}`],
   ])('%j → %j', (raw, expected) => {
     expect(safeCallbackPath(raw)).toBe(expected);
   });

@@ -17,6 +17,7 @@ const row = (over: Partial<AuditRow>): AuditRow => ({
   userId: 'u_1',
   userName: 'Ada',
   runId: 'run_1',
+  oauthClient: null,
   toolCallId: 'tc_1',
   callerSuppliedTool: false,
   callCount: 1,
@@ -75,6 +76,24 @@ describe('AuditTable', () => {
     expect(html).toContain('<th scope="col"');
     expect(html).not.toContain('<script>');
     expect(html).toContain('&lt;script&gt;');
+  });
+
+  it('names the connected app a call came through, and the user it acted for', () => {
+    const html = renderToStaticMarkup(
+      createElement(AuditTable, {
+        rows: [
+          row({
+            keyKind: null,
+            keyName: null,
+            keyPublicKey: null,
+            runId: null,
+            oauthClient: { id: 'https://claude.ai/oauth/client.json', name: 'Claude <Desktop>' },
+          }),
+        ],
+      }),
+    );
+    expect(html).toContain('data-testid="audit-oauth-client">App “Claude &lt;Desktop&gt;” for Ada</span>');
+    expect(html).not.toContain('Deleted key');
   });
 
   it('marks text the caller sent (an unknown tool name, every call id) and shows counted refusals', () => {

@@ -5,12 +5,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ToolFailure } from '@/features/mcp/errors';
-import {
-  classifyAddress,
-  deliverWebhook,
-  parseAllowPrivateNetworks,
-  WEBHOOK_ALLOW_PRIVATE_NETWORKS,
-} from '@/features/mcp/webhook';
+import { classifyAddress } from '@/features/mcp/destination';
+import { deliverWebhook, parseAllowPrivateNetworks, WEBHOOK_ALLOW_PRIVATE_NETWORKS } from '@/features/mcp/webhook';
 
 let server: http.Server;
 let base: string;

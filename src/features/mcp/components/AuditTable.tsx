@@ -256,7 +256,11 @@ export function AuditTable({ rows }: { rows: AuditRow[] }) {
                   ) : null}
                 </td>
                 <td className="px-2 py-2">
-                  {r.keyKind === 'IN_APP_AGENT' ? (
+                  {r.oauthClient ? (
+                    <span data-testid="audit-oauth-client">
+                      App “{r.oauthClient.name}”{r.userName ? ` for ${r.userName}` : ''}
+                    </span>
+                  ) : r.keyKind === 'IN_APP_AGENT' ? (
                     <span>Assistant{r.userName ? ` for ${r.userName}` : ''}</span>
                   ) : r.keyKind === 'PROJECT' ? (
                     <span>Project key{r.keyName ? ` “${r.keyName}”` : ''}</span>

@@ -1,7 +1,9 @@
+import Link from 'next/link';
 import type { SessionUser } from '@/server/auth';
 import { LogoutButton } from './LogoutButton';
+import { link } from './ui';
 
-/** The signed-in user's name and email, and the logout button. */
+/** The signed-in user's name and email, a link to their account settings, and the logout button. */
 export function UserMenu({ user }: { user: SessionUser }) {
   return (
     <div className="flex items-center gap-3" data-testid="user-menu">
@@ -11,6 +13,9 @@ export function UserMenu({ user }: { user: SessionUser }) {
         </p>
         <p className="text-xs text-slate-500 dark:text-slate-400">{user.email}</p>
       </div>
+      <Link href="/account" className={`text-sm ${link}`} data-testid="account-link">
+        Account
+      </Link>
       <LogoutButton />
     </div>
   );

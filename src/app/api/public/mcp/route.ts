@@ -1,3 +1,4 @@
+import { preflight, withCors } from '@/features/mcp/oauth/http';
 import { handleMcpPost, methodNotAllowed } from '@/features/mcp/server';
 import { withRequestContext } from '@/server/log';
 
@@ -6,13 +7,18 @@ export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
 
 export function POST(req: Request): Promise<Response> {
-  return withRequestContext(req, () => handleMcpPost(req));
+  return withRequestContext(req, async () => withCors(await handleMcpPost(req)));
 }
 
 export function GET(): Response {
-  return methodNotAllowed();
+  return withCors(methodNotAllowed());
 }
 
 export function DELETE(): Response {
-  return methodNotAllowed();
+  return withCors(methodNotAllowed());
+}
+
+/** CORS preflight of browser-based MCP clients: answered without credentials, never 401. */
+export function OPTIONS(): Response {
+  return preflight('POST');
 }

@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
 import { KEY_SCOPES } from '@/features/mcp/key-scopes';
+import { ConnectedAppsTable } from '@/features/mcp/oauth/components/ConnectedAppsTable';
 import { CreateKeyForm, KeyScopeList, RevokeKeyButton, WebhookForm } from '@/features/tracker/components/SettingsForms';
 import { CardSection, NotAllowed, PageHeading, DataTable, card, When } from '@/features/tracker/components/ui';
 import { requireProjectPage } from '@/features/tracker/page-access';
@@ -19,9 +20,10 @@ export default async function SettingsPage({ params }: { params: Promise<{ proje
   const webhook = ctx.can('members:manage');
   const keys = ctx.can('apiKeys:manage');
   if (!webhook && !keys) return <NotAllowed projectId={projectId} what="change the project settings" />;
-  const [settings, list] = await Promise.all([
+  const [settings, list, apps] = await Promise.all([
     webhook ? ctx.caller.tracker.settings.get({ projectId: ctx.project.id }) : null,
     keys ? ctx.caller.tracker.apiKeys.list({ projectId: ctx.project.id }) : [],
+    keys ? ctx.caller.mcp.connectedApps.project({ projectId: ctx.project.id }) : [],
   ]);
   return (
     <main className="space-y-8">
@@ -102,6 +104,26 @@ export default async function SettingsPage({ params }: { params: Promise<{ proje
                 </tr>
               ))}
             </DataTable>
+          )}
+        </section>
+      ) : null}
+      {keys ? (
+        <section className={`${card} space-y-4`} aria-labelledby="apps-heading">
+          <div>
+            <h2 id="apps-heading" className="text-lg font-semibold">
+              Connected apps
+            </h2>
+            <p className="text-sm text-slate-600 dark:text-slate-400">
+              MCP clients members signed in to for this project. Each acts as its member, never beyond the member&apos;s
+              current role. Disconnecting one ends its access at once.
+            </p>
+          </div>
+          {apps.length === 0 ? (
+            <p className="text-sm text-slate-600 dark:text-slate-400" data-testid="no-connected-apps">
+              No connected apps.
+            </p>
+          ) : (
+            <ConnectedAppsTable apps={apps} view="project" projectId={ctx.project.id} />
           )}
         </section>
       ) : null}
