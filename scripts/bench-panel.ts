@@ -8,8 +8,8 @@
  * button coming back:
  *   - main-thread time (Chrome's `Performance.getMetrics`: TaskDuration, ScriptDuration), per
  *     1,000 deltas;
- *   - React commits, and renders of message rows (the `assistant-message` elements whose props
- *     React built anew), per delta and per commit, counted through React's devtools hook.
+ *   - React commits, and renders of message rows (the `assistant-message` elements React mounted
+ *     or gave new props), per delta and per commit (tests/e2e/react-renders.ts).
  * BENCH_PANEL_ROUNDS (default 3) rounds; the JSON line printed last gives the median round and
  * every round. Builds the app first when the build is missing or older than its sources
  * (BENCH_SKIP_BUILD=1 uses the existing build). Run alone: `tsx scripts/bench-panel.ts`; also a
@@ -24,6 +24,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Page } from 'playwright-core';
 import { buildReason } from '../tests/e2e/global-setup';
+import { RENDER_COUNTER_SCRIPT, startCountingRenders, stopCountingRenders } from '../tests/e2e/react-renders';
 import { startFakeOpenAI, type ScriptedTurn } from '../tests/helpers/fake-models';
 
 const require = createRequire(import.meta.url);
@@ -94,42 +95,6 @@ async function waitForServer(url: string, server: ChildProcess, timeoutMs: numbe
   throw new Error(`the app server did not answer ${url} within ${timeoutMs / 1000} s`);
 }
 
-/**
- * Installed before the page's scripts: a minimal React devtools hook that, while
- * `__panelBench.active`, walks each committed tree and counts the `assistant-message` elements
- * React rendered (mounted, or given a new props object by their component). A subtree whose
- * children React did not clone (`child` unchanged) was not rendered and is not walked.
- */
-const HOOK = `(() => {
-  const stats = { active: false, commits: 0, rowRenders: 0, rowMounts: 0 };
-  window.__panelBench = stats;
-  const isRow = (f) => f.tag === 5 && f.memoizedProps && f.memoizedProps['data-testid'] === 'assistant-message';
-  function walk(next, prev) {
-    if (isRow(next)) {
-      if (!prev) stats.rowMounts++;
-      else if (next.memoizedProps !== prev.memoizedProps) stats.rowRenders++;
-    }
-    if (prev && next.child === prev.child) return;
-    for (let c = next.child; c; c = c.sibling) walk(c, c.alternate);
-  }
-  let id = 0;
-  window.__REACT_DEVTOOLS_GLOBAL_HOOK__ = {
-    supportsFiber: true,
-    renderers: new Map(),
-    inject(renderer) { id += 1; this.renderers.set(id, renderer); return id; },
-    checkDCE() {},
-    onScheduleFiberRoot() {},
-    onCommitFiberUnmount() {},
-    onPostCommitFiberRoot() {},
-    setStrictMode() {},
-    onCommitFiberRoot(_id, root) {
-      if (!stats.active) return;
-      stats.commits++;
-      walk(root.current, root.current.alternate);
-    },
-  };
-})();`;
-
 const PANEL = '[data-testid="assistant-panel"]';
 
 async function ask(page: Page, text: string): Promise<void> {
@@ -170,7 +135,7 @@ async function main(): Promise<void> {
   const tempDir = mkdtempSync(path.join(os.tmpdir(), 'bench-panel-'));
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const env: NodeJS.ProcessEnv = {};
+  const env: NodeJS.ProcessEnv = { NODE_ENV: 'production' };
   for (const [k, v] of Object.entries(process.env))
     if (!/^(DATABASE_URL|AWS_.*|BEDROCK_.*|OPENAI_COMPATIBLE_.*|OTEL_.*|AGENT_MODEL_.*)$/.test(k)) env[k] = v;
   Object.assign(env, {
@@ -216,7 +181,7 @@ async function main(): Promise<void> {
     await waitForServer(`${baseUrl}/login`, server, 120_000);
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: baseUrl });
-    await context.addInitScript(HOOK);
+    await context.addInitScript(RENDER_COUNTER_SCRIPT);
     const page = await context.newPage();
     await page.goto(`${baseUrl}/login`);
     await page.getByLabel('Email').fill('owner@example.com');
@@ -246,32 +211,26 @@ async function main(): Promise<void> {
         await page.waitForFunction(() => document.querySelectorAll('[data-testid="assistant-message"]').length === 0);
       }
       for (const text of EARLIER) await ask(page, text);
-      await page.evaluate(() => {
-        const stats = (window as unknown as { __panelBench: Record<string, unknown> }).__panelBench;
-        Object.assign(stats, { active: true, commits: 0, rowRenders: 0, rowMounts: 0 });
-      });
+      await startCountingRenders(page);
       const before = await metrics();
       const started = Date.now();
       await ask(page, LONG_PROMPT);
       const after = await metrics();
-      const stats = await page.evaluate(() => {
-        const s = (window as unknown as { __panelBench: Record<string, number | boolean> }).__panelBench;
-        s.active = false;
-        return { ...s } as { commits: number; rowRenders: number; rowMounts: number };
-      });
+      const counts = await stopCountingRenders(page);
       const shown = await page.$$eval(`${PANEL} [data-testid="assistant-message"]`, (els) => ({
         rows: els.length,
         lastLength: (els.at(-1)?.textContent ?? '').length,
       }));
-      if (shown.lastLength < DELTAS) throw new Error(`the long answer did not arrive whole (${shown.lastLength} chars)`);
-      const renders = stats.rowRenders + stats.rowMounts;
+      if (shown.lastLength < DELTAS)
+        throw new Error(`the long answer did not arrive whole (${shown.lastLength} chars)`);
+      const renders = Object.values(counts.rows).reduce((sum, n) => sum + n, 0);
       rounds.push({
         deltas: DELTAS,
         mainThreadMsPer1000Deltas: Math.round(((after.task - before.task) * 1e6) / DELTAS),
         scriptMsPer1000Deltas: Math.round(((after.script - before.script) * 1e6) / DELTAS),
-        commits: stats.commits,
+        commits: counts.commits,
         rowRendersPerDelta: Math.round((renders / DELTAS) * 1000) / 1000,
-        rowRendersPerCommit: Math.round((renders / Math.max(1, stats.commits)) * 100) / 100,
+        rowRendersPerCommit: Math.round((renders / Math.max(1, counts.commits)) * 100) / 100,
         rowsShown: shown.rows,
         streamSeconds: Math.round((Date.now() - started) / 100) / 10,
       });
