@@ -11,12 +11,13 @@
  *   - React commits, and renders of message rows (the `assistant-message` elements React mounted
  *     or gave new props), per delta and per commit (tests/e2e/react-renders.ts).
  * BENCH_PANEL_ROUNDS (default 3) rounds; the JSON line printed last gives the median round and
- * every round. Builds the app first when the build is missing or older than its sources
+ * every round. BENCH_PANEL_CPU_PROFILE=<file> writes the page's CPU profile of the last round's
+ * answer (open it in Chrome DevTools). Builds the app first when the build is missing or older than its sources
  * (BENCH_SKIP_BUILD=1 uses the existing build). Run alone: `tsx scripts/bench-panel.ts`; also a
  * part of `npm run bench` (`panel`).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
@@ -212,10 +213,19 @@ async function main(): Promise<void> {
       }
       for (const text of EARLIER) await ask(page, text);
       await startCountingRenders(page);
+      const profile = process.env.BENCH_PANEL_CPU_PROFILE && r === ROUNDS - 1;
+      if (profile) {
+        await cdp.send('Profiler.enable');
+        await cdp.send('Profiler.start');
+      }
       const before = await metrics();
       const started = Date.now();
       await ask(page, LONG_PROMPT);
       const after = await metrics();
+      if (profile) {
+        const { profile: recorded } = await cdp.send('Profiler.stop');
+        writeFileSync(process.env.BENCH_PANEL_CPU_PROFILE!, JSON.stringify(recorded));
+      }
       const counts = await stopCountingRenders(page);
       const shown = await page.$$eval(`${PANEL} [data-testid="assistant-message"]`, (els) => ({
         rows: els.length,
