@@ -6,7 +6,8 @@
  * database, so each figure is also a ratio against the runtime's own floor. PGlite always;
  * PostgreSQL too when BENCH_DATABASE_URL names a server (then also the cross-instance figures,
  * with a second app instance in its own process). BENCH_ONLY=firstByte,throughput,... runs a
- * subset (names as in the JSON).
+ * subset (names as in the JSON). `panel`: the panel's main-thread time and message-row renders
+ * while an answer streams, in Chromium against the production build (scripts/bench-panel.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -51,6 +52,27 @@ if (!isChild) {
       await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
       await admin.end();
     }
+  }
+  // The panel in Chromium against the production build (scripts/bench-panel.ts; builds when stale).
+  const wanted = (process.env.BENCH_ONLY ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+  if (wanted.length === 0 || wanted.includes('panel')) {
+    const res = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(new URL('./bench-panel.ts', import.meta.url))],
+      {
+        env: process.env,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
+    results.panel =
+      res.status === 0
+        ? JSON.parse(res.stdout.trim().split('\n').pop() ?? '{}')
+        : { error: `panel bench failed (exit ${res.status ?? res.signal})` };
   }
   console.log(
     JSON.stringify(

@@ -1,10 +1,12 @@
 'use client';
 import { useEffect, useState } from 'react';
-import { useInAppAgent } from './InAppAgentProvider';
+import { useAgentActions, useAgentSelector, usePanelUi } from './panel-context';
 
 /** The header button that opens and closes the assistant panel (also Ctrl/⌘+I). */
 export function AssistantToggle() {
-  const { open, toggle, toggleRef } = useInAppAgent();
+  const { toggle } = useAgentActions();
+  const { toggleRef } = usePanelUi();
+  const open = useAgentSelector((state) => state.open);
   const [mac, setMac] = useState(false);
   useEffect(() => {
     setMac(/Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent));

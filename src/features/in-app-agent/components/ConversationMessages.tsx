@@ -6,19 +6,13 @@
  */
 import { memo, useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { LIMITS } from '../constants';
-import type { ConversationView, FeedbackReason, RunState, TokenUsage, ViewMessage, ViewToolCall } from '../schema';
+import type { ConversationView, FeedbackReason, RunState, TokenUsage, ViewMessage } from '../schema';
 import { ApprovalBatch } from './ApprovalCard';
-import {
-  cardState,
-  isExpired,
-  readApprovalInterrupt,
-  type ApprovalRequest,
-  type CardState,
-  type DraftAnswer,
-} from './approval';
+import type { DraftAnswer } from './approval';
 import { describeError, type PanelError } from './errors';
 import { FeedbackButtons, type FeedbackValue } from './FeedbackButtons';
 import { Markdown } from './Markdown';
+import { NO_TOOL_STATES, batchStates, toolStatesOf, viewApprovals } from './message-tool-states';
 import { ToolCallCard, type ToolCardStatus } from './ToolCallCard';
 import { turnUsage } from './view-pages';
 import { approximately, formatUsd } from './usage-format';
@@ -315,46 +309,6 @@ const UserBubble = memo(function UserBubble({
   );
 });
 
-function toolStatus(call: ViewToolCall, ctx: ToolStatusContext): ToolCardStatus {
-  const decision = ctx.view.decisions[call.id];
-  if (decision) {
-    if (decision.decision !== 'approved') return decision.decision;
-    return call.result !== undefined ? call.status : 'approved';
-  }
-  if (call.result !== undefined) return call.status;
-  const req = ctx.interruptsByCall.get(call.id);
-  if (req) {
-    if (req.expiresAt && Date.parse(req.expiresAt) <= ctx.now) return 'expired';
-    if (ctx.openCalls.has(call.id)) return 'awaiting-approval';
-  }
-  return call.status;
-}
-
-/**
- * A batch is answered as a unit: once one of its requests expired, none can be answered.
- * `pending`: the batch belongs to the last, interrupted run (read-only, it shows as waiting).
- */
-function batchStates(
-  reqs: ApprovalRequest[],
-  view: ConversationView,
-  now: number,
-  answerable: boolean,
-  pending = answerable,
-): CardState[] {
-  const expired = reqs.some((r) => !view.decisions[r.toolCallId] && isExpired(r.expiresAt, now));
-  return reqs.map((r) => {
-    const s = cardState(r, view.decisions, now, answerable, pending);
-    return expired && (s.kind === 'open' || s.kind === 'waiting') ? { kind: 'expired' } : s;
-  });
-}
-
-interface ToolStatusContext {
-  view: ConversationView;
-  interruptsByCall: Map<string, ApprovalRequest>;
-  openCalls: Set<string>;
-  now: number;
-}
-
 const AssistantBubble = memo(function AssistantBubble({
   message,
   statuses,
@@ -555,24 +509,9 @@ export function ConversationMessages({
       ? view.messages[lastAnswerIndex]!.runId
       : null;
   const usageByTurn = showUsage ? turnUsage(view) : undefined;
-  const interruptsByCall = new Map<string, ApprovalRequest>();
-  const batches = new Map<string, ApprovalRequest[]>();
-  for (const run of view.runs) {
-    const reqs = run.interrupts.map(readApprovalInterrupt).filter((r): r is ApprovalRequest => r !== null);
-    if (reqs.length) batches.set(run.runId, reqs);
-    for (const r of reqs) interruptsByCall.set(r.toolCallId, r);
-  }
-  // While a resume is being sent the cards stay answerable-looking but disabled (`submitting`).
-  const answerableRun = lastRun && lastRun.status === 'interrupted' ? lastRun.runId : null;
-  const openCalls = new Set<string>();
-  if (answerableRun) {
-    const reqs = batches.get(answerableRun) ?? [];
-    const states = batchStates(reqs, view, now, true);
-    reqs.forEach((r, i) => {
-      if (states[i]?.kind === 'open') openCalls.add(r.toolCallId);
-    });
-  }
-  const ctx: ToolStatusContext = { view, interruptsByCall, openCalls, now };
+  // Derived once per view; an unchanged message keeps its arrays, so its bubble does not render again.
+  const { batches, answerableRun } = viewApprovals(view);
+  const toolStates = toolStatesOf(view, now);
 
   // Group messages by run, in order; messages of unknown runs go first.
   const known = new Set(view.runs.map((r) => r.runId));
@@ -643,19 +582,14 @@ export function ConversationMessages({
                   />
                 );
               }
+              const tools = toolStates.get(m.id) ?? NO_TOOL_STATES;
               return (
                 <AssistantBubble
                   key={m.id}
                   message={m}
-                  statuses={m.toolCalls.map((tc) => toolStatus(tc, ctx))}
-                  edited={m.toolCalls.map((tc) => {
-                    const d = view.decisions[tc.id];
-                    return d?.decision === 'approved' && d.edited === true;
-                  })}
-                  ranWith={m.toolCalls.map((tc) => {
-                    const d = view.decisions[tc.id];
-                    return d?.decision === 'approved' ? d.args : undefined;
-                  })}
+                  statuses={tools.statuses}
+                  edited={tools.edited}
+                  ranWith={tools.ranWith}
                   feedback={feedback?.[m.id]}
                   feedbackDraft={feedbackDrafts?.[m.id]}
                   onFeedbackDraft={onFeedbackDraft}

@@ -4,40 +4,33 @@
  * queue, drafts and storage). This file only connects the store to the page: it gives it the
  * browser's fetch, storage, tab channel, frame scheduler, router and page context; forwards what
  * the page says (visibility, network back online); and keeps the purely visual state (which view
- * the panel shows, focus requests, the page selection, the shortcut, the countdown clock). Render
- * components receive everything through `useInAppAgent()` and props.
+ * the panel shows, focus requests, the page selection, the shortcut, the panel clock). The panel's
+ * parts read the store through selectors (panel-context.tsx); the provider itself renders again
+ * only for what it keeps.
  */
 import { usePathname, useRouter } from 'next/navigation';
-import {
-  createContext,
-  useCallback,
-  useContext,
-  useEffect,
-  useMemo,
-  useRef,
-  useState,
-  type ReactNode,
-  type RefObject,
-} from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { LIMITS } from '../constants';
-import type { FeedbackReason, ProductObject } from '../schema';
+import type { ProductObject } from '../schema';
 import { agentStoreApi, useAgentApi } from './agent-api';
+import type { AgentStore } from './agent-store';
 import {
-  canReviseLastTurn,
-  effectiveApprovalDrafts,
-  selectOpenApprovals,
-  type AgentState,
-  type QueuedMessage,
-} from './agent-store';
-import { isExpired, type ApprovalRequest, type DraftAnswer } from './approval';
+  AgentContext,
+  HistoryContext,
+  PanelUiContext,
+  createPanelClock,
+  useSelectorOn,
+  type AgentActions,
+  type AgentBinding,
+  type PanelUi,
+  type PanelView,
+} from './panel-context';
 import { buildPageContext } from './page-context';
+import { selectApprovalsWaiting } from './selectors';
 import { browserStorages } from './storage';
 import { openBrowserChannel } from './tab-channel';
-import { useAgentState, useAgentStore } from './use-agent-store';
-import { useConversationHistory, type ConversationHistory } from './use-conversation-history';
-
-export type { Announcement } from './agent-store';
-export type PanelView = 'chat' | 'history';
+import { useAgentStore } from './use-agent-store';
+import { useConversationHistory } from './use-conversation-history';
 
 /** How long a collapsed page selection waits before it stops being context (ms). */
 const SELECTION_CLEAR_MS = 400;
@@ -51,109 +44,6 @@ export function isTextField(el: Element | null): el is HTMLElement {
   return el instanceof HTMLElement && el.isContentEditable;
 }
 
-/** The current conversation as the store holds it: the panel reads these fields as they are. */
-type ConversationState = Pick<
-  AgentState,
-  | 'conversationId'
-  | 'view'
-  | 'feedback'
-  | 'hydrating'
-  | 'hydrateError'
-  | 'connection'
-  | 'pendingUserMessage'
-  | 'requestError'
-  | 'statusNote'
-  | 'model'
-  | 'announcements'
-  | 'queuePaused'
->;
-
-export interface InAppAgentContextValue extends ConversationState {
-  projectId: string;
-  // panel
-  open: boolean;
-  setOpen: (open: boolean) => void;
-  toggle: () => void;
-  width: number;
-  setWidth: (width: number) => void;
-  toggleRef: RefObject<HTMLButtonElement | null>;
-  /** Increments when the user opens the panel; the panel then focuses its input. */
-  focusRequest: number;
-  /** What the panel shows: the conversation or the history list. */
-  panelView: PanelView;
-  setPanelView: (view: PanelView) => void;
-  // conversation: the store's fields (`ConversationState`), and
-  /** An answer is being sent, streamed, reconnected to or stopped. */
-  busy: boolean;
-  // input
-  draft: string;
-  setDraft: (text: string) => void;
-  selection: string | null;
-  clearSelection: () => void;
-  canSend: boolean;
-  blockedReason: string | null;
-  /** A non-blocking note under the input (e.g. an approval is still waiting). */
-  inputHint: string | null;
-  /** Sends now, or queues the message while an answer streams. */
-  send: (text?: string) => void;
-  stop: () => void;
-  /** Retry is offered (a refused request, or a failed answer asked again in place). */
-  canRetry: boolean;
-  retry: () => void;
-  // queue
-  queue: QueuedMessage[];
-  /** The queue waits for an answer to the open approvals. */
-  queueHeld: boolean;
-  editQueued: (id: string, text: string) => void;
-  setQueuedEditing: (id: string, editing: boolean) => void;
-  removeQueued: (id: string) => void;
-  sendQueuedNow: (id: string) => void;
-  clearQueue: () => void;
-  // versions, earlier messages
-  /** The newest turn may be edited or asked again now (nothing runs, no approval waits). */
-  canRevise: boolean;
-  /** Asks the newest turn again with this text instead of its message (a new version). */
-  editLastMessage: (text: string) => void;
-  /** Asks the newest turn's message again for a new answer (a new version). */
-  regenerate: () => void;
-  /** Shows another version of a turn (`toRunId` instead of `fromRunId`). */
-  selectVersion: (fromRunId: string, toRunId: string) => void;
-  switchingVersion: boolean;
-  /** Earlier messages than those shown exist ("Show earlier messages"). */
-  hasOlder: boolean;
-  loadingOlder: boolean;
-  olderError: string | null;
-  loadOlder: () => void;
-  // history
-  /** Starts a new conversation; `focus: false` keeps the current view (e.g. the history list). */
-  newConversation: (opts?: { focus?: boolean }) => void;
-  selectConversation: (id: string) => void;
-  /** The history list's data and actions (loaded while the list is shown), and the pending undo. */
-  history: ConversationHistory;
-  // approvals
-  openApprovals: ApprovalRequest[];
-  approvalDrafts: Record<string, DraftAnswer | undefined>;
-  setApprovalDraft: (interruptId: string, draft: DraftAnswer) => void;
-  submitApprovals: () => void;
-  /** Approve all / Reject all (one note for a rejected batch). */
-  answerAll: (decision: 'approve' | 'reject', note?: string) => void;
-  approvalError: string | null;
-  // feedback
-  submitFeedback: (messageId: string, value: 1 | -1, comment?: string, reasons?: FeedbackReason[]) => Promise<void>;
-  /** Unsaved thumbs-down comments of the current conversation, per message. */
-  feedbackDrafts: Record<string, string | undefined>;
-  setFeedbackDraft: (messageId: string, text: string | null) => void;
-  now: number;
-}
-
-const Ctx = createContext<InAppAgentContextValue | null>(null);
-
-export function useInAppAgent(): InAppAgentContextValue {
-  const value = useContext(Ctx);
-  if (!value) throw new Error('useInAppAgent must be used inside <InAppAgentProvider>.');
-  return value;
-}
-
 export interface InAppAgentProviderProps {
   projectId: string;
   /** The signed-in user: the panel's browser storage is kept per user. */
@@ -164,6 +54,58 @@ export interface InAppAgentProviderProps {
    */
   onProductChange?: (objects: ProductObject[]) => void;
   children: ReactNode;
+}
+
+/** The panel-side setters the actions need (React state setters: stable). */
+interface PanelSetters {
+  setPanelView: (view: PanelView) => void;
+  requestFocus: () => void;
+  clearSelection: () => void;
+  toggleRef: { current: HTMLButtonElement | null };
+}
+
+/** The store's actions as the panel uses them, built once per store. */
+function actionsFor(store: AgentStore, panel: PanelSetters): AgentActions {
+  const setOpen = (next: boolean) => {
+    store.setOpen(next);
+    if (next) panel.requestFocus();
+    else window.requestAnimationFrame(() => panel.toggleRef.current?.focus());
+  };
+  return {
+    setOpen,
+    toggle: () => setOpen(!store.getSnapshot().open),
+    setWidth: (width) => store.setWidth(width),
+    setDraft: (text) => store.setDraft(text),
+    send: (text) => {
+      store.send(text);
+      // The selection was context for this message; the next one starts without it.
+      panel.clearSelection();
+    },
+    stop: () => store.stop(),
+    retry: () => store.retry(),
+    editQueued: (id, text) => store.editQueued(id, text),
+    setQueuedEditing: (id, editing) => store.setQueuedEditing(id, editing),
+    removeQueued: (id) => store.removeQueued(id),
+    sendQueuedNow: (id) => store.sendQueuedNow(id),
+    clearQueue: () => store.clearQueue(),
+    editLastMessage: (text) => store.editLastMessage(text),
+    regenerate: () => store.regenerate(),
+    selectVersion: (fromRunId, toRunId) => void store.selectVersion(fromRunId, toRunId),
+    loadOlder: () => void store.loadOlder(),
+    newConversation: (opts) => {
+      store.newConversation();
+      if (opts?.focus !== false) panel.requestFocus();
+    },
+    selectConversation: (id) => {
+      store.selectConversation(id);
+      panel.setPanelView('chat');
+    },
+    setApprovalDraft: (interruptId, draft) => store.setApprovalDraft(interruptId, draft),
+    submitApprovals: () => store.submitApprovals(),
+    answerAll: (decision, note) => store.answerAll(decision, note),
+    submitFeedback: (messageId, value, comment, reasons) => store.submitFeedback(messageId, value, comment, reasons),
+    setFeedbackDraft: (messageId, text) => store.setFeedbackDraft(messageId, text),
+  };
 }
 
 export function InAppAgentProvider({ projectId, userId, onProductChange, children }: InAppAgentProviderProps) {
@@ -202,23 +144,18 @@ export function InAppAgentProvider({ projectId, userId, onProductChange, childre
     }),
     [projectId, userId],
   );
-  const state = useAgentState(store);
 
-  // ---------------------------------------------------------------- panel
   const requestFocus = useCallback(() => {
     setPanelView('chat');
     setFocusRequest((n) => n + 1);
   }, []);
-
-  const setOpen = useCallback(
-    (next: boolean) => {
-      store.setOpen(next);
-      if (next) requestFocus();
-      else window.requestAnimationFrame(() => toggleRef.current?.focus());
-    },
-    [requestFocus, store],
+  const clearSelection = useCallback(() => setSelection(null), []);
+  const [clock] = useState(() => createPanelClock(Date.now()));
+  const binding = useMemo<AgentBinding>(
+    () => ({ store, clock, actions: actionsFor(store, { setPanelView, requestFocus, clearSelection, toggleRef }) }),
+    [store, clock, requestFocus, clearSelection],
   );
-  const toggle = useCallback(() => setOpen(!store.getSnapshot().open), [setOpen, store]);
+  const { actions } = binding;
 
   // Ctrl/⌘+I toggles the panel anywhere in the project. With the panel already open but the
   // focus on the page, it brings the focus back to the panel's input instead of closing it.
@@ -237,11 +174,11 @@ export function InAppAgentProvider({ projectId, userId, onProductChange, childre
         requestFocus();
         return;
       }
-      toggle();
+      actions.toggle();
     }
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [toggle, requestFocus, store]);
+  }, [actions, requestFocus, store]);
 
   // Another tab may have moved the conversation on: look again when this one is shown again, and
   // reconnect at once when the network comes back instead of waiting out the backoff.
@@ -297,128 +234,36 @@ export function InAppAgentProvider({ projectId, userId, onProductChange, childre
   // biome-ignore lint/correctness/useExhaustiveDependencies: a selection belongs to one page; navigating drops it
   useEffect(() => setSelection(null), [pathname]);
 
-  // ---------------------------------------------------------------- approvals
-  const openApprovals = selectOpenApprovals(state.view);
-  const [now, setNow] = useState(() => Date.now());
-  // Tick once a second while approvals are open (countdown, expiry).
+  // The panel clock ticks once a second while approvals wait (countdown, expiry).
+  const approvalsWaiting = useSelectorOn(binding, selectApprovalsWaiting);
   useEffect(() => {
-    if (openApprovals.length === 0) return;
-    setNow(Date.now());
-    const timer = window.setInterval(() => setNow(Date.now()), 1000);
+    if (!approvalsWaiting) return;
+    clock.set(Date.now());
+    const timer = window.setInterval(() => clock.set(Date.now()), 1000);
     return () => window.clearInterval(timer);
-  }, [openApprovals.length]);
-  const approvalDrafts = useMemo(
-    () => effectiveApprovalDrafts(openApprovals, state.approvalDrafts),
-    [openApprovals, state.approvalDrafts],
-  );
-  const liveApprovals = openApprovals.filter((request) => !isExpired(request.expiresAt, now));
-  const queueHeld = state.queue.length > 0 && liveApprovals.length > 0 && state.connection === 'idle';
+  }, [approvalsWaiting, clock]);
 
-  // ---------------------------------------------------------------- history
+  // The history list loads while it is shown, and again after each run.
+  const historyShown = useSelectorOn(binding, (state) => state.open) && panelView === 'history';
+  const runsFinished = useSelectorOn(binding, (state) => state.runsFinished);
   const history = useConversationHistory({
     api,
     projectId,
-    active: state.open && panelView === 'history',
-    version: state.runsFinished,
+    active: historyShown,
+    version: runsFinished,
     onDeleted: (id) => store.forgetConversation(id),
   });
 
-  const newConversation = useCallback(
-    (opts?: { focus?: boolean }) => {
-      store.newConversation();
-      if (opts?.focus !== false) requestFocus();
-    },
-    [requestFocus, store],
-  );
-  const selectConversation = useCallback(
-    (id: string) => {
-      store.selectConversation(id);
-      setPanelView('chat');
-    },
-    [store],
+  const ui = useMemo<PanelUi>(
+    () => ({ projectId, toggleRef, focusRequest, panelView, setPanelView, selection, clearSelection }),
+    [projectId, focusRequest, panelView, selection, clearSelection],
   );
 
-  const send = useCallback(
-    (text?: string) => {
-      store.send(text);
-      // The selection was context for this message; the next one starts without it.
-      setSelection(null);
-    },
-    [store],
+  return (
+    <AgentContext.Provider value={binding}>
+      <PanelUiContext.Provider value={ui}>
+        <HistoryContext.Provider value={history}>{children}</HistoryContext.Provider>
+      </PanelUiContext.Provider>
+    </AgentContext.Provider>
   );
-
-  const busy = state.connection !== 'idle';
-  const inputHint = queueHeld
-    ? 'Queued messages wait until you answer the approval above (or send one now).'
-    : liveApprovals.length > 0 && liveApprovals.length === openApprovals.length
-      ? 'An approval is waiting above. Sending a new message instead leaves it unanswered.'
-      : null;
-
-  const value: InAppAgentContextValue = {
-    projectId,
-    open: state.open,
-    setOpen,
-    toggle,
-    width: state.width,
-    setWidth: (width) => store.setWidth(width),
-    toggleRef,
-    focusRequest,
-    panelView,
-    setPanelView,
-    conversationId: state.conversationId,
-    view: state.view,
-    feedback: state.feedback,
-    hydrating: state.hydrating,
-    hydrateError: state.hydrateError,
-    busy,
-    connection: state.connection,
-    pendingUserMessage: state.pendingUserMessage,
-    requestError: state.requestError,
-    statusNote: state.statusNote,
-    model: state.model,
-    announcements: state.announcements,
-    draft: state.draft,
-    setDraft: (text) => store.setDraft(text),
-    selection,
-    clearSelection: () => setSelection(null),
-    canSend: !state.signedOut,
-    blockedReason: state.signedOut ? 'You signed out. Sign in again to use the assistant.' : null,
-    inputHint,
-    send,
-    stop: () => store.stop(),
-    canRetry: store.canRetry,
-    retry: () => store.retry(),
-    queuePaused: state.queuePaused,
-    queue: state.queue,
-    queueHeld,
-    editQueued: (id, text) => store.editQueued(id, text),
-    setQueuedEditing: (id, editing) => store.setQueuedEditing(id, editing),
-    removeQueued: (id) => store.removeQueued(id),
-    sendQueuedNow: (id) => store.sendQueuedNow(id),
-    clearQueue: () => store.clearQueue(),
-    canRevise: canReviseLastTurn(state, now),
-    editLastMessage: (text) => store.editLastMessage(text),
-    regenerate: () => store.regenerate(),
-    selectVersion: (fromRunId, toRunId) => void store.selectVersion(fromRunId, toRunId),
-    switchingVersion: state.switchingVersion,
-    hasOlder: state.olderBefore !== null,
-    loadingOlder: state.loadingOlder,
-    olderError: state.olderError,
-    loadOlder: () => void store.loadOlder(),
-    newConversation,
-    selectConversation,
-    history,
-    openApprovals,
-    approvalDrafts,
-    setApprovalDraft: (interruptId, draft) => store.setApprovalDraft(interruptId, draft),
-    submitApprovals: () => store.submitApprovals(),
-    answerAll: (decision, note) => store.answerAll(decision, note),
-    approvalError: state.approvalError,
-    submitFeedback: (messageId, rating, comment, reasons) => store.submitFeedback(messageId, rating, comment, reasons),
-    feedbackDrafts: state.feedbackDrafts,
-    setFeedbackDraft: (messageId, text) => store.setFeedbackDraft(messageId, text),
-    now,
-  };
-
-  return <Ctx.Provider value={value}>{children}</Ctx.Provider>;
 }

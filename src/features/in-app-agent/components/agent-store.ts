@@ -39,11 +39,11 @@ import {
 } from '../schema';
 import {
   DraftAnswerSchema,
+  approvalRequestOf,
   buildResume,
   draftsForAll,
   initialDraft,
   isExpired,
-  readApprovalInterrupt,
   stableStringify,
   type ApprovalRequest,
   type DraftAnswer,
@@ -245,7 +245,7 @@ export function selectOpenApprovals(view: ConversationView): ApprovalRequest[] {
   let found = approvalsCache.get(view);
   if (!found) {
     found = openInterrupts(view)
-      .map(readApprovalInterrupt)
+      .map(approvalRequestOf)
       .filter((request): request is ApprovalRequest => request !== null);
     approvalsCache.set(view, found);
   }

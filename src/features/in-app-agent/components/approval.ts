@@ -52,6 +52,20 @@ export function readApprovalInterrupt(interrupt: Interrupt): ApprovalRequest | n
   };
 }
 
+const requests = new WeakMap<Interrupt, ApprovalRequest | null>();
+/**
+ * `readApprovalInterrupt`, once per interrupt object: render snapshots share the interrupts of a
+ * view, so a request keeps its identity from one snapshot to the next.
+ */
+export function approvalRequestOf(interrupt: Interrupt): ApprovalRequest | null {
+  let request = requests.get(interrupt);
+  if (request === undefined) {
+    request = readApprovalInterrupt(interrupt);
+    requests.set(interrupt, request);
+  }
+  return request;
+}
+
 export type ParsedArgs = { ok: true; value: JsonObject } | { ok: false; error: string };
 
 /** The argument editor's text must be one JSON object. */

@@ -1,5 +1,6 @@
 export { AssistantPanel } from './AssistantPanel';
 export { AssistantToggle } from './AssistantToggle';
 export { ConversationMessages } from './ConversationMessages';
-export { InAppAgentProvider, useInAppAgent } from './InAppAgentProvider';
+export { InAppAgentProvider } from './InAppAgentProvider';
 export { forgetAssistantData } from './tab-channel';
+export { useInAppAgent } from './use-in-app-agent';

@@ -1,11 +1,11 @@
 'use client';
 /**
- * React's view of the agent store (agent-store.ts): one store per project and user, started when
- * the provider mounts and stopped when it unmounts (the stream is let go; the run goes on), read
- * with `useSyncExternalStore` so every render sees one consistent snapshot.
+ * The agent store's life in React (agent-store.ts): one store per project and user, started when
+ * the provider mounts and stopped when it unmounts (the stream is let go; the run goes on). The
+ * panel reads it through selectors (`useAgentSelector`, panel-context.tsx).
  */
-import { useEffect, useMemo, useSyncExternalStore } from 'react';
-import { createAgentStore, type AgentState, type AgentStore, type AgentStoreDeps } from './agent-store';
+import { useEffect, useMemo } from 'react';
+import { createAgentStore, type AgentStore, type AgentStoreDeps } from './agent-store';
 
 /** Creates the store for these deps (again when `identity` changes) and mounts it while in use. */
 export function useAgentStore(deps: () => AgentStoreDeps, identity: readonly unknown[]): AgentStore {
@@ -17,8 +17,4 @@ export function useAgentStore(deps: () => AgentStoreDeps, identity: readonly unk
     return () => store.unmount();
   }, [store]);
   return store;
-}
-
-export function useAgentState(store: AgentStore): AgentState {
-  return useSyncExternalStore(store.subscribe, store.getSnapshot, store.getSnapshot);
 }
