@@ -104,7 +104,7 @@ describe('runs that outlive the connection', () => {
     expect(await messages(first)).toEqual(await messages(second));
   });
 
-  it('queues a message typed while the answer streams (edit, remove) and sends it when the answer ends', async () => {
+  it('queues a message typed while the answer streams (edit, remove), holds it after Stop and sends it from the queue', async () => {
     await ask(first, 'write a long answer', { wait: false });
     await waitForStreamingAnswer(first, 80);
     const input = first.locator(`${PANEL} [data-testid="assistant-input"]`);
@@ -134,7 +134,10 @@ describe('runs that outlive the connection', () => {
     // Still streaming: nothing was sent yet.
     expect(await first.locator(`${PANEL} [data-testid="assistant-stop"]`).count()).toBe(1);
 
+    // Stop halts the queue too: the message waits until it is sent from the queue.
     await first.locator(`${PANEL} [data-testid="assistant-stop"]`).click();
+    await first.locator(`${PANEL} [data-testid="assistant-queue-state"][data-state="paused"]`).waitFor();
+    await first.locator(`${PANEL} [data-testid="assistant-queued-send-now"]`).click();
     await waitForUserMessage(first, 'list closed issues', 20_000);
     await waitIdle(first);
     expect(await queued.count()).toBe(0);
