@@ -28,6 +28,12 @@ const intIn = (min: number, max: number, dflt: number) =>
       return n;
     });
 
+/** An on/off setting: 1/true or 0/false; unset (or blank) is undefined, the default of whoever reads it. */
+const flag = z
+  .enum(['1', '0', 'true', 'false', ''])
+  .optional()
+  .transform((v) => (v === undefined || v === '' ? undefined : v === '1' || v === 'true'));
+
 /** A price: a non-negative decimal number (US dollars per million tokens), or unset. */
 const price = optionalString.transform((v, ctx) => {
   if (v === undefined) return undefined;
@@ -120,6 +126,29 @@ const EnvSchema = z.object({
   /** Prices of the configured model in US dollars per million input / output tokens (both or neither). */
   AGENT_MODEL_PRICE_INPUT: price,
   AGENT_MODEL_PRICE_OUTPUT: price,
+  /**
+   * Whether the configured model reads images / PDF documents attached to a message. Unset: the
+   * provider's default (demo and bedrock: yes; openai-compatible: no, set 1 for a vision model).
+   */
+  AGENT_MODEL_VISION: flag,
+  AGENT_MODEL_DOCUMENTS: flag,
+  /** Largest attached file, counted while it is read (bytes). */
+  AGENT_ATTACHMENT_MAX_BYTES: intIn(1024, 100 * 1024 * 1024, 10 * 1024 * 1024),
+  /** Files one message may attach. */
+  AGENT_ATTACHMENTS_PER_MESSAGE: intIn(1, 50, 5),
+  /** Bytes of attachments one conversation may hold (as stored). */
+  AGENT_ATTACHMENT_BYTES_PER_CONVERSATION: intIn(1024, 2_000_000_000, 50 * 1024 * 1024),
+  /**
+   * An S3-compatible object store for attachment bytes (default: the database). Credentials are
+   * optional (the AWS SDK's default chain then applies); the two key settings come together.
+   */
+  AGENT_ATTACHMENT_S3_BUCKET: optionalString,
+  AGENT_ATTACHMENT_S3_REGION: optionalString,
+  AGENT_ATTACHMENT_S3_ENDPOINT: optionalString.pipe(z.url().optional()),
+  AGENT_ATTACHMENT_S3_ACCESS_KEY_ID: optionalString,
+  AGENT_ATTACHMENT_S3_SECRET_ACCESS_KEY: optionalString,
+  /** Path-style addressing (`endpoint/bucket/key`), which MinIO and most self-hosted stores need. */
+  AGENT_ATTACHMENT_S3_FORCE_PATH_STYLE: flag,
 
   /**
    * How many reverse proxies in front of the app append to X-Forwarded-For. 0 (default): the client
@@ -209,6 +238,7 @@ const OAUTH_PAIRS: ReadonlyArray<readonly [string, string]> = [
   ['GITHUB_ID', 'GITHUB_SECRET'],
   ['GOOGLE_CLIENT_ID', 'GOOGLE_CLIENT_SECRET'],
   ['AGENT_MODEL_PRICE_INPUT', 'AGENT_MODEL_PRICE_OUTPUT'],
+  ['AGENT_ATTACHMENT_S3_ACCESS_KEY_ID', 'AGENT_ATTACHMENT_S3_SECRET_ACCESS_KEY'],
 ];
 
 function isSet(v: string | undefined): boolean {

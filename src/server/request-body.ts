@@ -73,3 +73,44 @@ export async function readBodyCapped(
   if (declaredTooLarge) return { ok: false, reason: 'too_large', prefix: decode(chunks, prefixBytes) };
   return { ok: true, text: decode(chunks, total) };
 }
+
+export type BytesRead = { ok: true; bytes: Uint8Array } | { ok: false; reason: 'unreadable' | 'too_large' };
+
+/**
+ * Reads the body as bytes (an upload), refusing more than `maxBytes`: a declared Content-Length
+ * over the cap is refused before reading, and the cap is enforced while streaming, so at most
+ * `maxBytes` (plus the chunk that crossed it) is ever buffered.
+ */
+export async function readBytesCapped(req: Request, maxBytes: number): Promise<BytesRead> {
+  const declared = req.headers.get('content-length');
+  if (declared !== null) {
+    const n = Number(declared);
+    if (!Number.isFinite(n) || n < 0) return { ok: false, reason: 'unreadable' };
+    if (n > maxBytes) return { ok: false, reason: 'too_large' };
+  }
+  if (!req.body) return { ok: true, bytes: new Uint8Array(0) };
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > maxBytes) {
+        reader.releaseLock();
+        return { ok: false, reason: 'too_large' };
+      }
+      chunks.push(value);
+    }
+  } catch {
+    return { ok: false, reason: 'unreadable' };
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const c of chunks) {
+    bytes.set(c, offset);
+    offset += c.byteLength;
+  }
+  return { ok: true, bytes };
+}

@@ -3,7 +3,9 @@
  * instance at a time.
  *
  * - deleted assistant conversations after AGENT_RETENTION_DAYS, with their runs, events,
- *   approvals and feedback (cascades), never one with a RUNNING run (the module's part);
+ *   approvals and feedback (cascades), never one with a RUNNING run (the module's part); their
+ *   attachments first (with their objects, when an object store holds them), and uploads never
+ *   sent after a day;
  * - MCP audit rows after AUDIT_RETENTION_DAYS;
  * - in-app agent run keys expired or revoked more than AUDIT_RETENTION_DAYS ago (until then the
  *   audit trail still names the key its rows point at), never the key of a RUNNING run;
@@ -21,7 +23,7 @@
  * `maxBatches` per kind and the next pass goes on.
  */
 import 'server-only';
-import { purgeDeletedConversations } from '@/features/in-app-agent/server/retention';
+import { purgeAttachments, purgeDeletedConversations } from '@/features/in-app-agent/server/retention';
 import { purgeOAuthBatch } from '@/features/mcp/oauth/retention';
 import { OVERRIDE_USE_RETENTION_MS } from '@/features/mcp/override-store';
 import type { Database } from './db';
@@ -50,6 +52,8 @@ export interface PurgeResult {
   /** False when another instance (or pass) held the lock: this one did nothing. */
   ran: boolean;
   conversations: number;
+  /** Assistant attachments (of purged conversations, and uploads never sent). */
+  attachments: number;
   auditRows: number;
   runKeys: number;
   overrideUses: number;
@@ -113,6 +117,7 @@ export async function purgeExpired(db: Database, opts: PurgeOptions): Promise<Pu
   const result: PurgeResult = {
     ran: false,
     conversations: 0,
+    attachments: 0,
     auditRows: 0,
     runKeys: 0,
     overrideUses: 0,
@@ -143,6 +148,9 @@ export async function purgeExpired(db: Database, opts: PurgeOptions): Promise<Pu
           return total;
         };
         const conversationBatch = Math.max(1, Math.floor(batch / 5));
+        result.attachments = await drain(conversationBatch, (n) =>
+          purgeAttachments(session, opts.agentRetentionDays, n),
+        );
         result.conversations = await drain(conversationBatch, (n) =>
           purgeDeletedConversations(session, opts.agentRetentionDays, n),
         );
@@ -158,6 +166,7 @@ export async function purgeExpired(db: Database, opts: PurgeOptions): Promise<Pu
           {
             event: 'purge.finished',
             conversations: result.conversations,
+            attachments: result.attachments,
             auditRows: result.auditRows,
             runKeys: result.runKeys,
             overrideUses: result.overrideUses,

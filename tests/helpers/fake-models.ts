@@ -31,10 +31,28 @@ export interface ScriptedTurn {
   stallMs?: number;
 }
 
+/** An image or document a request carried, decoded from the provider's wire format. */
+export interface ReceivedMedia {
+  /** Index of the request it came in. */
+  request: number;
+  /** `image` (OpenAI `image_url`, Bedrock `image` block) or `document` (OpenAI `file`, Bedrock `document`). */
+  kind: 'image' | 'document';
+  /** The media type the wire declared (OpenAI: the data URL's; Bedrock: from its `format`). */
+  mediaType: string;
+  bytes: Buffer;
+  /** The document's name (Bedrock) or file name (OpenAI). */
+  name?: string;
+}
+
 export interface FakeServer {
   url: string;
   /** Parsed JSON bodies of the requests received, in order. */
   requests: Array<Record<string, unknown>>;
+  /**
+   * Images and documents of the requests, checked as the provider checks them (a part that is not
+   * in its wire format is answered 400, as the provider would, and is not listed here).
+   */
+  media: ReceivedMedia[];
   /** Requests whose client went away before the answer was complete (the caller aborted). */
   abandoned: Array<{ index: number; chunksSent: number }>;
   close(): Promise<void>;
@@ -125,9 +143,96 @@ const BEDROCK_STREAM_ERRORS = {
   unavailable: { type: 'serviceUnavailableException', message: 'Bedrock is unable to process your request.' },
 } as const;
 
+/** The first bytes of each media type the fakes accept: what the wire declares must be what the bytes are. */
+const MAGIC: Record<string, (b: Buffer) => boolean> = {
+  'image/png': (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
+  'image/jpeg': (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff,
+  'image/gif': (b) => b.subarray(0, 4).toString('latin1') === 'GIF8',
+  'image/webp': (b) => b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP',
+  'application/pdf': (b) => b.subarray(0, 5).toString('latin1') === '%PDF-',
+};
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/** Thrown by a wire check: the fake answers 400 with this message. */
+class WireError extends Error {}
+
+/**
+ * The images and documents of an OpenAI chat-completions body, checked: a user message's content is
+ * a string or parts of `text`, `image_url` (a base64 data URL of a PNG, JPEG, GIF or WebP) or `file`
+ * (a base64 PDF data URL in `file_data`, with a `filename`).
+ */
+function openAIMedia(body: Record<string, unknown>, request: number): ReceivedMedia[] {
+  const found: ReceivedMedia[] = [];
+  for (const m of (body.messages as Array<{ role: string; content?: unknown }> | undefined) ?? []) {
+    if (m.role !== 'user' || typeof m.content === 'string' || m.content === undefined) continue;
+    if (!Array.isArray(m.content)) throw new WireError('content must be a string or an array of parts');
+    for (const part of m.content as Array<Record<string, unknown>>) {
+      if (part.type === 'text' && typeof part.text === 'string') continue;
+      if (part.type === 'image_url') {
+        const url = String((part.image_url as { url?: unknown } | undefined)?.url ?? '');
+        const m2 = /^data:(image\/(?:png|jpeg|gif|webp));base64,(.+)$/.exec(url);
+        if (!m2 || !BASE64.test(m2[2]!)) throw new WireError('image_url.url must be a base64 data URL of an image');
+        const bytes = Buffer.from(m2[2]!, 'base64');
+        if (!MAGIC[m2[1]!]!(bytes)) throw new WireError(`the image is not a ${m2[1]}`);
+        found.push({ request, kind: 'image', mediaType: m2[1]!, bytes });
+        continue;
+      }
+      if (part.type === 'file') {
+        const file = part.file as { filename?: unknown; file_data?: unknown } | undefined;
+        const m2 = /^data:application\/pdf;base64,(.+)$/.exec(String(file?.file_data ?? ''));
+        if (!m2 || !BASE64.test(m2[1]!) || typeof file?.filename !== 'string')
+          throw new WireError('file must carry a filename and a base64 PDF data URL');
+        const bytes = Buffer.from(m2[1]!, 'base64');
+        if (!MAGIC['application/pdf']!(bytes)) throw new WireError('the file is not a PDF');
+        found.push({ request, kind: 'document', mediaType: 'application/pdf', bytes, name: file.filename });
+        continue;
+      }
+      throw new WireError(`unsupported content part ${JSON.stringify(part.type)}`);
+    }
+  }
+  return found;
+}
+
+const BEDROCK_IMAGE_FORMATS: Record<string, string> = { png: 'image/png', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp' };
+
+/**
+ * The images and documents of a Converse body, checked: content blocks of a user message are
+ * `text`, `image` ({format: png|jpeg|gif|webp, source: {bytes: base64}}) or `document` ({format,
+ * name, source: {bytes}}), a document's name only letters, digits, single spaces, hyphens,
+ * parentheses and brackets (Bedrock refuses any other).
+ */
+function bedrockMedia(body: Record<string, unknown>, request: number): ReceivedMedia[] {
+  const found: ReceivedMedia[] = [];
+  for (const m of (body.messages as Array<{ role: string; content?: unknown }> | undefined) ?? []) {
+    if (m.role !== 'user') continue;
+    for (const block of (m.content as Array<Record<string, unknown>> | undefined) ?? []) {
+      if (block.image) {
+        const image = block.image as { format?: string; source?: { bytes?: unknown } };
+        const mediaType = BEDROCK_IMAGE_FORMATS[image.format ?? ''];
+        const data = image.source?.bytes;
+        if (!mediaType || typeof data !== 'string' || !BASE64.test(data)) throw new WireError('malformed image block');
+        const bytes = Buffer.from(data, 'base64');
+        if (!MAGIC[mediaType]!(bytes)) throw new WireError(`the image is not a ${mediaType}`);
+        found.push({ request, kind: 'image', mediaType, bytes });
+      } else if (block.document) {
+        const doc = block.document as { format?: string; name?: string; source?: { bytes?: unknown } };
+        const data = doc.source?.bytes;
+        if (doc.format !== 'pdf' || typeof data !== 'string' || !BASE64.test(data)) throw new WireError('malformed document block');
+        if (!doc.name || !/^[A-Za-z0-9()[\]-]+(?: [A-Za-z0-9()[\]-]+)*$/.test(doc.name))
+          throw new WireError(`invalid document name ${JSON.stringify(doc.name)}`);
+        const bytes = Buffer.from(data, 'base64');
+        if (!MAGIC['application/pdf']!(bytes)) throw new WireError('the document is not a PDF');
+        found.push({ request, kind: 'document', mediaType: 'application/pdf', bytes, name: doc.name });
+      }
+    }
+  }
+  return found;
+}
+
 /** OpenAI-compatible `POST /chat/completions` with `stream: true` (SSE `data:` chunks). */
 export async function startFakeOpenAI(script: Script): Promise<FakeServer> {
   const requests: Array<Record<string, unknown>> = [];
+  const media: ReceivedMedia[] = [];
   const abandoned: FakeServer['abandoned'] = [];
   const { server, url } = await listen(async (req, res) => {
     if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
@@ -136,8 +241,16 @@ export async function startFakeOpenAI(script: Script): Promise<FakeServer> {
     }
     const body = await readJson(req);
     const index = requests.length;
-    const turn = nextTurn(script, body, index);
     requests.push(body);
+    try {
+      media.push(...openAIMedia(body, index));
+    } catch (err) {
+      if (!(err instanceof WireError)) throw err;
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: err.message, type: 'invalid_request_error' } }));
+      return;
+    }
+    const turn = nextTurn(script, body, index);
     let sent = 0;
     watchAbandon(res, index, abandoned, () => sent);
     if (turn.status) {
@@ -201,7 +314,7 @@ export async function startFakeOpenAI(script: Script): Promise<FakeServer> {
     send({ ...base, choices: [], usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 } });
     res.end('data: [DONE]\n\n');
   });
-  return { url: `${url}/v1`, requests, abandoned, close: closer(server) };
+  return { url: `${url}/v1`, requests, media, abandoned, close: closer(server) };
 }
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
@@ -217,6 +330,7 @@ const event = (type: string, body: unknown) =>
 /** Amazon Bedrock `POST /model/{id}/converse-stream`, answered in the AWS event-stream framing. */
 export async function startFakeBedrock(script: Script): Promise<FakeServer & { authorization: string[] }> {
   const requests: Array<Record<string, unknown>> = [];
+  const media: ReceivedMedia[] = [];
   const abandoned: FakeServer['abandoned'] = [];
   const authorization: string[] = [];
   const { server, url } = await listen(async (req, res) => {
@@ -227,8 +341,16 @@ export async function startFakeBedrock(script: Script): Promise<FakeServer & { a
     authorization.push(String(req.headers.authorization ?? ''));
     const body = await readJson(req);
     const index = requests.length;
-    const turn = nextTurn(script, body, index);
     requests.push(body);
+    try {
+      media.push(...bedrockMedia(body, index));
+    } catch (err) {
+      if (!(err instanceof WireError)) throw err;
+      res.writeHead(400, { 'content-type': 'application/json', 'x-amzn-errortype': 'ValidationException' });
+      res.end(JSON.stringify({ message: err.message }));
+      return;
+    }
+    const turn = nextTurn(script, body, index);
     let sent = 0;
     watchAbandon(res, index, abandoned, () => sent);
     if (turn.status) {
@@ -283,5 +405,5 @@ export async function startFakeBedrock(script: Script): Promise<FakeServer & { a
       event('metadata', { usage: { inputTokens: 13, outputTokens: 5, totalTokens: 18 }, metrics: { latencyMs: 1 } }),
     );
   });
-  return { url, requests, abandoned, authorization, close: closer(server) };
+  return { url, requests, media, abandoned, authorization, close: closer(server) };
 }

@@ -109,6 +109,20 @@ const ROUTES: RouteDef[] = [
       ) as unknown as Promise<RouteModule>,
   },
   {
+    pattern: /^\/api\/projects\/([^/]+)\/in-app-agent\/attachments$/,
+    keys: ['projectId'],
+    load: () =>
+      import('@/app/api/projects/[projectId]/in-app-agent/attachments/route') as unknown as Promise<RouteModule>,
+  },
+  {
+    pattern: /^\/api\/projects\/([^/]+)\/in-app-agent\/attachments\/([^/]+)$/,
+    keys: ['projectId', 'attachmentId'],
+    load: () =>
+      import(
+        '@/app/api/projects/[projectId]/in-app-agent/attachments/[attachmentId]/route'
+      ) as unknown as Promise<RouteModule>,
+  },
+  {
     pattern: /^\/api\/projects\/([^/]+)\/in-app-agent\/feedback-export$/,
     keys: ['projectId'],
     load: () =>

@@ -131,6 +131,69 @@ export const AGENT_ERRORS = {
   },
   /** This server is shutting down and takes no new runs (503 with Retry-After): retry (another one answers). */
   DRAINING: { status: 503, retryable: true, text: 'The server is restarting. Retry in a moment.' },
+  // attachments (server/attachments.ts): each refusal leaves what was typed and attached in place
+  /** One file is over AGENT_ATTACHMENT_MAX_BYTES (counted while it is read). */
+  ATTACHMENT_TOO_LARGE: {
+    status: 413,
+    retryable: false,
+    text: 'That file is too large to attach.',
+  },
+  /** Its bytes are none of the kinds a message may attach (whatever its name or the browser said). */
+  ATTACHMENT_TYPE_NOT_ALLOWED: {
+    status: 415,
+    retryable: false,
+    text:
+      'That kind of file cannot be attached. Attach an image (PNG, JPEG, WebP, GIF), a text file (plain text, ' +
+      'Markdown, CSV, JSON) or, when the model reads them, a PDF.',
+  },
+  /** A damaged file: a broken or cut-off image or PDF, text that is not UTF-8. */
+  ATTACHMENT_UNREADABLE: {
+    status: 422,
+    retryable: false,
+    text: 'That file could not be read: it is damaged, cut off, or not the kind of file its content starts as.',
+  },
+  /** An image whose pixels (read from its header) are beyond what is decoded: a decompression bomb or a huge scan. */
+  ATTACHMENT_IMAGE_TOO_LARGE: {
+    status: 422,
+    retryable: false,
+    text: 'That image has too many pixels to be read. Attach a smaller image or a screenshot of the part that matters.',
+  },
+  /** The configured model reads no images (AGENT_MODEL_VISION) or no PDFs (AGENT_MODEL_DOCUMENTS). */
+  ATTACHMENT_NOT_SUPPORTED_BY_MODEL: {
+    status: 422,
+    retryable: false,
+    text: 'The configured model cannot read this kind of attachment. Remove it, or ask an administrator to configure a model that can.',
+  },
+  /** An attachment id that is not an upload of this user in this project and conversation (or was removed). */
+  ATTACHMENT_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    text: 'An attached file is no longer available. Remove it and attach it again.',
+  },
+  /** More files than AGENT_ATTACHMENTS_PER_MESSAGE in one message. */
+  ATTACHMENTS_TOO_MANY: {
+    status: 400,
+    retryable: false,
+    text: 'Too many files for one message. Remove some, or send them in another message.',
+  },
+  /** The conversation's attachments would pass AGENT_ATTACHMENT_BYTES_PER_CONVERSATION. */
+  ATTACHMENTS_CONVERSATION_FULL: {
+    status: 409,
+    retryable: false,
+    text: 'This conversation holds as many attachments as it can. Start a new conversation to attach more.',
+  },
+  /** Too many uploads waiting to be sent (LIMITS.maxPendingAttachments): send or remove some first. */
+  ATTACHMENT_UPLOADS_PENDING: {
+    status: 429,
+    retryable: false,
+    text: 'You have too many attached files waiting to be sent. Send or remove some first.',
+  },
+  /** The object store holding attachments could not be reached (503 with Retry-After), or images are being processed at capacity. */
+  ATTACHMENT_STORAGE_UNAVAILABLE: {
+    status: 503,
+    retryable: true,
+    text: 'Attachments cannot be stored or read right now. Wait a moment and retry.',
+  },
   // approvals and other interrupts
   /** Also the answer for another user's or another conversation's interrupt: existence is not revealed. */
   INTERRUPT_UNKNOWN: { status: 404, retryable: true, text: 'That approval request is no longer known.' },

@@ -21,7 +21,7 @@ export type { SqlSession } from '@/server/migrate';
 export { env, type Env } from '@/server/env';
 export { newId } from '@/server/ids';
 export { hasUnstorableText, isIdentifier } from '@/server/text';
-export { readBodyCapped } from '@/server/request-body';
+export { readBodyCapped, readBytesCapped } from '@/server/request-body';
 export { limitHitParts, limitResult } from '@/server/limits';
 export type { HitLimitInput } from '@/server/limits';
 

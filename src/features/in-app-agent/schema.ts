@@ -182,15 +182,45 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
 ]);
 export type AgentEvent = z.infer<typeof AgentEventSchema>;
 
+/** What every attachment part says about its file (attachments.ts; the bytes stay on the server). */
+const attachmentFields = {
+  /** The upload's id (`att_…`): the bytes are served by `…/in-app-agent/attachments/:id`. */
+  attachmentId: z.string().min(1).max(64),
+  /** Decided from the bytes when it was uploaded. */
+  mediaType: z.string().max(100),
+  name: z.string().max(255),
+  /** Bytes as stored (an image after its re-encoding). */
+  size: z.number().int().nonnegative(),
+};
+
 /**
- * A part of a user message. Text now; more kinds (images, files) are more members of this union,
- * each carried by the same request, stored with the message, shown by the view and sent to the
- * model by the provider factory.
+ * A part of a user message: its text, an image or a file attached to it. Each kind is carried by
+ * the same request (attachments as AG-UI content parts naming an upload, see attachments.ts),
+ * stored with the message, shown by the view and sent to the model by the provider factory.
  */
 export const MessagePartSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({
+    type: z.literal('image'),
+    ...attachmentFields,
+    width: z.number().int().positive().optional(),
+    height: z.number().int().positive().optional(),
+  }),
+  z.object({
+    type: z.literal('file'),
+    ...attachmentFields,
+    /** Pages of a PDF. */
+    pages: z.number().int().positive().optional(),
+  }),
 ]);
 export type MessagePart = z.infer<typeof MessagePartSchema>;
+/** An image or file part of a message. */
+export type AttachmentPart = Exclude<MessagePart, { type: 'text' }>;
+
+/** The attachments of a message's parts, in order. */
+export function attachmentsOf(parts: readonly MessagePart[]): AttachmentPart[] {
+  return parts.filter((p): p is AttachmentPart => p.type !== 'text');
+}
 
 /** The text of a message's parts (its text parts, one after the other, a line apart). */
 export function textOfParts(parts: readonly MessagePart[]): string {
@@ -216,6 +246,18 @@ export const ModelInfoSchema = z.object({
   modelId: z.string(),
   label: z.string(),
   demo: z.boolean(),
+  /**
+   * What a message may attach with this model and settings (`model.info` only; the run's model
+   * event leaves it out): whether it reads images and PDFs, and the upload limits.
+   */
+  attachments: z
+    .object({
+      images: z.boolean(),
+      documents: z.boolean(),
+      maxFileBytes: z.number().int().positive(),
+      maxFilesPerMessage: z.number().int().positive(),
+    })
+    .optional(),
 });
 export type ModelInfo = z.infer<typeof ModelInfoSchema>;
 export const NavigateValueSchema = z.object({ href: z.string() });
@@ -307,6 +349,8 @@ export interface SanitizedRequest {
   resume: ResumeEntry[] | null;
   /** A new version of a turn (edit or regenerate). */
   version: { of: string } | null;
+  /** Uploads the new message attaches (their ids, in order, each once); checked before the run opens. */
+  attachmentIds: string[];
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -398,6 +442,9 @@ export const STORED_EVENT_UPGRADES: Readonly<Record<number, StoredEventUpgrade>>
   // v3 adds a user message's optional `parts` and `estimated` on a RUN_FINISHED's usage; a v2
   // message is its text alone and its usage as reported.
   2: (payload) => payload,
+  // v4 lets a user message's `parts` hold images and files (attachments); a v3 message's parts are
+  // text only, which v4 reads as they are.
+  3: (payload) => payload,
 };
 
 export type StoredEventUpgradeResult = { ok: true; event: StoredEvent; from: number } | { ok: false; reason: string };

@@ -30,8 +30,18 @@ const WITH_DETAIL = new Set([
   'TOOL_ERROR',
   'INTERRUPT_INVALID_ARGS',
 ]);
-/** Codes whose server message is the more precise wording (e.g. "Try again in 12 s."). */
-const SERVER_WORDING = new Set(['RATE_LIMITED']);
+/**
+ * Codes whose server message is the more precise wording (e.g. "Try again in 12 s.", "photo.jpg is
+ * 12.4 MB; a file may be 10 MB at most.").
+ */
+const SERVER_WORDING = new Set([
+  'RATE_LIMITED',
+  'ATTACHMENT_TOO_LARGE',
+  'ATTACHMENT_IMAGE_TOO_LARGE',
+  'ATTACHMENT_NOT_SUPPORTED_BY_MODEL',
+  'ATTACHMENTS_TOO_MANY',
+  'ATTACHMENTS_CONVERSATION_FULL',
+]);
 
 function sharedPrefix(a: string, b: string): number {
   let i = 0;

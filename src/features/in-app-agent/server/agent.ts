@@ -8,6 +8,7 @@ import { Agent } from '@mastra/core/agent';
 import { createTool } from '@mastra/core/tools';
 import { toStandardSchema } from '@mastra/schema-compat/schema';
 import {
+  env,
   MCP_TOOLS,
   type McpToolName,
   newId,
@@ -20,10 +21,12 @@ import { z } from 'zod';
 import { CUSTOM_EVENTS, LIMITS } from '../constants';
 import type { AgentErrorCode } from '../error-codes';
 import { isErrorResult } from '../fold';
+import { attachmentTokens, isTextMediaType } from '../attachments';
 import { partsOf, type AgentEvent, type ConversationView, type PageContext } from '../schema';
+import { type AttachmentSlot, omittedAttachment, withAttachmentContents } from './attachments';
 import { ModelCallSpans, type RunTrace } from './instrumentation';
 import { ToolsUnavailableError, type McpGateway } from './mcp-gateway';
-import { classifyModelError, withFreshToolCallIds, type ModelHandle } from './model';
+import { classifyModelError, type ModelAccepts, modelAccepts, withFreshToolCallIds, type ModelHandle } from './model';
 import { changedObjects, LOCAL_TOOL_DECLARATIONS, LOCAL_TOOL_NAMES } from '../tool-declarations';
 import type { RunToolPolicy } from './policy';
 import { runLocalTool, taintAfter, toolInfo, type ApprovalDecision, type Taint } from './tools';
@@ -82,8 +85,8 @@ export type RunResult = (
 // History
 // ------------------------------------------------------------------------------------------------
 
-/** A user message's parts as the model takes them (one kind per message part kind). */
-type UserContentPart = { type: 'text'; text: string };
+/** A user message's parts as the model takes them: text, and attachments until their bytes are read. */
+type UserContentPart = { type: 'text'; text: string } | AttachmentSlot;
 
 type ModelMessage =
   | { role: 'user'; content: string | UserContentPart[] }
@@ -115,22 +118,58 @@ const estimateTokens = (m: ModelMessage) => Math.ceil(JSON.stringify(m).length /
 
 /**
  * A user message as the model gets it: its text alone as a string (what every provider takes), or
- * its parts in order when it has more than its text. Null: nothing to send (an empty message).
+ * its parts in order when it has more than its text (an attachment the model cannot read is named
+ * instead). Null: nothing to send (an empty message).
  */
 function userContent(
   m: Extract<ConversationView['messages'][number], { role: 'user' }>,
+  accepts: ModelAccepts,
 ): string | UserContentPart[] | null {
   if (!m.parts) return m.content.trim() ? m.content : null;
-  const parts = partsOf(m).flatMap((p): UserContentPart[] => (p.type === 'text' && p.text.trim() ? [p] : []));
+  const parts = partsOf(m).flatMap((p): UserContentPart[] => {
+    if (p.type === 'text') return p.text.trim() ? [p] : [];
+    const readable = p.type === 'image' ? accepts.images : p.mediaType !== 'application/pdf' || accepts.documents;
+    return [readable ? { type: 'attachment', part: p } : omittedAttachment(p)];
+  });
   return parts.length ? parts : null;
 }
+
+/** Tokens of a unit's attachments, a text file counted up to `textCap` (what is sent of it). */
+function attachmentCost(unit: ModelMessage[], textCap: number): number {
+  let n = 0;
+  for (const m of unit)
+    if (m.role === 'user' && Array.isArray(m.content))
+      for (const p of m.content)
+        if (p.type === 'attachment')
+          n += isTextMediaType(p.part.mediaType) ? Math.min(attachmentTokens(p.part), textCap) : attachmentTokens(p.part);
+  return n;
+}
+
+/** The unit with its attachments named instead of sent (they left the context window). */
+function withoutAttachments(unit: ModelMessage[]): ModelMessage[] {
+  return unit.map((m) =>
+    m.role === 'user' && Array.isArray(m.content)
+      ? { ...m, content: m.content.map((p) => (p.type === 'attachment' ? omittedAttachment(p.part) : p)) }
+      : m,
+  );
+}
+
+/** A message's tokens without its attachments' contents (counted apart). */
+const messageTokens = (m: ModelMessage) =>
+  m.role === 'user' && Array.isArray(m.content)
+    ? estimateTokens({ ...m, content: m.content.filter((p) => p.type === 'text') })
+    : estimateTokens(m);
 
 /**
  * Turns the replayed conversation into model messages, newest turns first within the budget.
  * A tool call and its result are one unit: never split. Calls without a result (a run that ended
  * midway) get a synthetic one so the model sees a consistent history.
  */
-export function historyToMessages(view: ConversationView, budgetTokens: number): ModelMessage[] {
+export function historyToMessages(
+  view: ConversationView,
+  budgetTokens: number,
+  accepts: ModelAccepts = { images: true, documents: true },
+): ModelMessage[] {
   const results = new Map<string, string>();
   for (const m of view.messages) if (m.role === 'tool') results.set(m.toolCallId, m.content);
   // An approved call ran with the arguments of its decision (edited ones when the user edited
@@ -142,7 +181,7 @@ export function historyToMessages(view: ConversationView, budgetTokens: number):
   const units: ModelMessage[][] = [];
   for (const m of view.messages) {
     if (m.role === 'user') {
-      const content = userContent(m);
+      const content = userContent(m, accepts);
       if (content) units.push([{ role: 'user', content }]);
     } else if (m.role === 'assistant') {
       const content: Extract<ModelMessage, { role: 'assistant' }>['content'] = [];
@@ -170,15 +209,35 @@ export function historyToMessages(view: ConversationView, budgetTokens: number):
       units.push(unit);
     }
   }
+  // Attachments count against the budget (a text file at most half of it: it is cut to fit), and
+  // old ones leave the window first: while the whole does not fit, the oldest turns' attachments are
+  // named instead of sent (never the newest message's), before any turn is left out.
+  const textCap = Math.floor(budgetTokens / 2);
+  const costs = units.map((u) => ({
+    text: u.reduce((n, m) => n + messageTokens(m), 0),
+    attachments: attachmentCost(u, textCap),
+  }));
+  let whole = costs.reduce((n, c) => n + c.text + c.attachments, 0);
+  for (let i = 0; i < units.length - 1 && whole > budgetTokens; i++) {
+    if (!costs[i]!.attachments) continue;
+    units[i] = withoutAttachments(units[i]!);
+    whole -= costs[i]!.attachments;
+    costs[i] = { text: units[i]!.reduce((n, m) => n + messageTokens(m), 0), attachments: 0 };
+  }
   const kept: ModelMessage[][] = [];
   let used = 0;
   for (let i = units.length - 1; i >= 0; i--) {
     const unit = units[i]!;
-    const cost = unit.reduce((n, m) => n + estimateTokens(m), 0);
+    const cost = costs[i]!.text + costs[i]!.attachments;
     if (kept.length > 0 && used + cost > budgetTokens) break;
     kept.unshift(unit);
     used += cost;
   }
+  // What is sent of a text file: as much as its share of the budget.
+  for (const unit of kept)
+    for (const m of unit)
+      if (m.role === 'user' && Array.isArray(m.content))
+        for (const p of m.content) if (p.type === 'attachment' && isTextMediaType(p.part.mediaType)) p.maxChars = textCap * 4;
   // A history must not start with tool results or a dangling assistant turn.
   while (kept.length > 1 && kept[0]![0]!.role !== 'user') kept.shift();
   return kept.flat();
@@ -586,7 +645,14 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
     if (ctx.signal.aborted) return finish({ kind: 'cancelled', usage: {} });
     const system = systemPrompt(ctx);
     const budget = Math.max(500, ctx.contextTokens - Math.ceil(system.length / 4) - 1_000);
-    const messages = historyToMessages(ctx.history, budget);
+    const accepts = ctx.model.accepts ?? modelAccepts(env(), ctx.model.info.provider);
+    // The bytes of the attachments inside the window (none read when there are none).
+    const messages = await withAttachmentContents(
+      ctx.prisma,
+      ctx.history.threadId,
+      historyToMessages(ctx.history, budget, accepts),
+    );
+    if (ctx.signal.aborted) return finish({ kind: 'cancelled', usage: {} });
     const pending = runtime.pending;
     const inflight = runtime.inflight;
     const agent = new Agent({

@@ -19,7 +19,9 @@
  *   fail twice, then answer <anything>   (the first answers to that exact message break off like
  *     an overloaded provider's; once, twice or "3 times"; useful to try Retry)
  *   show me an unsafe answer   (markdown with raw HTML and a javascript: link, rendered inert)
+ *   (any message with attachments)   says what it received: an image's size in pixels, a file's size
  */
+import sharp from 'sharp';
 import type { RuntimeModel } from './runtime-model';
 
 type Part =
@@ -38,6 +40,9 @@ type Part =
 interface PromptPart {
   type: string;
   text?: string;
+  /** A file part: its bytes and type. */
+  data?: unknown;
+  mediaType?: string;
   toolName?: string;
   toolCallId?: string;
   output?: { type: string; value: unknown };
@@ -89,10 +94,55 @@ const UNSAFE_ANSWER =
   'Here is some content that must render inert:\n\n<img src=x onerror="alert(1)">\n\n<script>alert(2)</script>\n\n' +
   '[a javascript link](javascript:alert(3)) and a [safe link](https://example.com).';
 
+/** A text file the server sends inside the message (server/attachments.ts). */
+const TEXT_ATTACHMENT = /^<attachment name="([^"]*)" type="([^"]*)">\n([\s\S]*)\n<\/attachment>$/;
+
 function textOf(m: PromptMessage | undefined): string {
   if (!m) return '';
   if (typeof m.content === 'string') return m.content;
-  return m.content.map((p) => p.text ?? '').join('');
+  return m.content
+    .filter((p) => !(p.type === 'text' && TEXT_ATTACHMENT.test(p.text ?? '')))
+    .map((p) => p.text ?? '')
+    .join('');
+}
+
+const unescapeAttr = (s: string) => s.replace(/&#(\d+);/g, (_, n: string) => String.fromCharCode(Number(n)));
+
+/**
+ * What the demo model says about the files of a message: an image's size in pixels (read from its
+ * bytes), a PDF's size, a text file's length. Null when the message attaches nothing.
+ */
+async function describeAttachments(m: PromptMessage | undefined): Promise<string | null> {
+  if (!m || typeof m.content === 'string') return null;
+  const seen: string[] = [];
+  for (const p of m.content) {
+    if (p.type === 'file' && p.mediaType?.startsWith('image/')) {
+      const meta = await sharp(bytesOf(p.data)).metadata().catch(() => null);
+      const size = meta?.width ? `${meta.width}×${meta.pageHeight ?? meta.height}` : 'unknown size';
+      seen.push(`an image of ${size} (${p.mediaType.slice('image/'.length).toUpperCase()})`);
+    } else if (p.type === 'file') {
+      seen.push(`a ${p.mediaType === 'application/pdf' ? 'PDF document' : 'file'} of ${bytesOf(p.data).byteLength} bytes`);
+    } else if (p.type === 'text') {
+      const file = TEXT_ATTACHMENT.exec(p.text ?? '');
+      if (file) seen.push(`a text file, ${unescapeAttr(file[1]!)}, of ${file[3]!.length} characters`);
+    }
+  }
+  if (!seen.length) return null;
+  return `I received ${seen.join(', ')}. I'm the demo model: I can tell what was attached, not what it shows.`;
+}
+
+function bytesOf(data: unknown): Uint8Array {
+  if (data instanceof Uint8Array) return data;
+  if (typeof data === 'string') return Buffer.from(data.replace(/^data:[^,]*,/, ''), 'base64');
+  return new Uint8Array(0);
+}
+
+/** The prompt's size in tokens, roughly (an attachment's bytes count as their size, not as JSON). */
+function promptTokens(prompt: PromptMessage[]): number {
+  const text = JSON.stringify(prompt, (_key, value: unknown) =>
+    value instanceof Uint8Array ? `(${value.byteLength} bytes)` : value,
+  );
+  return Math.ceil(text.length / 4);
 }
 
 function planFromUser(text: string, tools: Set<string>): Plan {
@@ -415,11 +465,14 @@ export function createDemoModel(options: DemoModelOptions = {}): RuntimeModel {
     async doStream(raw: unknown) {
       const opts = raw as StreamOptions;
       const last = opts.prompt.at(-1);
+      const attached = last?.role === 'user' ? await describeAttachments(last) : null;
       const p: Plan =
         last?.role === 'user' && shouldFail(textOf(last))
           ? { kind: 'text', text: 'Let me look at the issues and', fail: true }
-          : plan(opts);
-      const inputTokens = Math.ceil(JSON.stringify(opts.prompt).length / 4);
+          : attached
+            ? { kind: 'text', text: attached }
+            : plan(opts);
+      const inputTokens = promptTokens(opts.prompt);
       const stream = new ReadableStream<Part>({
         async start(controller) {
           try {

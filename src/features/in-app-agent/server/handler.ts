@@ -49,10 +49,12 @@ import {
 import { eventsAfter } from '../compact';
 import { CUSTOM_EVENTS, LIMITS } from '../constants';
 import { AGENT_ERRORS, AgentRefusal, type RefusalCode } from '../error-codes';
+import { z } from 'zod';
+import { attachmentIdOf } from '../attachments';
 import {
   AgentRequestSchema,
+  attachmentsOf,
   type MessagePart,
-  MessagePartSchema,
   PageContextSchema,
   textOfParts,
   THREAD_ID_PATTERN,
@@ -64,7 +66,8 @@ import {
 import { fanOut, type RemoteWatch } from './fan-out';
 import { frameOf, liveRun, sseStream, type Watcher } from './live';
 import { mcpGateway } from './mcp-gateway';
-import { modelFor, ModelConfigError, type ModelHandle } from './model';
+import { type AttachmentLimits, messageAttachmentParts } from './attachments';
+import { modelAccepts, modelFor, ModelConfigError, type ModelHandle } from './model';
 import { findRun, loadRunRows, replayConversation, titleFrom } from './persistence';
 import { startRun, stopRun, type RunSettings, type RunTimings } from './run';
 
@@ -102,8 +105,8 @@ export function resolveMcpTarget(
   return url ? { url } : { dispatch: (req: Request) => handleMcpPost(req) };
 }
 
-type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
-type Route = (req: Request, ctx: RouteContext) => Promise<Response>;
+export type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
+export type Route = (req: Request, ctx: RouteContext) => Promise<Response>;
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 const SSE_HEADERS = {
@@ -124,23 +127,31 @@ function errorResponse(code: RefusalCode, message: string, retryAfterSeconds?: n
 }
 
 /**
- * The parts of a user message's AG-UI content: a string is one text part; an array keeps the
- * parts this module knows (`MessagePartSchema`), each validated, and drops the others. Text parts
- * are one text part (joined a line apart, trimmed, capped at LIMITS.maxUserMessageChars); null
- * when nothing is left.
+ * A user message's AG-UI content: a string is its text; an array keeps its text parts (joined a line
+ * apart, trimmed, capped at LIMITS.maxUserMessageChars) and the uploads its image and document
+ * parts name (`attachments.ts`: ids only, each once; what they are is read from their rows), and
+ * drops every other part. `parts` is null when there is neither text nor an attachment.
  */
-function partsOfContent(content: unknown): MessagePart[] | null {
+function partsOfContent(content: unknown): { parts: MessagePart[] | null; attachmentIds: string[] } {
   const given = typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? content : [];
-  const parts: MessagePart[] = [];
+  const texts: string[] = [];
+  const attachmentIds: string[] = [];
   for (const raw of given) {
-    const part = MessagePartSchema.safeParse(raw);
-    if (part.success) parts.push(part.data);
+    const id = attachmentIdOf(raw);
+    if (id !== null) {
+      if (!attachmentIds.includes(id)) attachmentIds.push(id);
+      continue;
+    }
+    const part = TextPartSchema.safeParse(raw);
+    if (part.success) texts.push(part.data.text);
   }
-  const text = textOfParts(parts).trim().slice(0, LIMITS.maxUserMessageChars);
-  const others = parts.filter((p) => p.type !== 'text');
-  const out: MessagePart[] = [...others, ...(text ? [{ type: 'text' as const, text }] : [])];
-  return out.length ? out : null;
+  const text = texts.join('\n').trim().slice(0, LIMITS.maxUserMessageChars);
+  const parts: MessagePart[] = text ? [{ type: 'text', text }] : [];
+  return { parts: parts.length || attachmentIds.length ? parts : null, attachmentIds };
 }
+
+/** A text part of the request (other kinds of `MessagePartSchema` are the server's to make). */
+const TextPartSchema = z.object({ type: z.literal('text'), text: z.string() });
 
 /**
  * Keeps only what the client may decide: the new user message (the newest message, when it is the
@@ -149,15 +160,24 @@ function partsOfContent(content: unknown): MessagePart[] | null {
  */
 export function sanitize(body: AgentRequest): SanitizedRequest {
   const newest = body.messages.at(-1);
-  const userMessage = newest?.role === 'user' ? partsOfContent(newest.content) : null;
+  const message = newest?.role === 'user' ? partsOfContent(newest.content) : { parts: null, attachmentIds: [] };
   const page = PageContextSchema.safeParse(body.forwardedProps?.pageContext ?? {});
   const threadId = body.threadId?.trim();
   return {
     conversationId: threadId && threadId !== 'new' ? threadId : null,
-    userMessage,
+    userMessage: message.parts,
     pageContext: page.success ? page.data : {},
     resume: body.resume?.length ? body.resume : null,
     version: body.forwardedProps?.version ?? null,
+    attachmentIds: message.attachmentIds,
+  };
+}
+
+/** The attachment limits of the settings. */
+export function attachmentLimits(settings: Env): AttachmentLimits {
+  return {
+    perMessage: settings.AGENT_ATTACHMENTS_PER_MESSAGE,
+    perConversation: settings.AGENT_ATTACHMENT_BYTES_PER_CONVERSATION,
   };
 }
 
@@ -178,7 +198,7 @@ async function signedIn(req: Request, projectId: string): Promise<string> {
 }
 
 /** The signed-in member of the project holding `scope`, or the refusal. */
-async function authorize(
+export async function authorize(
   req: Request,
   projectId: string,
   scope: Scope,
@@ -193,7 +213,8 @@ async function authorize(
   return { prisma, member };
 }
 
-function guarded(route: Route): Route {
+/** A route answering every refusal with its code and status, an outage with 503, anything else with 500. */
+export function guarded(route: Route): Route {
   return (req, ctx) =>
     withRequestContext(req, async () => {
       try {
@@ -309,6 +330,7 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     if (hasUnstorableText([input.userMessage, input.resume])) {
       throw new AgentRefusal('INVALID_REQUEST', 'The request contains NUL or broken Unicode.');
     }
+    if (input.attachmentIds.some((id) => !isIdentifier(id))) throw new AgentRefusal('ATTACHMENT_NOT_FOUND');
 
     let model: ModelHandle;
     try {
@@ -321,6 +343,19 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
     // A new version reads the turn it replaces before the run opens: only for a member.
     const prisma = input.version ? (await authorize(req, projectId, 'agent:use')).prisma : await getPrisma();
     const conversationId = input.conversationId ?? newId('cv_');
+    // Attachments: read from their uploads' rows and checked (owner, limits, what the model reads)
+    // before the run opens; the run binds them to the conversation once it has opened.
+    if (input.attachmentIds.length && input.userMessage) {
+      const attached = await messageAttachmentParts(prisma, {
+        ids: input.attachmentIds,
+        projectId,
+        userId,
+        conversationId: input.conversationId,
+        accepts: model.accepts ?? modelAccepts(settings, model.info.provider),
+        limits: attachmentLimits(settings),
+      });
+      input.userMessage = [...attached, ...input.userMessage];
+    }
     const run = await startRun({
       prisma,
       projectId,
@@ -328,10 +363,13 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       memberScope: 'agent:use',
       conversation: {
         id: conversationId,
-        ...(input.userMessage ? { create: { title: titleFrom(textOfParts(input.userMessage)) } } : {}),
+        ...(input.userMessage
+          ? { create: { title: titleFrom(textOfParts(input.userMessage) || (attachmentsOf(input.userMessage)[0]?.name ?? '')) } }
+          : {}),
       },
       ...(input.version ? { version: input.version } : {}),
       userMessage: input.userMessage,
+      ...(input.attachmentIds.length ? { attachmentIds: input.attachmentIds } : {}),
       resume: input.resume,
       pageContext: input.pageContext,
       model,

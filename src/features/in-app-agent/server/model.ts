@@ -12,9 +12,30 @@ import type { RuntimeModel } from './runtime-model';
 export interface ModelHandle {
   model: RuntimeModel;
   info: ModelInfo;
+  /** What the model reads besides text (default: `modelAccepts` of the settings). */
+  accepts?: ModelAccepts;
 }
 
 export type ProviderName = ModelInfo['provider'];
+
+/** Whether a model reads images and PDF documents attached to a message. */
+export interface ModelAccepts {
+  images: boolean;
+  documents: boolean;
+}
+
+/**
+ * What the configured model reads: `AGENT_MODEL_VISION` / `AGENT_MODEL_DOCUMENTS` when set, else the
+ * provider's default. The demo model and Bedrock's Converse models take both; an OpenAI-compatible
+ * server may serve a text-only model, so it takes neither until the settings say so.
+ */
+export function modelAccepts(
+  e: Pick<Env, 'AGENT_MODEL_VISION' | 'AGENT_MODEL_DOCUMENTS'>,
+  provider: ProviderName,
+): ModelAccepts {
+  const byDefault = provider !== 'openai-compatible';
+  return { images: e.AGENT_MODEL_VISION ?? byDefault, documents: e.AGENT_MODEL_DOCUMENTS ?? byDefault };
+}
 
 /** Which provider the environment selects: explicit, else Bedrock when AWS is configured, else demo. */
 export function selectProvider(e: Env): ProviderName {

@@ -7,6 +7,9 @@
 import 'server-only';
 import type { SqlSession } from '../host';
 
+/** The attachments kept no longer (attachment-store.ts): the purge runs it before the conversations. */
+export { purgeAttachments } from './attachment-store';
+
 /** Deletes at most `limit` expired deleted conversations; returns how many. */
 export async function purgeDeletedConversations(session: SqlSession, days: number, limit: number): Promise<number> {
   const { rows } = await session.query<{ n: number }>(

@@ -41,6 +41,7 @@ import { AgentRefusal } from '../error-codes';
 import { emptyView, foldEvents } from '../fold';
 import {
   type AgentEvent,
+  attachmentsOf,
   type ConversationView,
   hasMoreThanText,
   type MessagePart,
@@ -51,6 +52,7 @@ import {
   type TokenUsage,
 } from '../schema';
 import { capResult, listRunTools, runAgent, type ListedTools, type RunResult } from './agent';
+import { bindMessageAttachments } from './attachments';
 import { closeAbandoned, consumeResume, persistPending, settleInterrupt, type Decision } from './human-in-the-loop';
 import { endSpan, RunTrace, traceIdOf, tracer } from './instrumentation';
 import { LiveRun, registerRun, releaseRun } from './live';
@@ -107,8 +109,10 @@ export interface StartRunInput {
    * one, the turn's message is asked again): the run that starts that turn.
    */
   version?: { of: string };
-  /** The user message's parts (text, and more kinds as they come), or null for a resume. */
+  /** The user message's parts (text, images, files), or null for a resume. */
   userMessage: MessagePart[] | null;
+  /** The uploads the message attaches (their parts are in `userMessage`): bound to the conversation once the run opens. */
+  attachmentIds?: string[];
   resume: ResumeEntry[] | null;
   pageContext: PageContext;
   model: ModelHandle;
@@ -160,7 +164,10 @@ export async function startRun(input: StartRunInput): Promise<LiveRun> {
       throw new AgentRefusal('VERSION_NOT_FOUND', 'That message is not part of this conversation any more. Reload it.');
     }
     version = { precedingRunId: turn.precedingRunId };
-    userMessage ??= await userMessageOfRun(prisma, turn.id);
+    const asked = await userMessageOfRun(prisma, turn.id);
+    // An edit asks its new text with the turn's attachments (unless it attaches its own).
+    if (userMessage && asked && !attachmentsOf(userMessage).length) userMessage = [...attachmentsOf(asked), ...userMessage];
+    userMessage ??= asked;
     if (!userMessage) {
       endSpan(span, { code: 'VERSION_NOT_FOUND', message: 'turn without a message' });
       throw new AgentRefusal('VERSION_NOT_FOUND', 'That answer has no message to ask again.');
@@ -213,6 +220,21 @@ export async function startRun(input: StartRunInput): Promise<LiveRun> {
     { role: member.role, isAdmin: member.user.isAdmin },
     { requireApproval: input.settings.requireApproval },
   );
+
+  if (input.attachmentIds?.length) {
+    try {
+      await bindMessageAttachments(prisma, {
+        ids: input.attachmentIds,
+        projectId: input.projectId,
+        userId: input.userId,
+        conversationId: opened.conversationId,
+      });
+    } catch (err) {
+      await discardRun(prisma, opened.runId).catch(() => undefined);
+      endSpan(span, { code: err instanceof AgentRefusal ? err.code : 'INTERNAL_ERROR', message: (err as Error).message });
+      throw err;
+    }
+  }
 
   let decisions: Decision[] = [];
   if (input.resume) {
