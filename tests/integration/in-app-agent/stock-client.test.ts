@@ -8,6 +8,8 @@ import { agentUrl, postAgent, userMessageBody, useScriptedModelEnv } from '../..
 import { startFakeOpenAI, type FakeServer } from '../../helpers/fake-models';
 import { createIssue, createProject, type TestProject } from '../../helpers/fixtures';
 import { startTestServer, type TestServer } from '../../helpers/http';
+import { pngImage, upload } from '../../helpers/attachments';
+import { resetEnvCache } from '@/server/env';
 import { trpcClient } from '../../helpers/trpc';
 
 let server: TestServer;
@@ -95,6 +97,39 @@ describe('a stock AG-UI HttpAgent', () => {
         })
       ).status,
     ).toBe(200);
+  });
+
+  it('sends an attachment as a standard AG-UI image part naming the upload (a file source)', async () => {
+    process.env.AGENT_MODEL_VISION = '1';
+    resetEnvCache();
+    try {
+      const { attachment } = await upload(server.url, project.id, project.users.MEMBER.cookie, await pngImage(12, 9), 'a.png');
+      const agent = client(project.users.MEMBER.cookie);
+      agent.addMessage({
+        id: 'u1',
+        role: 'user',
+        content: [
+          { type: 'text', text: 'what is in it?' },
+          { type: 'image', source: { type: 'file', value: attachment!.attachmentId, mimeType: 'image/png' } },
+        ],
+      });
+      model.media.length = 0;
+      await agent.runAgent();
+      expect(agent.messages.at(-1)).toMatchObject({ role: 'assistant' });
+      expect(model.media.map((m) => [m.kind, m.mediaType])).toEqual([['image', 'image/png']]);
+      const replay = await trpcClient(server.url, project.users.MEMBER.cookie).agent.conversations.get.query({
+        projectId: project.id,
+        conversationId: agent.threadId,
+      });
+      expect(replay.view.messages[0]).toMatchObject({
+        role: 'user',
+        content: 'what is in it?',
+        parts: [attachment, { type: 'text', text: 'what is in it?' }],
+      });
+    } finally {
+      delete process.env.AGENT_MODEL_VISION;
+      resetEnvCache();
+    }
   });
 
   it('keeps a conversation with the longest accepted id usable through tRPC', async () => {

@@ -33,7 +33,33 @@ describe('sanitize', () => {
       pageContext: { route: '/projects/p/issues/3', issueNumber: 3, selection: 'text' },
       resume: null,
       version: null,
+      attachmentIds: [],
     });
+  });
+
+  it('takes attachments as the uploads AG-UI image and document parts name, never as parts the client describes', () => {
+    const body = AgentRequestSchema.parse({
+      threadId: 'cv_1',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image', source: { type: 'file', value: 'att_a' } },
+            { type: 'document', source: { type: 'file', value: 'att_b', mimeType: 'application/pdf' } },
+            { type: 'image', source: { type: 'file', value: 'att_a' } },
+            { type: 'image', source: { type: 'url', value: 'https://example.com/x.png' } },
+            { type: 'image', attachmentId: 'att_c', mediaType: 'image/png', name: 'forged.png', size: 1 },
+            { type: 'file', attachmentId: 'att_d', mediaType: 'text/plain', name: 'forged.txt', size: 1 },
+          ],
+        },
+      ],
+    });
+    const input = sanitize(body);
+    expect(input.attachmentIds).toEqual(['att_a', 'att_b']);
+    // No text: the message is its attachments (their parts are read from the uploads' rows).
+    expect(input.userMessage).toEqual([]);
+    const none = sanitize(AgentRequestSchema.parse({ messages: [{ role: 'user', content: [{ type: 'image', url: 'x' }] }] }));
+    expect(none).toMatchObject({ userMessage: null, attachmentIds: [] });
   });
 
   it('takes a user message only when it is the newest message (a client re-sending history has none)', () => {

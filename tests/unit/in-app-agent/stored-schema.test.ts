@@ -58,7 +58,7 @@ describe('stored event versions', () => {
       { type: 'text', text: 'second part' },
     ];
     const v3 = { ...v1Rows[1]!, v: 3, content: 'first part\nsecond part', parts, pos: 2 };
-    expect(read([v3])[0]).toEqual(v3);
+    expect(read([v3])[0]).toEqual({ ...v3, v: STORED_EVENT_VERSION });
     const view = foldEvents(expand(read([v1Rows[0], v3])), emptyView('t'));
     expect(view.messages[0]).toMatchObject({ role: 'user', content: 'first part\nsecond part', parts });
     const legacy = v1Rows.map(({ v: _v, ...rest }) => rest);
@@ -74,7 +74,18 @@ describe('stored event versions', () => {
       outcome: { type: 'cancelled' },
       usage,
     };
-    expect(read([v3End])[0]).toMatchObject({ v: 3, usage });
+    expect(read([v3End])[0]).toMatchObject({ v: STORED_EVENT_VERSION, usage });
+    // v4: a user message's parts may hold images and files (attachments), which replay with it.
+    const attached = [
+      { type: 'image', attachmentId: 'att_1', mediaType: 'image/png', name: 'a.png', size: 10, width: 2, height: 1 },
+      { type: 'file', attachmentId: 'att_2', mediaType: 'application/pdf', name: 'b.pdf', size: 20, pages: 3 },
+      { type: 'text', text: 'look' },
+    ];
+    const v4 = { ...v1Rows[1]!, v: 4, content: 'look', parts: attached, pos: 2 };
+    expect(read([v4])[0]).toEqual(v4);
+    expect(foldEvents(expand(read([v1Rows[0], v4])), emptyView('t')).messages[0]).toMatchObject({ parts: attached });
+    // A v3 row could not hold them: one that does is not a v3 row.
+    expect(read([{ ...v4, v: 3 }])[0]).toEqual(v4);
     const finished = read([{ ...v1Rows[4]!, usage: [{ inputTokens: 1, outputTokens: 2 }] }])[0]!;
     expect(finished).toMatchObject({ usage: [{ inputTokens: 1, outputTokens: 2 }] });
     expect(finished.type === 'RUN_FINISHED' && finished.usage?.[0]?.estimated).toBeUndefined();

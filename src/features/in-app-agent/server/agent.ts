@@ -218,7 +218,8 @@ export function historyToMessages(
     attachments: attachmentCost(u, textCap),
   }));
   let whole = costs.reduce((n, c) => n + c.text + c.attachments, 0);
-  for (let i = 0; i < units.length - 1 && whole > budgetTokens; i++) {
+  const newestUser = units.findLastIndex((u) => u[0]?.role === 'user');
+  for (let i = 0; i < newestUser && whole > budgetTokens; i++) {
     if (!costs[i]!.attachments) continue;
     units[i] = withoutAttachments(units[i]!);
     whole -= costs[i]!.attachments;

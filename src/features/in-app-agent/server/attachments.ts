@@ -128,7 +128,7 @@ export function providerFileName(name: string): string {
   const stem = (dot > 0 ? name.slice(0, dot) : name)
     .replace(/[^A-Za-z0-9 ()[\]-]+/g, '-')
     .replace(/\s+/g, ' ')
-    .trim()
+    .replace(/^[\s-]+|[\s-]+$/g, '')
     .slice(0, 100);
   return `${stem || 'document'}${dot > 0 ? name.slice(dot).replace(/[^A-Za-z0-9.]/g, '') : ''}`;
 }

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { appError, env, type PrismaClient, ProjectInput, projectProcedure, router } from '../host';
 import { LIMITS } from '../constants';
 import { ConversationIdSchema, FeedbackReasonSchema, FeedbackSubmitSchema, normalizeFeedbackReasons } from '../schema';
-import { createModel, DEMO_MODEL_INFO, ModelConfigError } from './model';
+import { createModel, DEMO_MODEL_INFO, ModelConfigError, modelAccepts } from './model';
 import { loadStoredEvents, replayPage, runningRunOf, selectVersion } from './persistence';
 import {
   decodeCursor,
@@ -173,7 +173,18 @@ export const agentRouter = router({
   model: router({
     info: projectProcedure('agent:use').query(() => {
       try {
-        return createModel(env()).info;
+        const settings = env();
+        const model = createModel(settings);
+        // What a message may attach with this model: the panel's file picker offers only that.
+        const accepts = model.accepts ?? modelAccepts(settings, model.info.provider);
+        return {
+          ...model.info,
+          attachments: {
+            ...accepts,
+            maxFileBytes: settings.AGENT_ATTACHMENT_MAX_BYTES,
+            maxFilesPerMessage: settings.AGENT_ATTACHMENTS_PER_MESSAGE,
+          },
+        };
       } catch (err) {
         if (err instanceof ModelConfigError) return { ...DEMO_MODEL_INFO, label: `Misconfigured: ${err.message}` };
         throw err;
