@@ -148,7 +148,8 @@ const MAGIC: Record<string, (b: Buffer) => boolean> = {
   'image/png': (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
   'image/jpeg': (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff,
   'image/gif': (b) => b.subarray(0, 4).toString('latin1') === 'GIF8',
-  'image/webp': (b) => b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP',
+  'image/webp': (b) =>
+    b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP',
   'application/pdf': (b) => b.subarray(0, 5).toString('latin1') === '%PDF-',
 };
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
@@ -193,7 +194,12 @@ function openAIMedia(body: Record<string, unknown>, request: number): ReceivedMe
   return found;
 }
 
-const BEDROCK_IMAGE_FORMATS: Record<string, string> = { png: 'image/png', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp' };
+const BEDROCK_IMAGE_FORMATS: Record<string, string> = {
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+};
 
 /**
  * The images and documents of a Converse body, checked: content blocks of a user message are
@@ -217,7 +223,8 @@ function bedrockMedia(body: Record<string, unknown>, request: number): ReceivedM
       } else if (block.document) {
         const doc = block.document as { format?: string; name?: string; source?: { bytes?: unknown } };
         const data = doc.source?.bytes;
-        if (doc.format !== 'pdf' || typeof data !== 'string' || !BASE64.test(data)) throw new WireError('malformed document block');
+        if (doc.format !== 'pdf' || typeof data !== 'string' || !BASE64.test(data))
+          throw new WireError('malformed document block');
         if (!doc.name || !/^[A-Za-z0-9()[\]-]+(?: [A-Za-z0-9()[\]-]+)*$/.test(doc.name))
           throw new WireError(`invalid document name ${JSON.stringify(doc.name)}`);
         const bytes = Buffer.from(data, 'base64');

@@ -63,9 +63,6 @@ export function toAgUiContentPart(part: MessagePart): unknown {
   };
 }
 
-/** What the upload route answers (201): the part the message will carry. */
-export const UploadedAttachmentSchema = z.object({ attachment: z.unknown() });
-
 /** Where the bytes of an attachment are served (`download` asks for a file to save, not to show). */
 export function attachmentHref(projectId: string, attachmentId: string, opts: { download?: boolean } = {}): string {
   const base = `/api/projects/${encodeURIComponent(projectId)}/in-app-agent/attachments/${encodeURIComponent(attachmentId)}`;
@@ -91,7 +88,8 @@ export function attachmentTokens(part: AttachmentPart): number {
     const pixels = (part.width ?? 1024) * (part.height ?? 1024);
     return Math.max(85, Math.min(MAX_IMAGE_TOKENS, Math.ceil(pixels / 750)));
   }
-  if (part.mediaType === 'application/pdf') return (part.pages ?? Math.max(1, Math.ceil(part.size / 100_000))) * PDF_PAGE_TOKENS;
+  if (part.mediaType === 'application/pdf')
+    return (part.pages ?? Math.max(1, Math.ceil(part.size / 100_000))) * PDF_PAGE_TOKENS;
   return Math.ceil(part.size / 4) + 20;
 }
 

@@ -198,24 +198,27 @@ const attachmentFields = {
  * the same request (attachments as AG-UI content parts naming an upload, see attachments.ts),
  * stored with the message, shown by the view and sent to the model by the provider factory.
  */
+const ImagePartSchema = z.object({
+  type: z.literal('image'),
+  ...attachmentFields,
+  width: z.number().int().positive().optional(),
+  height: z.number().int().positive().optional(),
+});
+const FilePartSchema = z.object({
+  type: z.literal('file'),
+  ...attachmentFields,
+  /** Pages of a PDF. */
+  pages: z.number().int().positive().optional(),
+});
 export const MessagePartSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: z.string() }),
-  z.object({
-    type: z.literal('image'),
-    ...attachmentFields,
-    width: z.number().int().positive().optional(),
-    height: z.number().int().positive().optional(),
-  }),
-  z.object({
-    type: z.literal('file'),
-    ...attachmentFields,
-    /** Pages of a PDF. */
-    pages: z.number().int().positive().optional(),
-  }),
+  ImagePartSchema,
+  FilePartSchema,
 ]);
 export type MessagePart = z.infer<typeof MessagePartSchema>;
 /** An image or file part of a message. */
-export type AttachmentPart = Exclude<MessagePart, { type: 'text' }>;
+export const AttachmentPartSchema = z.discriminatedUnion('type', [ImagePartSchema, FilePartSchema]);
+export type AttachmentPart = z.infer<typeof AttachmentPartSchema>;
 
 /** The attachments of a message's parts, in order. */
 export function attachmentsOf(parts: readonly MessagePart[]): AttachmentPart[] {

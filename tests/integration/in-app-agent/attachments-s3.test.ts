@@ -38,7 +38,13 @@ function useStore(url: string) {
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 's3rver-'));
-  s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [{ name: BUCKET }] });
+  s3 = new S3rver({
+    port: 0,
+    address: '127.0.0.1',
+    silent: true,
+    directory: dir,
+    configureBuckets: [{ name: BUCKET }],
+  });
   const { port } = await s3.run();
   endpoint = `http://127.0.0.1:${port}`;
   useStore(endpoint);
@@ -77,7 +83,11 @@ describe('attachments in an S3-compatible store', () => {
     const part = (await upload(server.url, project.id, cookie, await phonePhoto(40, 30), 'photo.jpg')).attachment!;
     const prisma = await getPrisma();
     const row = await prisma.agentAttachment.findUniqueOrThrow({ where: { id: part.attachmentId } });
-    expect(row).toMatchObject({ storage: 's3', storageKey: `in-app-agent/${project.id}/${part.attachmentId}`, chunkCount: 0 });
+    expect(row).toMatchObject({
+      storage: 's3',
+      storageKey: `in-app-agent/${project.id}/${part.attachmentId}`,
+      chunkCount: 0,
+    });
     expect(await prisma.agentAttachmentChunk.count({ where: { attachmentId: part.attachmentId } })).toBe(0);
     const inBucket = await objectBytes(row.storageKey!);
     expect(inBucket?.byteLength).toBe(part.size);

@@ -78,7 +78,9 @@ describe('the upload route', () => {
   it('stores a phone photo re-encoded, upright and without its EXIF (no GPS position), and serves it inline', async () => {
     const photo = await phonePhoto(64, 48);
     expect(hasGpsExif(photo)).toBe(true);
-    const res = await upload(server.url, project.id, member().cookie, photo, 'IMG_0001.jpg', { contentType: 'image/png' });
+    const res = await upload(server.url, project.id, member().cookie, photo, 'IMG_0001.jpg', {
+      contentType: 'image/png',
+    });
     expect(res.status).toBe(201);
     const part = res.attachment!;
     expect(part).toMatchObject({ type: 'image', mediaType: 'image/jpeg', name: 'IMG_0001.jpg', width: 64, height: 48 });
@@ -149,16 +151,56 @@ describe('the upload route', () => {
     const cookie = member().cookie;
     const png = await pngImage(40, 40);
     const cases: Array<[string, Promise<{ status: number; error?: { code: string } }>, number, string]> = [
-      ['zip', upload(server.url, project.id, cookie, Buffer.from('PK\x03\x04rest-of-a-zip', 'latin1'), 'a.zip'), 415, 'ATTACHMENT_TYPE_NOT_ALLOWED'],
-      ['binary', upload(server.url, project.id, cookie, Buffer.from([1, 2, 0, 0, 5, 6, 7, 0]), 'a.bin'), 415, 'ATTACHMENT_TYPE_NOT_ALLOWED'],
-      ['truncated png', upload(server.url, project.id, cookie, png.subarray(0, png.length - 30), 'cut.png'), 422, 'ATTACHMENT_UNREADABLE'],
-      ['bomb', upload(server.url, project.id, cookie, bombPng(100_000, 100_000), 'bomb.png'), 422, 'ATTACHMENT_IMAGE_TOO_LARGE'],
-      ['invalid utf-8', upload(server.url, project.id, cookie, Buffer.from([0x68, 0x69, 0xc3, 0x28, 0x0a]), 'latin.csv'), 422, 'ATTACHMENT_UNREADABLE'],
+      [
+        'zip',
+        upload(server.url, project.id, cookie, Buffer.from('PK\x03\x04rest-of-a-zip', 'latin1'), 'a.zip'),
+        415,
+        'ATTACHMENT_TYPE_NOT_ALLOWED',
+      ],
+      [
+        'binary',
+        upload(server.url, project.id, cookie, Buffer.from([1, 2, 0, 0, 5, 6, 7, 0]), 'a.bin'),
+        415,
+        'ATTACHMENT_TYPE_NOT_ALLOWED',
+      ],
+      [
+        'truncated png',
+        upload(server.url, project.id, cookie, png.subarray(0, png.length - 30), 'cut.png'),
+        422,
+        'ATTACHMENT_UNREADABLE',
+      ],
+      [
+        'bomb',
+        upload(server.url, project.id, cookie, bombPng(100_000, 100_000), 'bomb.png'),
+        422,
+        'ATTACHMENT_IMAGE_TOO_LARGE',
+      ],
+      [
+        'invalid utf-8',
+        upload(server.url, project.id, cookie, Buffer.from([0x68, 0x69, 0xc3, 0x28, 0x0a]), 'latin.csv'),
+        422,
+        'ATTACHMENT_UNREADABLE',
+      ],
       ['empty', upload(server.url, project.id, cookie, Buffer.alloc(0), 'empty.txt'), 422, 'ATTACHMENT_UNREADABLE'],
-      ['cut pdf', upload(server.url, project.id, cookie, tinyPdf().subarray(0, 60), 'cut.pdf'), 422, 'ATTACHMENT_UNREADABLE'],
-      ['too large', upload(server.url, project.id, cookie, Buffer.alloc(10 * 1024 * 1024 + 1, 0x61), 'big.txt'), 413, 'ATTACHMENT_TOO_LARGE'],
+      [
+        'cut pdf',
+        upload(server.url, project.id, cookie, tinyPdf().subarray(0, 60), 'cut.pdf'),
+        422,
+        'ATTACHMENT_UNREADABLE',
+      ],
+      [
+        'too large',
+        upload(server.url, project.id, cookie, Buffer.alloc(10 * 1024 * 1024 + 1, 0x61), 'big.txt'),
+        413,
+        'ATTACHMENT_TOO_LARGE',
+      ],
       ['not a member', upload(server.url, other.id, cookie, png, 'x.png'), 404, 'PROJECT_NOT_FOUND'],
-      ['cross-origin', upload(server.url, project.id, cookie, png, 'x.png', { origin: 'http://evil.example' }), 403, 'CROSS_ORIGIN'],
+      [
+        'cross-origin',
+        upload(server.url, project.id, cookie, png, 'x.png', { origin: 'http://evil.example' }),
+        403,
+        'CROSS_ORIGIN',
+      ],
       ['signed out', upload(server.url, project.id, '', png, 'x.png'), 401, 'UNAUTHENTICATED'],
     ];
     for (const [what, answer, status, code] of cases) {
@@ -169,7 +211,13 @@ describe('the upload route', () => {
   });
 
   it('counts the size while reading: a body that declares less than it sends is refused as too large', async () => {
-    const res = await upload(server.url, project.id, member().cookie, Buffer.alloc(10 * 1024 * 1024 + 4096, 0x61), 'x.txt');
+    const res = await upload(
+      server.url,
+      project.id,
+      member().cookie,
+      Buffer.alloc(10 * 1024 * 1024 + 4096, 0x61),
+      'x.txt',
+    );
     expect(res.error?.code).toBe('ATTACHMENT_TOO_LARGE');
     expect(res.error?.message).toMatch(/x\.txt is larger than 10\.5 MB/);
   });
@@ -177,7 +225,10 @@ describe('the upload route', () => {
   it('removes an upload not sent yet (its uploader only), and not one that was sent', async () => {
     const { attachment } = await upload(server.url, project.id, member().cookie, '# notes', 'n.md');
     const url = attachmentUrl(server.url, project.id, attachment!.attachmentId);
-    const foreign = await fetch(url, { method: 'DELETE', headers: { cookie: project.users.ADMIN.cookie, origin: server.url } });
+    const foreign = await fetch(url, {
+      method: 'DELETE',
+      headers: { cookie: project.users.ADMIN.cookie, origin: server.url },
+    });
     expect(foreign.status).toBe(404);
     const removed = await fetch(url, { method: 'DELETE', headers: { cookie: member().cookie, origin: server.url } });
     expect(removed.status).toBe(204);
@@ -187,11 +238,20 @@ describe('the upload route', () => {
 
 describe('a message with attachments (demo model)', () => {
   it('is checked, bound to its conversation, stored with the message, answered and replayed', async () => {
-    const image = (await upload(server.url, project.id, member().cookie, await pngImage(320, 200), 'shot.png')).attachment!;
-    const notes = (await upload(server.url, project.id, member().cookie, 'line one\nline two', 'notes.txt')).attachment!;
-    const res = await postAgent(server.url, project.id, member().cookie, messageWithAttachments('What is this?', [image, notes]));
+    const image = (await upload(server.url, project.id, member().cookie, await pngImage(320, 200), 'shot.png'))
+      .attachment!;
+    const notes = (await upload(server.url, project.id, member().cookie, 'line one\nline two', 'notes.txt'))
+      .attachment!;
+    const res = await postAgent(
+      server.url,
+      project.id,
+      member().cookie,
+      messageWithAttachments('What is this?', [image, notes]),
+    );
     expect(res.status).toBe(200);
-    expect(textOf(res.events)).toContain('I received an image of 320×200 (PNG), a text file, notes.txt, of 17 characters');
+    expect(textOf(res.events)).toContain(
+      'I received an image of 320×200 (PNG), a text file, notes.txt, of 17 characters',
+    );
     const parts = res.events.find((e) => e.type === 'CUSTOM' && e.name === 'in-app-agent.message-parts') as
       | { value: { parts: unknown[] } }
       | undefined;
@@ -199,7 +259,9 @@ describe('a message with attachments (demo model)', () => {
     const threadId = res.headers.get('x-in-app-agent-thread-id')!;
 
     const prisma = await getPrisma();
-    const rows = await prisma.agentAttachment.findMany({ where: { id: { in: [image.attachmentId, notes.attachmentId] } } });
+    const rows = await prisma.agentAttachment.findMany({
+      where: { id: { in: [image.attachmentId, notes.attachmentId] } },
+    });
     expect(rows.map((r) => r.conversationId)).toEqual([threadId, threadId]);
 
     const replay = await trpcClient(server.url, member().cookie).agent.conversations.get.query({
@@ -207,13 +269,18 @@ describe('a message with attachments (demo model)', () => {
       conversationId: threadId,
     });
     const user = replay.view.messages.find((m) => m.role === 'user');
-    expect(user).toMatchObject({ content: 'What is this?', parts: [image, notes, { type: 'text', text: 'What is this?' }] });
+    expect(user).toMatchObject({
+      content: 'What is this?',
+      parts: [image, notes, { type: 'text', text: 'What is this?' }],
+    });
 
     // A message of attachments alone is a message; the conversation is titled by the first file.
     const solo = (await upload(server.url, project.id, member().cookie, await pngImage(8, 8), 'tiny.png')).attachment!;
     const alone = await postAgent(server.url, project.id, member().cookie, messageWithAttachments('', [solo]));
     expect(textOf(alone.events)).toContain('an image of 8×8');
-    const list = await trpcClient(server.url, member().cookie).agent.conversations.list.query({ projectId: project.id });
+    const list = await trpcClient(server.url, member().cookie).agent.conversations.list.query({
+      projectId: project.id,
+    });
     expect(list.items.find((c) => c.id === alone.headers.get('x-in-app-agent-thread-id'))?.title).toBe('tiny.png');
 
     // Served to its owner and to the project's reviewers; a member who is neither gets the 404 of nothing.
@@ -221,13 +288,16 @@ describe('a message with attachments (demo model)', () => {
     expect((await served(url, member().cookie)).status).toBe(200);
     expect((await served(url, project.users.ADMIN.cookie)).status).toBe(200);
     expect((await served(url, project.users.VIEWER.cookie)).status).toBe(404);
-    expect((await served(attachmentUrl(server.url, other.id, image.attachmentId), other.users.OWNER.cookie)).status).toBe(404);
+    expect(
+      (await served(attachmentUrl(server.url, other.id, image.attachmentId), other.users.OWNER.cookie)).status,
+    ).toBe(404);
   });
 
   it('refuses attachments that are not the sender’s, or of another conversation, before the run opens', async () => {
     const prisma = await getPrisma();
     const runsBefore = await prisma.agentRun.count();
-    const admins = (await upload(server.url, project.id, project.users.ADMIN.cookie, await pngImage(8, 8), 'a.png')).attachment!;
+    const admins = (await upload(server.url, project.id, project.users.ADMIN.cookie, await pngImage(8, 8), 'a.png'))
+      .attachment!;
     const notMine = await postAgent(server.url, project.id, member().cookie, messageWithAttachments('look', [admins]));
     expect(notMine).toMatchObject({ status: 404, error: { code: 'ATTACHMENT_NOT_FOUND' } });
 
@@ -269,15 +339,27 @@ describe('a message with attachments (demo model)', () => {
   });
 
   it('enforces the files per message and the bytes per conversation', async () => {
-    useEnv({ AGENT_MODEL_PROVIDER: 'demo', AGENT_ATTACHMENTS_PER_MESSAGE: '2', AGENT_ATTACHMENT_BYTES_PER_CONVERSATION: '4096' });
+    useEnv({
+      AGENT_MODEL_PROVIDER: 'demo',
+      AGENT_ATTACHMENTS_PER_MESSAGE: '2',
+      AGENT_ATTACHMENT_BYTES_PER_CONVERSATION: '4096',
+    });
     try {
       const files = await Promise.all(
-        ['a', 'b', 'c'].map(async (n) => (await upload(server.url, project.id, member().cookie, 'x'.repeat(1500), `${n}.txt`)).attachment!),
+        ['a', 'b', 'c'].map(
+          async (n) =>
+            (await upload(server.url, project.id, member().cookie, 'x'.repeat(1500), `${n}.txt`)).attachment!,
+        ),
       );
       const many = await postAgent(server.url, project.id, member().cookie, messageWithAttachments('three', files));
       expect(many).toMatchObject({ status: 400, error: { code: 'ATTACHMENTS_TOO_MANY' } });
       expect(many.error?.message).toMatch(/2 files at most; this one has 3/);
-      const two = await postAgent(server.url, project.id, member().cookie, messageWithAttachments('two', files.slice(0, 2)));
+      const two = await postAgent(
+        server.url,
+        project.id,
+        member().cookie,
+        messageWithAttachments('two', files.slice(0, 2)),
+      );
       expect(two.status).toBe(200);
       const full = await postAgent(
         server.url,
@@ -287,7 +369,10 @@ describe('a message with attachments (demo model)', () => {
       );
       expect(full).toMatchObject({ status: 409, error: { code: 'ATTACHMENTS_CONVERSATION_FULL' } });
       // Refused before anything was bound: the file is still the user's to send elsewhere.
-      expect((await (await getPrisma()).agentAttachment.findUniqueOrThrow({ where: { id: files[2]!.attachmentId } })).conversationId).toBeNull();
+      expect(
+        (await (await getPrisma()).agentAttachment.findUniqueOrThrow({ where: { id: files[2]!.attachmentId } }))
+          .conversationId,
+      ).toBeNull();
     } finally {
       useEnv({ AGENT_MODEL_PROVIDER: 'demo' });
     }
@@ -332,7 +417,12 @@ describe('the providers get the attachments in their own wire format', () => {
     const pdf = (await upload(server.url, project.id, member().cookie, tinyPdf(), 'spec v2.pdf')).attachment!;
     expect(pdf).toMatchObject({ type: 'file', mediaType: 'application/pdf', pages: 1 });
     openai.media.length = 0;
-    const res = await postAgent(server.url, project.id, member().cookie, messageWithAttachments('Describe', [photo, pdf]));
+    const res = await postAgent(
+      server.url,
+      project.id,
+      member().cookie,
+      messageWithAttachments('Describe', [photo, pdf]),
+    );
     expect(textOf(res.events)).toBe('Seen.');
     expect(openai.media.map((m) => [m.kind, m.mediaType, m.name])).toEqual([
       ['image', 'image/jpeg', undefined],
@@ -342,10 +432,20 @@ describe('the providers get the attachments in their own wire format', () => {
     expect(openai.media[1]!.bytes.equals(tinyPdf())).toBe(true);
 
     // The model loses its vision: a message with an image is refused before any run opens.
-    const later = (await upload(server.url, project.id, member().cookie, await pngImage(8, 8), 'later.png')).attachment!;
-    useEnv({ AGENT_MODEL_PROVIDER: 'openai-compatible', OPENAI_COMPATIBLE_BASE_URL: openai.url, OPENAI_COMPATIBLE_MODEL: 'text-only' });
+    const later = (await upload(server.url, project.id, member().cookie, await pngImage(8, 8), 'later.png'))
+      .attachment!;
+    useEnv({
+      AGENT_MODEL_PROVIDER: 'openai-compatible',
+      OPENAI_COMPATIBLE_BASE_URL: openai.url,
+      OPENAI_COMPATIBLE_MODEL: 'text-only',
+    });
     const runs = await (await getPrisma()).agentRun.count();
-    const blind = await postAgent(server.url, project.id, member().cookie, messageWithAttachments('and this?', [later]));
+    const blind = await postAgent(
+      server.url,
+      project.id,
+      member().cookie,
+      messageWithAttachments('and this?', [later]),
+    );
     expect(blind).toMatchObject({ status: 422, error: { code: 'ATTACHMENT_NOT_SUPPORTED_BY_MODEL' } });
     expect(await (await getPrisma()).agentRun.count()).toBe(runs);
     // The conversation that already holds images goes on: the model is told of them, not sent them.
@@ -359,7 +459,9 @@ describe('the providers get the attachments in their own wire format', () => {
     );
     expect(textOf(next.events)).toBe('Seen.');
     expect(openai.media).toEqual([]);
-    expect(JSON.stringify(openai.requests[0])).toContain('An earlier attachment is no longer shown to you: image p.jpg');
+    expect(JSON.stringify(openai.requests[0])).toContain(
+      'An earlier attachment is no longer shown to you: image p.jpg',
+    );
   });
 
   it('Bedrock Converse: image and document blocks', async () => {
@@ -370,16 +472,25 @@ describe('the providers get the attachments in their own wire format', () => {
       BEDROCK_BASE_URL: bedrock.url,
       BEDROCK_MODEL_ID: 'anthropic.claude-test',
     });
-    const photo = (await upload(server.url, project.id, member().cookie, await pngImage(30, 20), 'chart.png')).attachment!;
-    const pdf = (await upload(server.url, project.id, member().cookie, tinyPdf(), 'Q3 report (final).v2.pdf')).attachment!;
-    const res = await postAgent(server.url, project.id, member().cookie, messageWithAttachments('Compare', [photo, pdf]));
+    const photo = (await upload(server.url, project.id, member().cookie, await pngImage(30, 20), 'chart.png'))
+      .attachment!;
+    const pdf = (await upload(server.url, project.id, member().cookie, tinyPdf(), 'Q3 report (final).v2.pdf'))
+      .attachment!;
+    const res = await postAgent(
+      server.url,
+      project.id,
+      member().cookie,
+      messageWithAttachments('Compare', [photo, pdf]),
+    );
     expect(textOf(res.events)).toBe('Seen.');
     expect(bedrock.media.map((m) => [m.kind, m.mediaType, m.name])).toEqual([
       ['image', 'image/png', undefined],
       ['document', 'application/pdf', 'Q3 report (final)-v2'],
     ]);
     expect(bedrock.media[0]!.bytes.equals(await storedBytes(photo))).toBe(true);
-    const user = (bedrock.requests[0]!.messages as Array<{ role: string; content: Array<Record<string, unknown>> }>).at(-1)!;
+    const user = (bedrock.requests[0]!.messages as Array<{ role: string; content: Array<Record<string, unknown>> }>).at(
+      -1,
+    )!;
     expect(user.content.map((b) => Object.keys(b)[0])).toEqual(['image', 'document', 'text']);
   });
 });
@@ -389,7 +500,9 @@ describe('retention', () => {
     useEnv({ AGENT_MODEL_PROVIDER: 'demo' });
     const owner = await createUser('Keeper');
     const prisma = await getPrisma();
-    await prisma.projectMembership.create({ data: { id: `m_${owner.id}`, projectId: project.id, userId: owner.id, role: 'MEMBER' } });
+    await prisma.projectMembership.create({
+      data: { id: `m_${owner.id}`, projectId: project.id, userId: owner.id, role: 'MEMBER' },
+    });
     const sent = (await upload(server.url, project.id, owner.cookie, await pngImage(8, 8), 's.png')).attachment!;
     const res = await postAgent(server.url, project.id, owner.cookie, messageWithAttachments('keep?', [sent]));
     const conversationId = res.headers.get('x-in-app-agent-thread-id')!;
@@ -397,8 +510,14 @@ describe('retention', () => {
     const fresh = (await upload(server.url, project.id, owner.cookie, 'fresh', 'f.txt')).attachment!;
 
     // Deleted 31 days ago (retention 30), and an upload left unsent for two days.
-    await prisma.agentConversation.update({ where: { id: conversationId }, data: { deletedAt: new Date(Date.now() - 31 * 86_400_000) } });
-    await prisma.agentAttachment.update({ where: { id: unsent.attachmentId }, data: { createdAt: new Date(Date.now() - 2 * 86_400_000) } });
+    await prisma.agentConversation.update({
+      where: { id: conversationId },
+      data: { deletedAt: new Date(Date.now() - 31 * 86_400_000) },
+    });
+    await prisma.agentAttachment.update({
+      where: { id: unsent.attachmentId },
+      data: { createdAt: new Date(Date.now() - 2 * 86_400_000) },
+    });
     // Its owner no longer sees it once deleted.
     expect((await served(attachmentUrl(server.url, project.id, sent.attachmentId), owner.cookie)).status).toBe(404);
 
@@ -409,7 +528,11 @@ describe('retention', () => {
       select: { id: true },
     });
     expect(left.map((r) => r.id)).toEqual([fresh.attachmentId]);
-    expect(await prisma.agentAttachmentChunk.count({ where: { attachmentId: { in: [sent.attachmentId, unsent.attachmentId] } } })).toBe(0);
+    expect(
+      await prisma.agentAttachmentChunk.count({
+        where: { attachmentId: { in: [sent.attachmentId, unsent.attachmentId] } },
+      }),
+    ).toBe(0);
     expect(await prisma.agentConversation.count({ where: { id: conversationId } })).toBe(0);
   });
 });

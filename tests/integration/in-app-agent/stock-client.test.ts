@@ -103,7 +103,13 @@ describe('a stock AG-UI HttpAgent', () => {
     process.env.AGENT_MODEL_VISION = '1';
     resetEnvCache();
     try {
-      const { attachment } = await upload(server.url, project.id, project.users.MEMBER.cookie, await pngImage(12, 9), 'a.png');
+      const { attachment } = await upload(
+        server.url,
+        project.id,
+        project.users.MEMBER.cookie,
+        await pngImage(12, 9),
+        'a.png',
+      );
       const agent = client(project.users.MEMBER.cookie);
       agent.addMessage({
         id: 'u1',

@@ -32,7 +32,16 @@ function view(turns: Array<{ text: string; parts?: AttachmentPart[] }>): Convers
       },
       // The newest message is the one being asked: no answer yet.
       ...(i < turns.length - 1
-        ? [{ id: `a${i}`, role: 'assistant' as const, content: `answer ${i}`, runId: `r${i}`, streaming: false, toolCalls: [] }]
+        ? [
+            {
+              id: `a${i}`,
+              role: 'assistant' as const,
+              content: `answer ${i}`,
+              runId: `r${i}`,
+              streaming: false,
+              toolCalls: [],
+            },
+          ]
         : []),
     ]),
     runs: turns.map((_, i) => ({ runId: `r${i}`, status: 'completed' as const, interrupts: [] })),

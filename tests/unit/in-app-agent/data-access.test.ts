@@ -16,7 +16,8 @@ const STORAGE: Record<string, string> = {
   'server/tools.ts': "the navigate tool's check that an issue number exists in the host's issues",
   'server/fan-out.ts': "LISTEN/NOTIFY on the fan-out's own connection (runs on other instances)",
   'server/retention.ts': "the retention purge of the module's old rows",
-  'server/attachment-store.ts': 'attachments: uploads, their bytes (chunks or objects), binding to a conversation, retention',
+  'server/attachment-store.ts':
+    'attachments: uploads, their bytes (chunks or objects), binding to a conversation, retention',
 };
 
 describe("the assistant module's data access", () => {

@@ -58,7 +58,9 @@ describe('sanitize', () => {
     expect(input.attachmentIds).toEqual(['att_a', 'att_b']);
     // No text: the message is its attachments (their parts are read from the uploads' rows).
     expect(input.userMessage).toEqual([]);
-    const none = sanitize(AgentRequestSchema.parse({ messages: [{ role: 'user', content: [{ type: 'image', url: 'x' }] }] }));
+    const none = sanitize(
+      AgentRequestSchema.parse({ messages: [{ role: 'user', content: [{ type: 'image', url: 'x' }] }] }),
+    );
     expect(none).toMatchObject({ userMessage: null, attachmentIds: [] });
   });
 

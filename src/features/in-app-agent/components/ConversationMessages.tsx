@@ -6,12 +6,21 @@
  */
 import { memo, useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { LIMITS } from '../constants';
-import type { ConversationView, FeedbackReason, RunState, TokenUsage, ViewMessage } from '../schema';
+import {
+  attachmentsOf,
+  type ConversationView,
+  type FeedbackReason,
+  type MessagePart,
+  type RunState,
+  type TokenUsage,
+  type ViewMessage,
+} from '../schema';
 import { ApprovalBatch } from './ApprovalCard';
 import type { DraftAnswer } from './approval';
 import { describeError, type PanelError } from './errors';
 import { FeedbackButtons, type FeedbackValue } from './FeedbackButtons';
 import { Markdown } from './Markdown';
+import { MessageAttachments } from './MessageAttachments';
 import { NO_TOOL_STATES, batchStates, toolStatesOf, viewApprovals } from './message-tool-states';
 import { ToolCallCard, type ToolCardStatus } from './ToolCallCard';
 import { turnUsage } from './view-pages';
@@ -55,6 +64,8 @@ export interface ConversationMessagesProps {
   showUsage?: boolean;
   /** "Show earlier messages" at the top, when the conversation has earlier messages than those shown. */
   earlier?: EarlierControls;
+  /** The project the conversation belongs to: its attachments are fetched from its route (omit: names only). */
+  projectId?: string;
 }
 
 interface ReviseControls {
@@ -89,10 +100,14 @@ function EditableUserMessage({
   id,
   content,
   onEdit,
+  parts,
+  projectId,
 }: {
   id: string;
   content: string;
   onEdit?: (text: string) => void;
+  parts?: MessagePart[];
+  projectId?: string;
 }) {
   const fieldId = useId();
   const [editing, setEditing] = useState(false);
@@ -105,11 +120,11 @@ function EditableUserMessage({
       editButton.current?.focus();
     }
   }, [editing]);
-  if (!onEdit) return <UserBubble id={id} content={content} />;
+  if (!onEdit) return <UserBubble id={id} content={content} parts={parts} projectId={projectId} />;
   if (!editing) {
     return (
       <div className="flex flex-col items-end gap-0.5">
-        <UserBubble id={id} content={content} />
+        <UserBubble id={id} content={content} parts={parts} projectId={projectId} />
         <button
           ref={editButton}
           type="button"
@@ -290,12 +305,18 @@ const UserBubble = memo(function UserBubble({
   id,
   content,
   pending,
+  parts,
+  projectId,
 }: {
   id?: string;
   content: string;
   pending?: boolean;
+  /** The message's parts, when it has more than its text (its attachments show above it). */
+  parts?: MessagePart[];
+  projectId?: string;
 }) {
-  return (
+  const attached = parts ? attachmentsOf(parts) : [];
+  const text = (
     <div
       data-testid="assistant-message"
       data-role="user"
@@ -304,7 +325,14 @@ const UserBubble = memo(function UserBubble({
       className="ml-8 self-end rounded-lg bg-blue-50 px-3 py-2 text-sm whitespace-pre-wrap break-words text-slate-900 dark:bg-blue-950 dark:text-slate-100"
     >
       <span className="sr-only">You said: </span>
-      {content}
+      {content || (attached.length ? <span className="italic">(files only)</span> : null)}
+    </div>
+  );
+  if (!attached.length) return text;
+  return (
+    <div className="ml-8 flex flex-col items-end gap-1 self-end">
+      <MessageAttachments parts={attached} projectId={projectId} />
+      {text}
     </div>
   );
 });
@@ -495,6 +523,7 @@ export function ConversationMessages({
   versions,
   showUsage,
   earlier,
+  projectId,
 }: ConversationMessagesProps) {
   const lastRun = view.runs[view.runs.length - 1];
   // Edit goes on the newest user message; Regenerate on the newest answer, when it follows it.
@@ -567,9 +596,16 @@ export function ConversationMessages({
             {g.messages.map((m) => {
               if (m.role === 'user') {
                 return m.id === editableId ? (
-                  <EditableUserMessage key={m.id} id={m.id} content={m.content} onEdit={revise?.onEdit} />
+                  <EditableUserMessage
+                    key={m.id}
+                    id={m.id}
+                    content={m.content}
+                    onEdit={revise?.onEdit}
+                    parts={m.parts}
+                    projectId={projectId}
+                  />
                 ) : (
-                  <UserBubble key={m.id} id={m.id} content={m.content} />
+                  <UserBubble key={m.id} id={m.id} content={m.content} parts={m.parts} projectId={projectId} />
                 );
               }
               if (m.role === 'tool') {

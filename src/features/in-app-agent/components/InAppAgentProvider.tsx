@@ -105,6 +105,8 @@ function actionsFor(store: AgentStore, panel: PanelSetters): AgentActions {
     answerAll: (decision, note) => store.answerAll(decision, note),
     submitFeedback: (messageId, value, comment, reasons) => store.submitFeedback(messageId, value, comment, reasons),
     setFeedbackDraft: (messageId, text) => store.setFeedbackDraft(messageId, text),
+    attachFiles: (files) => store.attachFiles(files),
+    removeAttachment: (localId) => store.removeAttachment(localId),
   };
 }
 

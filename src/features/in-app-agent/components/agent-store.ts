@@ -23,7 +23,11 @@ import { CUSTOM_EVENTS, LIMITS } from '../constants';
 import { interruptKindOf } from '../interrupt-kinds';
 import { isAgentErrorCode } from '../error-codes';
 import { emptyView, openInterrupts } from '../fold';
+import { formatBytes } from '../attachments';
 import {
+  AttachmentPartSchema,
+  attachmentsOf,
+  type AttachmentPart,
   ChangedValueSchema,
   ConversationViewSchema,
   ModelInfoSchema,
@@ -55,6 +59,13 @@ import {
   type OpenedStream,
   type Refused,
 } from './agent-transport';
+import {
+  attachmentName,
+  type DraftAttachment,
+  keptAttachments,
+  readKeptAttachments,
+  readyAttachments,
+} from './draft-attachments';
 import { describeError, type PanelError } from './errors';
 import type { FeedbackValue } from './FeedbackButtons';
 import { LiveView } from './live-view';
@@ -90,6 +101,8 @@ export type ConnectionPhase = 'idle' | 'sending' | 'streaming' | 'reconnecting' 
 export interface QueuedMessage {
   id: string;
   text: string;
+  /** Files it attaches (uploaded already). */
+  attachments?: AttachmentPart[];
   /** Being edited: it waits (and holds the ones after it) until the edit is saved or cancelled. */
   editing: boolean;
 }
@@ -121,6 +134,8 @@ export interface AgentState {
   /** The last few live-region messages (new answers, approval requests, failures), oldest first. */
   announcements: Announcement[];
   draft: string;
+  /** Files attached to the next message (draft-attachments.ts), kept with the draft. */
+  attachments: DraftAttachment[];
   queue: QueuedMessage[];
   /**
    * The answer was stopped while messages waited: they stay queued (Stop halts everything) until
@@ -231,7 +246,11 @@ const ANNOUNCEMENTS_KEPT = 3;
 const CATCH_UP_WINDOW_MS = 300;
 
 const FeedbackDraftSchema = z.string().max(LIMITS.maxFeedbackChars * 2);
-const QueuedMessageSchema = z.object({ id: z.string().max(200), text: z.string().max(LIMITS.maxUserMessageChars) });
+const QueuedMessageSchema = z.object({
+  id: z.string().max(200),
+  text: z.string().max(LIMITS.maxUserMessageChars),
+  attachments: z.array(AttachmentPartSchema).max(50).optional(),
+});
 
 export function reconnectDelay(attempt: number, random = 1): number {
   const full = Math.min(RECONNECT.maxDelayMs, RECONNECT.firstDelayMs * 2 ** Math.max(0, attempt - 1));
@@ -471,6 +490,7 @@ export class AgentStore {
       model: null,
       announcements: [],
       draft: '',
+      attachments: [],
       queue: [],
       queuePaused: false,
       approvalDrafts: {},
@@ -507,6 +527,7 @@ export class AgentStore {
       open: this.local.read(this.keys.open()) === '1',
       conversationId,
       draft: this.local.read(this.keys.draft(conversationId)) ?? '',
+      attachments: this.readAttachments(conversationId),
       queue: this.readQueue(conversationId),
       queuePaused: this.readQueuePaused(conversationId),
     });
@@ -571,15 +592,17 @@ export class AgentStore {
     }
   }
 
-  /** The model notice: from the stream, the replay, or else the server's configuration. */
+  /** The model notice (from the stream, the replay, or else the server's configuration) and what may be attached. */
   ensureModelInfo(): void {
-    if (this.state.model || this.modelRequested) return;
+    if (this.state.model?.attachments || this.modelRequested) return;
     this.modelRequested = true;
     this.deps.api
       .modelInfo()
       .then((info) => {
         const parsed = ModelInfoSchema.safeParse(info);
-        if (parsed.success && !this.state.model) this.set({ model: parsed.data });
+        // A model a run named meanwhile stays; the info adds what may be attached.
+        if (parsed.success)
+          this.set({ model: { ...(this.state.model ?? parsed.data), attachments: parsed.data.attachments } });
       })
       .catch(() => {
         this.modelRequested = false;
@@ -601,21 +624,97 @@ export class AgentStore {
   send(text?: string): void {
     if (this.state.signedOut || !this.mounted) return;
     const body = (text ?? this.state.draft).trim();
-    if (!body) return;
+    // The draft goes with the files attached to it (all uploaded: the panel waits for them).
+    const attached = text === undefined ? readyAttachments(this.state.attachments) : [];
+    if (text === undefined && this.state.attachments.some((a) => a.status === 'uploading')) return;
+    if (!body && !attached.length) return;
     if (body.length > LIMITS.maxUserMessageChars) {
       this.set({ requestError: describeError('PAYLOAD_TOO_LARGE') });
       return;
     }
     if (text === undefined || text === this.state.draft) this.setDraft('');
+    if (text === undefined) this.setAttachments([]);
     if (this.connection || this.state.hydrating || this.state.switchingVersion) {
-      this.enqueue(body);
+      this.enqueue(body, attached);
       return;
     }
-    this.startRun(this.messageRequest(body));
+    this.startRun(this.messageRequest(body, attached));
   }
 
-  private enqueue(text: string): void {
-    const queue = [...this.state.queue, { id: this.newId(), text, editing: false }];
+  // ---------------------------------------------------------------- attachments
+
+  /**
+   * Uploads files for the next message (a picked, dropped or pasted file). Each shows at once; a
+   * file the server refuses stays in the tray with why, until removed. Files over the model's
+   * limits are refused here without an upload (the server checks again).
+   */
+  attachFiles(files: ReadonlyArray<Blob & { name?: string }>): void {
+    if (this.state.signedOut || !this.mounted) return;
+    const limits = this.state.model?.attachments;
+    for (const file of files) {
+      const localId = this.newId();
+      const name = attachmentName(file);
+      const waiting = this.state.attachments.filter((a) => a.status !== 'failed').length;
+      const refusal =
+        limits && waiting >= limits.maxFilesPerMessage
+          ? describeError('ATTACHMENTS_TOO_MANY', `A message may attach ${limits.maxFilesPerMessage} files at most.`)
+          : limits && file.size > limits.maxFileBytes
+            ? describeError(
+                'ATTACHMENT_TOO_LARGE',
+                `${name} is larger than ${formatBytes(limits.maxFileBytes)}, the most a file may be.`,
+              )
+            : null;
+      if (refusal) {
+        this.setAttachments([...this.state.attachments, { localId, name, status: 'failed', error: refusal }]);
+        this.announce(`${name} was not attached: ${refusal.message}`);
+        continue;
+      }
+      this.setAttachments([...this.state.attachments, { localId, name, status: 'uploading' }]);
+      void this.transport.uploadAttachment(file, name).then((result) => {
+        if (!this.state.attachments.some((a) => a.localId === localId)) {
+          // Removed (or sent without it) meanwhile: the upload is not needed.
+          if (result.kind === 'uploaded') void this.transport.removeAttachment(result.part.attachmentId);
+          return;
+        }
+        const done: DraftAttachment =
+          result.kind === 'uploaded'
+            ? { localId, name: result.part.name, status: 'ready', part: result.part }
+            : { localId, name, status: 'failed', error: result.error };
+        this.setAttachments(this.state.attachments.map((a) => (a.localId === localId ? done : a)));
+        this.announce(done.error ? `${name} was not attached: ${done.error.message}` : `${done.name} is attached.`);
+      });
+    }
+  }
+
+  /** Takes a file off the next message (an uploaded one is removed from the server too). */
+  removeAttachment(localId: string): void {
+    const item = this.state.attachments.find((a) => a.localId === localId);
+    if (!item) return;
+    this.setAttachments(this.state.attachments.filter((a) => a.localId !== localId));
+    if (item.part) void this.transport.removeAttachment(item.part.attachmentId);
+  }
+
+  private setAttachments(attachments: DraftAttachment[]): void {
+    this.local.write(this.keys.draftAttachments(this.state.conversationId), keptAttachments(attachments));
+    this.set({ attachments });
+  }
+
+  private readAttachments(conversationId: string | null): DraftAttachment[] {
+    return readKeptAttachments(this.local.read(this.keys.draftAttachments(conversationId)), () => this.newId());
+  }
+
+  /** Files of a message that did not go through: back in the tray, unless other files are there now. */
+  private restoreAttachments(parts: MessagePart[]): void {
+    const attached = attachmentsOf(parts);
+    if (!attached.length || this.state.attachments.length) return;
+    this.setAttachments(attached.map((part) => ({ localId: this.newId(), name: part.name, status: 'ready', part })));
+  }
+
+  private enqueue(text: string, attachments: AttachmentPart[] = []): void {
+    const queue = [
+      ...this.state.queue,
+      { id: this.newId(), text, editing: false, ...(attachments.length ? { attachments } : {}) },
+    ];
     this.setQueue(queue);
     this.announce(
       queue.length === 1
@@ -637,7 +736,7 @@ export class AgentStore {
     const queue = this.state.queue
       .map((item) => (item.id === id ? { ...item, editing } : item))
       // Saving an emptied message removes it.
-      .filter((item) => item.editing || item.text.trim() !== '');
+      .filter((item) => item.editing || item.text.trim() !== '' || item.attachments?.length);
     this.setQueue(queue);
     if (!editing) this.flushQueue();
   }
@@ -661,13 +760,13 @@ export class AgentStore {
     if (!item || this.connection || this.state.signedOut) return;
     this.setQueuePaused(false);
     this.setQueue(this.state.queue.filter((entry) => entry.id !== id));
-    this.startRun(this.messageRequest(item.text.trim()));
+    this.startRun(this.messageRequest(item.text.trim(), item.attachments));
   }
 
   private setQueue(queue: QueuedMessage[]): void {
     this.session.writeList(
       this.keys.queue(this.state.conversationId),
-      queue.map(({ id, text }) => ({ id, text })),
+      queue.map(({ id, text, attachments }) => ({ id, text, ...(attachments ? { attachments } : {}) })),
     );
     this.set({ queue });
     // An emptied queue has nothing left to hold.
@@ -709,7 +808,7 @@ export class AgentStore {
       return;
     }
     this.setQueue(this.state.queue.slice(1));
-    this.startRun(this.messageRequest(head.text.trim()));
+    this.startRun(this.messageRequest(head.text.trim(), head.attachments));
   }
 
   /** What Retry would do now (the panel offers it only then). */
@@ -734,9 +833,12 @@ export class AgentStore {
       return;
     }
     const text = this.lastSentText;
-    if (!text) return;
-    if (this.state.draft.trim() === text.trim()) this.setDraft('');
-    this.startRun(this.messageRequest(text));
+    if (!text && !this.state.attachments.length) return;
+    // The refused message is back in the input with its files: Retry sends them together.
+    const attached = this.state.draft.trim() === (text ?? '').trim() ? readyAttachments(this.state.attachments) : [];
+    if (this.state.draft.trim() === (text ?? '').trim()) this.setDraft('');
+    if (attached.length) this.setAttachments([]);
+    this.startRun(this.messageRequest(text ?? '', attached));
   }
 
   // ---------------------------------------------------------------- versions, earlier messages
@@ -946,6 +1048,7 @@ export class AgentStore {
       feedback: {},
       hydrating: false,
       draft: this.local.read(this.keys.draft(null)) ?? '',
+      attachments: this.readAttachments(null),
       queue: this.readQueue(null),
       queuePaused: this.readQueuePaused(null),
     });
@@ -962,6 +1065,7 @@ export class AgentStore {
     this.set({
       feedback: {},
       draft: this.local.read(this.keys.draft(id)) ?? '',
+      attachments: this.readAttachments(id),
       queue: this.readQueue(id),
       queuePaused: this.readQueuePaused(id),
     });
@@ -971,6 +1075,7 @@ export class AgentStore {
   /** A conversation was deleted: its kept work goes too, and the panel leaves it if it is open. */
   forgetConversation(id: string): void {
     this.local.write(this.keys.draft(id), null);
+    this.local.write(this.keys.draftAttachments(id), null);
     this.local.write(this.keys.approvals(id), null);
     this.local.write(this.keys.feedbackDrafts(id), null);
     this.session.write(this.keys.queue(id), null);
@@ -1009,6 +1114,8 @@ export class AgentStore {
     const before = this.state.conversationId;
     this.local.write(this.keys.draft(before), null);
     this.local.write(this.keys.draft(id), this.state.draft || null);
+    this.local.write(this.keys.draftAttachments(before), null);
+    this.local.write(this.keys.draftAttachments(id), keptAttachments(this.state.attachments));
     this.session.write(this.keys.queue(before), null);
     this.session.write(this.keys.queuePaused(before), null);
     this.setConversationId(id);
@@ -1184,9 +1291,10 @@ export class AgentStore {
     void this.sendRequest(connection);
   }
 
-  /** A new message's request: its text shown while it is on its way, and the parts it sends. */
-  private messageRequest(text: string): Extract<RunRequest, { kind: 'message' }> {
-    return { kind: 'message', text, parts: [{ type: 'text', text }], messageId: this.newId() };
+  /** A new message's request: its text shown while it is on its way, and the parts it sends (files first). */
+  private messageRequest(text: string, attachments: AttachmentPart[] = []): Extract<RunRequest, { kind: 'message' }> {
+    const parts: MessagePart[] = [...attachments, ...(text ? [{ type: 'text' as const, text }] : [])];
+    return { kind: 'message', text, parts, messageId: this.newId() };
   }
 
   private newConnection(init: Pick<Connection, 'threadId' | 'request' | 'origin'> & { runId?: string }): Connection {
@@ -1357,7 +1465,8 @@ export class AgentStore {
       case 'CUSTOM':
         if (event.name === CUSTOM_EVENTS.model) {
           const info = ModelInfoSchema.safeParse(event.value);
-          if (info.success) this.set({ model: info.data });
+          // The run names its model; what may be attached comes from the model info only.
+          if (info.success) this.set({ model: { ...info.data, attachments: this.state.model?.attachments } });
         } else if (event.name === CUSTOM_EVENTS.navigate) {
           const navigation = NavigateValueSchema.safeParse(event.value);
           if (navigation.success) this.navigateFor(connection, navigation.data.href);
@@ -1617,7 +1726,16 @@ export class AgentStore {
     if (liveRunId && !this.hasSeenEnd(liveRunId)) {
       this.connection = null;
       if (connection.request.kind === 'message') {
-        this.setQueue([{ id: this.newId(), text: connection.request.text, editing: false }, ...this.state.queue]);
+        const attachments = attachmentsOf(connection.request.parts);
+        this.setQueue([
+          {
+            id: this.newId(),
+            text: connection.request.text,
+            editing: false,
+            ...(attachments.length ? { attachments } : {}),
+          },
+          ...this.state.queue,
+        ]);
         this.announce('The assistant is still answering (maybe in another tab): your message is queued.');
       } else if (connection.request.kind === 'version') {
         // A new version of a turn that goes on meanwhile makes no sense: it is not sent.
@@ -1700,6 +1818,7 @@ export class AgentStore {
       if (error.code === 'VERSION_NOT_FOUND' && id) void this.hydrate(id, { quiet: true });
     } else if (request.kind === 'message') {
       this.restoreText(request.text);
+      this.restoreAttachments(request.parts);
       this.set({ requestError: error });
       this.announce(`Your message was not sent: ${error.message}`);
     } else {

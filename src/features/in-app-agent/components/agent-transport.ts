@@ -5,15 +5,25 @@
  * classified here — a stream, a refusal with its stable code, or no answer at all — so the store
  * never reads raw HTTP. `fetch` is injected: the unit tests script the server.
  */
-import { hasMoreThanText, type MessagePart, type PageContext, type ResumeEntry, textOfParts } from '../schema';
+import { attachmentHref, attachmentUploadHref, toAgUiContentPart } from '../attachments';
+import {
+  type AttachmentPart,
+  hasMoreThanText,
+  type MessagePart,
+  MessagePartSchema,
+  type PageContext,
+  type ResumeEntry,
+  textOfParts,
+} from '../schema';
 import { errorFromResponse, describeError, type PanelError } from './errors';
 
 /**
  * A user message's AG-UI content: its text as a string when that is all it has (what every AG-UI
- * server reads), else its parts in order.
+ * server reads), else its parts in order as AG-UI content parts (an attachment as an image or
+ * document part naming its upload: attachments.ts).
  */
-function agUiContent(parts: MessagePart[]): string | MessagePart[] {
-  return hasMoreThanText(parts) ? parts : textOfParts(parts);
+function agUiContent(parts: MessagePart[]): string | unknown[] {
+  return hasMoreThanText(parts) ? parts.map(toAgUiContentPart) : textOfParts(parts);
 }
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
@@ -37,6 +47,8 @@ interface Unreachable {
   error: PanelError;
 }
 type OpenResult = OpenedStream | Refused | Unreachable;
+/** An upload stored: the part the message will carry. */
+type UploadResult = { kind: 'uploaded'; part: AttachmentPart } | Refused | Unreachable;
 type CancelResult = { kind: 'stopping' } | { kind: 'ended' } | Refused | Unreachable;
 
 interface StartRunRequest {
@@ -58,6 +70,10 @@ export interface AgentTransport {
   /** `after`: the last position received; null attaches from a snapshot of the conversation. */
   followRun(runId: string, after: number | null, signal: AbortSignal): Promise<OpenResult>;
   cancelRun(runId: string): Promise<CancelResult>;
+  /** Uploads a file to attach (its bytes as the body; the server decides what it is). */
+  uploadAttachment(file: Blob, name: string, signal?: AbortSignal): Promise<UploadResult>;
+  /** Removes an upload that was not sent (best effort: an unsent upload is purged after a day anyway). */
+  removeAttachment(attachmentId: string): Promise<void>;
 }
 
 const RUN_ID_HEADER = 'x-in-app-agent-run-id';
@@ -114,6 +130,37 @@ export function createAgentTransport(deps: { fetch: FetchLike; baseUrl?: string;
     followRun(runId, after, signal) {
       const url = after === null ? runRoute(runId, 'events') : `${runRoute(runId, 'events')}?after=${after}`;
       return open(url, { method: 'GET', headers: { accept: 'text/event-stream' }, signal });
+    },
+
+    async uploadAttachment(file, name, signal) {
+      let response: Response;
+      try {
+        response = await deps.fetch(`${deps.baseUrl ?? ''}${attachmentUploadHref(deps.projectId, name)}`, {
+          method: 'POST',
+          credentials: 'same-origin',
+          cache: 'no-store',
+          headers: { 'content-type': 'application/octet-stream' },
+          body: file,
+          signal,
+        });
+      } catch {
+        return { kind: 'unreachable', error: describeError('NETWORK') };
+      }
+      const json = await readJson(response);
+      const part = MessagePartSchema.safeParse((json as { attachment?: unknown } | null)?.attachment);
+      if (response.status === 201 && part.success && part.data.type !== 'text')
+        return { kind: 'uploaded', part: part.data };
+      return { kind: 'refused', status: response.status, error: errorFromResponse(response.status, json) };
+    },
+
+    async removeAttachment(attachmentId) {
+      await deps
+        .fetch(`${deps.baseUrl ?? ''}${attachmentHref(deps.projectId, attachmentId)}`, {
+          method: 'DELETE',
+          credentials: 'same-origin',
+          cache: 'no-store',
+        })
+        .catch(() => undefined);
     },
 
     async cancelRun(runId) {

@@ -46,6 +46,9 @@ export interface AgentActions {
   answerAll: (decision: 'approve' | 'reject', note?: string) => void;
   submitFeedback: (messageId: string, value: 1 | -1, comment?: string, reasons?: FeedbackReason[]) => Promise<void>;
   setFeedbackDraft: (messageId: string, text: string | null) => void;
+  /** Uploads files (picked, dropped or pasted) to attach to the next message. */
+  attachFiles: (files: ReadonlyArray<Blob & { name?: string }>) => void;
+  removeAttachment: (localId: string) => void;
 }
 
 /**

@@ -72,3 +72,9 @@ export const selectApprovalDrafts: AgentSelector<Record<string, DraftAnswer | un
   }
   return drafts;
 };
+
+/** Files attached to the next message: some uploaded, and whether any is still uploading (Send waits). */
+export const selectAttachmentsReady: AgentSelector<boolean> = (state) =>
+  state.attachments.some((a) => a.status === 'ready');
+export const selectAttachmentsUploading: AgentSelector<boolean> = (state) =>
+  state.attachments.some((a) => a.status === 'uploading');

@@ -30,6 +30,8 @@ export function storageKeys(userId: string, projectId: string) {
     width: () => `${user}:width`,
     conversation: () => `${project}:conversation`,
     draft: (conversationId: string | null) => `${project}:draft:${conversationId ?? 'new'}`,
+    /** Files uploaded for the next message (their parts), kept with the draft. */
+    draftAttachments: (conversationId: string | null) => `${project}:draft-attachments:${conversationId ?? 'new'}`,
     /** Approval answers being prepared in a conversation, keyed by interrupt id. */
     approvals: (conversationId: string) => `${project}:approvals:${conversationId}`,
     /** Unsaved thumbs-down comments of a conversation, keyed by message id. */

@@ -141,7 +141,9 @@ function attachmentCost(unit: ModelMessage[], textCap: number): number {
     if (m.role === 'user' && Array.isArray(m.content))
       for (const p of m.content)
         if (p.type === 'attachment')
-          n += isTextMediaType(p.part.mediaType) ? Math.min(attachmentTokens(p.part), textCap) : attachmentTokens(p.part);
+          n += isTextMediaType(p.part.mediaType)
+            ? Math.min(attachmentTokens(p.part), textCap)
+            : attachmentTokens(p.part);
   return n;
 }
 
@@ -238,7 +240,8 @@ export function historyToMessages(
   for (const unit of kept)
     for (const m of unit)
       if (m.role === 'user' && Array.isArray(m.content))
-        for (const p of m.content) if (p.type === 'attachment' && isTextMediaType(p.part.mediaType)) p.maxChars = textCap * 4;
+        for (const p of m.content)
+          if (p.type === 'attachment' && isTextMediaType(p.part.mediaType)) p.maxChars = textCap * 4;
   // A history must not start with tool results or a dangling assistant turn.
   while (kept.length > 1 && kept[0]![0]!.role !== 'user') kept.shift();
   return kept.flat();

@@ -79,7 +79,6 @@ export function sniff(b: Uint8Array): Sniffed {
 /** A file name safe to store and show: its last path segment, no control characters, at most 200 characters. */
 export function cleanName(raw: string | null | undefined, fallback: string): string {
   const last = (raw ?? '').split(/[\\/]/).pop() ?? '';
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
   const clean = last.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, '').trim();
   if (!clean || clean === '.' || clean === '..') return fallback;
   if (clean.length <= 200) return clean;
@@ -93,7 +92,11 @@ const refuse = (code: ConstructorParameters<typeof AgentRefusal>[0], message?: s
 };
 
 /** Reads, checks and (images) re-encodes an upload; refuses with the stable code that says why. */
-export async function processAttachment(bytes: Uint8Array, rawName: string, accepts: ModelAccepts): Promise<ProcessedAttachment> {
+export async function processAttachment(
+  bytes: Uint8Array,
+  rawName: string,
+  accepts: ModelAccepts,
+): Promise<ProcessedAttachment> {
   if (bytes.byteLength === 0) refuse('ATTACHMENT_UNREADABLE', 'That file is empty.');
   const kind = sniff(bytes);
   if (kind === 'binary') return refuse('ATTACHMENT_TYPE_NOT_ALLOWED');
@@ -118,7 +121,8 @@ export async function processAttachment(bytes: Uint8Array, rawName: string, acce
 function processPdf(bytes: Uint8Array, name: string): ProcessedAttachment {
   // A whole PDF ends with its end-of-file marker (possibly followed by a line break or padding).
   const tail = Buffer.from(bytes.subarray(Math.max(0, bytes.byteLength - 1024))).toString('latin1');
-  if (!tail.includes('%%EOF')) refuse('ATTACHMENT_UNREADABLE', `${name} is not a whole PDF (it may have been cut off).`);
+  if (!tail.includes('%%EOF'))
+    refuse('ATTACHMENT_UNREADABLE', `${name} is not a whole PDF (it may have been cut off).`);
   const text = Buffer.from(bytes).toString('latin1');
   const pages = (text.match(/\/Type\s*\/Page(?![a-zA-Z])/g) ?? []).length;
   return {
@@ -142,7 +146,6 @@ function processText(bytes: Uint8Array, rawName: string): ProcessedAttachment {
     );
   }
   // NUL and most other C0 controls do not occur in text: a binary file that happens to decode.
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is looked for
   const controls = text.match(/[\u0000-\u0008\u000e-\u001a\u001c-\u001f]/g)?.length ?? 0;
   if (text.includes('\u0000') || controls > Math.max(8, text.length / 100)) refuse('ATTACHMENT_TYPE_NOT_ALLOWED');
   if (!text.trim()) refuse('ATTACHMENT_UNREADABLE', `${name} holds no text.`);
@@ -194,7 +197,10 @@ async function processImage(bytes: Uint8Array, type: ImageType, name: string): P
     let out = await encode(pipeline(), type);
     if (out.data.byteLength > MAX_STORED_IMAGE_BYTES && !animated) {
       mediaType = 'image/jpeg';
-      out = await pipeline().flatten({ background: '#ffffff' }).jpeg({ quality: 80 }).toBuffer({ resolveWithObject: true });
+      out = await pipeline()
+        .flatten({ background: '#ffffff' })
+        .jpeg({ quality: 80 })
+        .toBuffer({ resolveWithObject: true });
     }
     const height = (out.info as { pageHeight?: number }).pageHeight ?? out.info.height;
     return { kind: 'image', mediaType, name, bytes: new Uint8Array(out.data), width: out.info.width, height };

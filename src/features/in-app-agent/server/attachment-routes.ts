@@ -100,7 +100,8 @@ export function createAttachmentRoutes(opts: AttachmentRouteOptions = {}): {
     const { prisma, row } = await visibleAttachment(req, projectId, attachmentId, 'see');
     const etag = `"${row.id}"`;
     const cache = { 'cache-control': 'private, max-age=86400, immutable', etag };
-    if (req.headers.get('if-none-match') === etag) return new Response(null, { status: 304, headers: { ...CLOSED, ...cache } });
+    if (req.headers.get('if-none-match') === etag)
+      return new Response(null, { status: 304, headers: { ...CLOSED, ...cache } });
     const download = new URL(req.url).searchParams.get('download') === '1';
     const inline = isImageMediaType(row.mediaType) && !download;
     const bytes = await attachmentBytes(prisma, row);

@@ -144,7 +144,12 @@ export interface StoredAttachment {
 export function partOf(row: StoredAttachment): AttachmentPart {
   const base = { attachmentId: row.id, mediaType: row.mediaType, name: row.name, size: row.size };
   return row.kind === 'image'
-    ? { type: 'image', ...base, ...(row.width ? { width: row.width } : {}), ...(row.height ? { height: row.height } : {}) }
+    ? {
+        type: 'image',
+        ...base,
+        ...(row.width ? { width: row.width } : {}),
+        ...(row.height ? { height: row.height } : {}),
+      }
     : { type: 'file', ...base, ...(row.pages ? { pages: row.pages } : {}) };
 }
 
@@ -249,7 +254,11 @@ export async function findAttachment(prisma: PrismaClient, id: string): Promise<
   });
   if (!row) return null;
   const { conversation, ...rest } = row;
-  return { ...rest, kind: rest.kind === 'image' ? 'image' : 'file', conversationDeleted: Boolean(conversation?.deletedAt) };
+  return {
+    ...rest,
+    kind: rest.kind === 'image' ? 'image' : 'file',
+    conversationDeleted: Boolean(conversation?.deletedAt),
+  };
 }
 
 /** The bytes of an attachment, a chunk at a time (database) or as the object store streams them. */
@@ -259,7 +268,8 @@ export async function attachmentBytes(
 ): Promise<AsyncIterable<Uint8Array>> {
   if (row.storage === 's3') {
     const store = objectStore();
-    if (!store || !row.storageKey) throw storageUnavailable(new Error('no object store configured'), 'attachment.no_store');
+    if (!store || !row.storageKey)
+      throw storageUnavailable(new Error('no object store configured'), 'attachment.no_store');
     try {
       return await store.get(row.storageKey);
     } catch (err) {

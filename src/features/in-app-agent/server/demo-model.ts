@@ -117,11 +117,15 @@ async function describeAttachments(m: PromptMessage | undefined): Promise<string
   const seen: string[] = [];
   for (const p of m.content) {
     if (p.type === 'file' && p.mediaType?.startsWith('image/')) {
-      const meta = await sharp(bytesOf(p.data)).metadata().catch(() => null);
+      const meta = await sharp(bytesOf(p.data))
+        .metadata()
+        .catch(() => null);
       const size = meta?.width ? `${meta.width}×${meta.pageHeight ?? meta.height}` : 'unknown size';
       seen.push(`an image of ${size} (${p.mediaType.slice('image/'.length).toUpperCase()})`);
     } else if (p.type === 'file') {
-      seen.push(`a ${p.mediaType === 'application/pdf' ? 'PDF document' : 'file'} of ${bytesOf(p.data).byteLength} bytes`);
+      seen.push(
+        `a ${p.mediaType === 'application/pdf' ? 'PDF document' : 'file'} of ${bytesOf(p.data).byteLength} bytes`,
+      );
     } else if (p.type === 'text') {
       const file = TEXT_ATTACHMENT.exec(p.text ?? '');
       if (file) seen.push(`a text file, ${unescapeAttr(file[1]!)}, of ${file[3]!.length} characters`);

@@ -364,7 +364,11 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       conversation: {
         id: conversationId,
         ...(input.userMessage
-          ? { create: { title: titleFrom(textOfParts(input.userMessage) || (attachmentsOf(input.userMessage)[0]?.name ?? '')) } }
+          ? {
+              create: {
+                title: titleFrom(textOfParts(input.userMessage) || (attachmentsOf(input.userMessage)[0]?.name ?? '')),
+              },
+            }
           : {}),
       },
       ...(input.version ? { version: input.version } : {}),

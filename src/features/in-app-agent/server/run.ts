@@ -166,7 +166,8 @@ export async function startRun(input: StartRunInput): Promise<LiveRun> {
     version = { precedingRunId: turn.precedingRunId };
     const asked = await userMessageOfRun(prisma, turn.id);
     // An edit asks its new text with the turn's attachments (unless it attaches its own).
-    if (userMessage && asked && !attachmentsOf(userMessage).length) userMessage = [...attachmentsOf(asked), ...userMessage];
+    if (userMessage && asked && !attachmentsOf(userMessage).length)
+      userMessage = [...attachmentsOf(asked), ...userMessage];
     userMessage ??= asked;
     if (!userMessage) {
       endSpan(span, { code: 'VERSION_NOT_FOUND', message: 'turn without a message' });
@@ -231,7 +232,10 @@ export async function startRun(input: StartRunInput): Promise<LiveRun> {
       });
     } catch (err) {
       await discardRun(prisma, opened.runId).catch(() => undefined);
-      endSpan(span, { code: err instanceof AgentRefusal ? err.code : 'INTERNAL_ERROR', message: (err as Error).message });
+      endSpan(span, {
+        code: err instanceof AgentRefusal ? err.code : 'INTERNAL_ERROR',
+        message: (err as Error).message,
+      });
       throw err;
     }
   }

@@ -1,7 +1,8 @@
 'use client';
 /**
  * The panel's composer: the queued messages, the page selection that goes with the next message,
- * the message field, the status line and Send (or, while an answer runs, Queue and Stop). What it
+ * the files attached to it (picked, dropped or pasted: `AttachmentTray`, `AttachButton`,
+ * `use-attachment-input.ts`), the message field, the status line and Send (or, while an answer runs, Queue and Stop). What it
  * sends is the store's draft (`send()` reads it there), so the message can grow beyond one string
  * without changing this component's props. Reads the store through selectors.
  */
@@ -10,7 +11,18 @@ import { LIMITS } from '../../constants';
 import type { ConnectionPhase } from '../agent-store';
 import { useAgentActions, useAgentSelector, usePanelUi } from '../panel-context';
 import { QueuedMessages } from '../QueuedMessages';
-import { selectBlockedReason, selectBusy, selectCanSend, selectInputHint, selectQueueHeld } from '../selectors';
+import {
+  selectAttachmentsReady,
+  selectAttachmentsUploading,
+  selectBlockedReason,
+  selectBusy,
+  selectCanSend,
+  selectInputHint,
+  selectQueueHeld,
+} from '../selectors';
+import { AttachButton } from './AttachButton';
+import { AttachmentTray } from './AttachmentTray';
+import { useAttachmentInput } from './use-attachment-input';
 
 export interface ComposerProps {
   /** The message field (the panel focuses it when the user opens the panel). */
@@ -78,7 +90,12 @@ export const Composer = memo(function Composer({ inputRef, onSend }: ComposerPro
   const canSend = useAgentSelector(selectCanSend);
   const blockedReason = useAgentSelector(selectBlockedReason);
   const inputHint = useAgentSelector(selectInputHint);
+  const attached = useAgentSelector(selectAttachmentsReady);
+  const uploading = useAgentSelector(selectAttachmentsUploading);
+  const attachments = useAttachmentInput();
   const busy = connection !== 'idle';
+  // A message is its text, its files, or both; it waits for files still uploading.
+  const empty = (!draft.trim() && !attached) || uploading;
   const submit = () => {
     onSend?.();
     actions.send();
@@ -86,7 +103,12 @@ export const Composer = memo(function Composer({ inputRef, onSend }: ComposerPro
 
   return (
     <form
-      className="border-t border-slate-200 p-2 dark:border-slate-800"
+      className={[
+        'border-t border-slate-200 p-2 dark:border-slate-800',
+        attachments.dragging ? 'outline-2 -outline-offset-2 outline-dashed outline-blue-600' : '',
+      ].join(' ')}
+      data-testid="assistant-composer"
+      {...attachments.drop}
       onSubmit={(e) => {
         e.preventDefault();
         submit();
@@ -94,6 +116,7 @@ export const Composer = memo(function Composer({ inputRef, onSend }: ComposerPro
     >
       <ComposerQueue />
       <SelectionChip />
+      <AttachmentTray />
       <label htmlFor="assistant-input" className="sr-only">
         Message the assistant
       </label>
@@ -103,6 +126,7 @@ export const Composer = memo(function Composer({ inputRef, onSend }: ComposerPro
         data-testid="assistant-input"
         value={draft}
         onChange={(e) => actions.setDraft(e.target.value)}
+        onPaste={attachments.onPaste}
         onKeyDown={(e) => {
           if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
             e.preventDefault();
@@ -116,20 +140,23 @@ export const Composer = memo(function Composer({ inputRef, onSend }: ComposerPro
         className="w-full resize-none rounded-md border border-slate-300 bg-white p-2 text-sm dark:border-slate-600 dark:bg-slate-900"
       />
       <div className="mt-1 flex items-center gap-2">
+        <AttachButton disabled={!canSend} />
         <p
           id="assistant-blocked"
           data-testid="assistant-status"
           data-connection={connection}
           className="min-w-0 flex-1 text-xs text-slate-600 dark:text-slate-300"
         >
-          {blockedReason ?? statusNote ?? (busy ? CONNECTION_TEXT[connection] : (inputHint ?? ''))}
+          {blockedReason ??
+            statusNote ??
+            (busy ? CONNECTION_TEXT[connection] : uploading ? 'Uploading your files…' : (inputHint ?? ''))}
         </p>
         {busy ? (
           <>
             <button
               type="submit"
               data-testid="assistant-queue-send"
-              disabled={!canSend || !draft.trim()}
+              disabled={!canSend || empty}
               title="Queue this message: it is sent when the answer ends (Enter)"
               className={[
                 'rounded-md border border-blue-700 px-3 py-1 text-sm font-medium text-blue-800',
@@ -153,7 +180,7 @@ export const Composer = memo(function Composer({ inputRef, onSend }: ComposerPro
           <button
             type="submit"
             data-testid="assistant-send"
-            disabled={!canSend || !draft.trim()}
+            disabled={!canSend || empty}
             className="rounded-md bg-blue-700 px-3 py-1 text-sm font-medium text-white disabled:opacity-50"
           >
             Send

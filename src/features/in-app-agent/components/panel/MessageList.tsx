@@ -55,6 +55,7 @@ export const MessageList = memo(function MessageList({ follow, inputRef }: Messa
   const pathname = usePathname();
   const now = useNow();
   const view = useAgentSelector((state) => state.view);
+  const projectId = useAgentSelector((state) => state.projectId);
   const pendingUserMessage = useAgentSelector((state) => state.pendingUserMessage);
   const requestError = useAgentSelector((state) => state.requestError);
   const hydrating = useAgentSelector((state) => state.hydrating);
@@ -209,6 +210,7 @@ export const MessageList = memo(function MessageList({ follow, inputRef }: Messa
             revise={revise}
             versions={versions}
             showUsage
+            projectId={projectId}
             earlier={earlier}
           />
         )}

@@ -98,7 +98,7 @@ export function ReviewConversation(props: ReviewConversationProps) {
           </p>
         ) : null}
       </div>
-      <ConversationMessages view={view} feedback={feedback} now={now} />
+      <ConversationMessages view={view} feedback={feedback} now={now} projectId={projectId} />
     </div>
   );
 }
