@@ -12,6 +12,9 @@ const nextConfig: NextConfig = {
     '@modelcontextprotocol/sdk',
     '@opentelemetry/sdk-trace-base',
     '@opentelemetry/exporter-trace-otlp-http',
+    // Image decoding (native) and the S3 client (loaded only when an object store is configured).
+    'sharp',
+    '@aws-sdk/client-s3',
   ],
   // The build type-checks the app only; `npm run typecheck` covers the tests and scripts too. CI
   // runs that wider check first and sets NEXT_BUILD_SKIP_TYPECHECK=1 so the build does not repeat it.
