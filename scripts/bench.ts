@@ -115,6 +115,8 @@ interface ModelScript {
 let script: ModelScript = { chunks: 1, delayMs: 0, stamp: false };
 /** When the model was last asked to stream (performance.now()). */
 let modelCalledAt = -1;
+/** Bytes of the files in the newest message of the model's last request. */
+let modelFileBytes = 0;
 /** Stamps are wall-clock milliseconds (shared by every process of the machine). */
 const wallNow = () => performance.timeOrigin + performance.now();
 
@@ -128,8 +130,17 @@ function benchModel() {
     async doGenerate(): Promise<never> {
       throw new Error('stream only');
     },
-    async doStream() {
+    async doStream(options?: { prompt?: Array<{ content: unknown }> }) {
       modelCalledAt = performance.now();
+      // The bytes of the files the newest message carried (the attachment workload checks them).
+      const newest = options?.prompt?.at(-1)?.content;
+      modelFileBytes = Array.isArray(newest)
+        ? newest.reduce(
+            (n: number, p: { type?: string; data?: unknown }) =>
+              n + (p.type === 'file' && p.data instanceof Uint8Array ? p.data.byteLength : 0),
+            0,
+          )
+        : 0;
       const s = script;
       const stream = new ReadableStream<Part>({
         async start(c) {
@@ -200,7 +211,12 @@ const pct = (xs: number[], p: number) => {
 const round = (n: number) => Math.round(n * 1000) / 1000;
 
 /** POSTs one AG-UI request and reads the SSE answer to its end. */
-async function stream(url: string, cookie: string | null, text: string, onChunk?: (text: string, at: number) => void) {
+async function stream(
+  url: string,
+  cookie: string | null,
+  text: string | unknown[],
+  onChunk?: (text: string, at: number) => void,
+) {
   modelCalledAt = -1;
   const t0 = performance.now();
   const res = await fetch(url, {
@@ -304,6 +320,50 @@ if (want('firstByte') || want('firstModelRequest')) {
   // stored by the statement that opens it; the history and the tools overlap).
   out.setupPhasesMs = Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, round(pct(v, 50))]));
 }
+// 1b. POST to the model's first request when the message attaches one 1 MB image (uploaded before,
+// not timed): the run reads its row, binds it, reads its bytes for the model and encodes them.
+if (want('firstModelRequestWithImage')) {
+  script = { chunks: 1, delayMs: 0, stamp: false };
+  const sharp = (await import('sharp')).default;
+  // Noise does not compress: a 600 x 580 PNG is about 1 MB, stored as it is (no scaling, under 3.5 MB).
+  const raw = randomBytes(600 * 580 * 3);
+  const image = await sharp(raw, { raw: { width: 600, height: 580, channels: 3 } })
+    .png()
+    .toBuffer();
+  const upload = async () => {
+    const res = await fetch(`${agentUrl}/attachments?name=bench.png`, {
+      method: 'POST',
+      headers: { origin: server.url, cookie: user.cookie, 'content-type': 'image/png' },
+      body: image,
+    });
+    const json = (await res.json()) as { attachment: { attachmentId: string; size: number } };
+    return json.attachment;
+  };
+  const times: number[] = [];
+  let bytes = 0;
+  let sentToModel = 0;
+  for (let i = 0; i < 23; i++) {
+    const attachment = await upload();
+    bytes = attachment.size;
+    const r = await ours(user.cookie, [
+      { type: 'text', text: 'what is this?' },
+      { type: 'image', source: { type: 'file', value: attachment.attachmentId } },
+    ] as never);
+    if (r.status === 200 && modelFileBytes === attachment.size) sentToModel += 1;
+    if (i >= 3) times.push(r.firstModelRequest); // the first three warm the path up
+  }
+  const textOnly = (out.firstModelRequestMs as { p50: number } | undefined)?.p50;
+  out.firstModelRequestWithImageMs = {
+    p50: round(pct(times, 50)),
+    p95: round(pct(times, 95)),
+    imageBytes: bytes,
+    runs: times.length,
+    /** Runs whose model request carried the image's bytes (all of them, or the figure means nothing). */
+    imageReachedModel: sentToModel,
+    ...(textOnly === undefined ? {} : { textOnlyP50: textOnly, aboveTextOnlyP50: round(pct(times, 50) - textOnly) }),
+  };
+}
+
 if (profiler) {
   const { profile } = await profiler.post('Profiler.stop');
   (await import('node:fs')).writeFileSync(process.env.BENCH_CPU_PROFILE!, JSON.stringify(profile));

@@ -1,8 +1,13 @@
 /**
- * `npm run fuzz`: sends malformed requests to the assistant's route, tRPC, the MCP endpoint and the
- * next-auth routes, and prints a JSON report: answers by status, and every 500 with its request.
- * Exits 1 when any request was answered 500, a stream ended with INTERNAL_ERROR, or a request that
- * sent all it declared got no answer.
+ * `npm run fuzz`: sends malformed requests to the assistant's route, its attachment upload route,
+ * tRPC, the MCP endpoint and the next-auth routes, and prints a JSON report: answers by status, and
+ * every 500 with its request. Exits 1 when any request was answered 500, a stream ended with
+ * INTERNAL_ERROR, a request that sent all it declared got no answer, or (in-process target) an
+ * attachment was stored half (a row whose chunks do not add up to its size and hash).
+ *
+ * Uploads: truncated and byte-damaged images, bodies over the size limit (and Content-Lengths that
+ * lie about them), archives and other binaries, decompression bombs (headers claiming huge images),
+ * invalid UTF-8 and NUL bytes in text, HTML and SVG, with odd names and content types.
  *
  * Target: the app's route handlers on a real HTTP server in this process (tests/helpers/http.ts)
  * with a fresh in-memory PGlite and a project of its own; or a running app at FUZZ_BASE_URL (it
@@ -14,7 +19,7 @@
  * FUZZ_CONCURRENCY (default 8), FUZZ_TIMEOUT_MS per request (default 60000; an assistant run streams).
  * FUZZ_VERBOSE=1 keeps the server log (refusals are logged; the report is the output that matters).
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import net from 'node:net';
 import fc from 'fast-check';
 
@@ -34,8 +39,13 @@ interface Target {
   cookie: string;
   /** A valid project API key secret. */
   mcpSecret: string;
+  /** The stored attachments, and those whose bytes do not add up (in-process target only). */
+  attachments?(): Promise<{ stored: number; storedHalf: string[] }>;
   close(): Promise<void>;
 }
+
+/** The largest upload the in-process target takes (small, so oversized bodies are cheap to send). */
+const LOCAL_MAX_UPLOAD = 256 * 1024;
 
 async function localTarget(): Promise<Target> {
   Object.assign(process.env, {
@@ -48,6 +58,7 @@ async function localTarget(): Promise<Target> {
     AGENT_MAX_CONCURRENT_RUNS_PER_USER: '1000',
     MCP_CALLS_PER_KEY_PER_MINUTE: '1000000',
     AGENT_MODEL_PROVIDER: 'demo',
+    AGENT_ATTACHMENT_MAX_BYTES: String(LOCAL_MAX_UPLOAD),
   });
   delete process.env.DATABASE_URL;
   const { startTestServer } = await import('../tests/helpers/http');
@@ -71,6 +82,25 @@ async function localTarget(): Promise<Target> {
     projectId: project.id,
     cookie: project.users.MEMBER.cookie,
     mcpSecret: key.secret,
+    async attachments() {
+      const prisma = await getPrisma();
+      const rows = await prisma.agentAttachment.findMany({
+        select: { id: true, size: true, sha256: true, chunkCount: true },
+      });
+      const storedHalf: string[] = [];
+      for (const row of rows) {
+        const chunks = await prisma.agentAttachmentChunk.findMany({
+          where: { attachmentId: row.id },
+          orderBy: { index: 'asc' },
+          select: { data: true },
+        });
+        const bytes = Buffer.concat(chunks.map((c) => Buffer.from(c.data)));
+        const hash = createHash('sha256').update(bytes).digest('hex');
+        if (chunks.length !== row.chunkCount || bytes.length !== row.size || hash !== row.sha256)
+          storedHalf.push(row.id);
+      }
+      return { stored: rows.length, storedHalf };
+    },
     async close() {
       await server.close();
       stopStaleSweep();
@@ -238,7 +268,7 @@ function mutate(value: unknown, depth = 0): unknown {
 }
 
 interface FuzzRequest {
-  area: 'agent' | 'trpc' | 'mcp' | 'auth';
+  area: 'agent' | 'attachments' | 'trpc' | 'mcp' | 'auth';
   method: string;
   path: string;
   headers: Array<[string, string]>;
@@ -328,6 +358,25 @@ function agentRequest(t: Target): FuzzRequest {
       resume: [{ interruptId: 'apr_x', status: pick(['resolved', 'cancelled', nasty()]) }],
     },
     { ...valid, forwardedProps: { pageContext: nastyValue() } },
+    {
+      ...valid,
+      messages: [
+        {
+          id: 'm',
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what is this?' },
+            ...Array.from({ length: int(8) }, () => ({
+              type: pick(['image', 'document', 'file', nasty()]),
+              source: chance(0.8) ? { type: pick(['file', 'url', 'data']), value: attachmentId() } : nastyValue(),
+              ...(chance(0.2)
+                ? { attachmentId: attachmentId(), mediaType: 'image/png', name: nasty(), size: nastyValue() }
+                : {}),
+            })),
+          ],
+        },
+      ],
+    },
   ];
   const projectPath = pick([
     encode(t.projectId),
@@ -343,6 +392,135 @@ function agentRequest(t: Target): FuzzRequest {
     path: `/api/projects/${projectPath}/in-app-agent${chance(0.05) ? `?${pick(BAD_PERCENT)}` : ''}`,
     headers: commonHeaders(t, chance(0.85) ? 'application/json' : pick(CONTENT_TYPES)),
     body: jsonBody(pick(variants)),
+  };
+}
+
+// ------------------------------------------------------------------------------------------------
+// Attachments: uploads and the routes of one attachment
+// ------------------------------------------------------------------------------------------------
+
+/** A PNG chunk (length, type, data, CRC). */
+function pngChunk(type: string, data: Buffer): Buffer {
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(data.length);
+  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  let c = ~0;
+  for (const byte of body) {
+    c ^= byte;
+    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0xedb88320 : c >>> 1;
+  }
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(~c >>> 0);
+  return Buffer.concat([len, body, crc]);
+}
+
+/** Headers claiming huge images over a few bytes of data: decompression bombs. */
+function bombs(): Buffer[] {
+  const ihdr = (w: number, h: number) => {
+    const b = Buffer.alloc(13);
+    b.writeUInt32BE(w, 0);
+    b.writeUInt32BE(h, 4);
+    b[8] = 8;
+    b[9] = 2;
+    return b;
+  };
+  const png = (w: number, h: number) =>
+    Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      pngChunk('IHDR', ihdr(w, h)),
+      pngChunk('IDAT', Buffer.alloc(32)),
+      pngChunk('IEND', Buffer.alloc(0)),
+    ]);
+  const gif = Buffer.concat([
+    Buffer.from('GIF89a', 'latin1'),
+    Buffer.from([0xff, 0xff, 0xff, 0xff, 0, 0, 0]),
+    Buffer.alloc(20),
+  ]);
+  // A JPEG whose frame header (SOF0) says 65,500 x 65,500.
+  const jpeg = Buffer.from([
+    0xff, 0xd8, 0xff, 0xc0, 0x00, 0x11, 0x08, 0xff, 0xdc, 0xff, 0xdc, 0x03, 0x01, 0x22, 0x00, 0x02, 0x11, 0x01, 0x03,
+    0x11, 0x01, 0xff, 0xd9,
+  ]);
+  return [png(100_000, 100_000), png(30_000, 30_000), png(8_000, 7_000), png(0, 5), gif, jpeg];
+}
+
+/** Real images to damage and cut (made once, with the same library the server decodes with). */
+const SAMPLE_IMAGES: Buffer[] = await (async () => {
+  const sharp = (await import('sharp')).default;
+  const base = () => sharp({ create: { width: 64, height: 48, channels: 3, background: '#3366cc' } });
+  return [
+    await base().png().toBuffer(),
+    await base().jpeg().toBuffer(),
+    await base().webp().toBuffer(),
+    await base().gif().toBuffer(),
+  ];
+})();
+const BOMBS = bombs();
+
+function uploadBody(): Buffer {
+  const image = pick(SAMPLE_IMAGES);
+  return pick<() => Buffer>([
+    () => image,
+    () => image.subarray(0, int(image.length)), // truncated
+    () => {
+      const copy = Buffer.from(image);
+      for (let i = 0; i < 1 + int(8); i++) copy[8 + int(copy.length - 8)] = int(256);
+      return copy; // damaged
+    },
+    () => pick(BOMBS),
+    () => Buffer.alloc(LOCAL_MAX_UPLOAD + 1 + int(64 * 1024), 0x61), // oversized
+    () => Buffer.concat([Buffer.from('PK\u0003\u0004', 'latin1'), randomBytes(int(200))]), // an archive
+    () => Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46]), randomBytes(int(200))]), // an executable
+    () => randomBytes(int(2000)),
+    () => Buffer.from([0x68, 0x69, 0xc3, 0x28, 0xe2, 0x82, 0x0a]), // invalid UTF-8
+    () => Buffer.from(`text with a NUL\u0000 in it ${nasty()}`, 'utf8'),
+    () => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(nasty(), 'utf8')]),
+    () => Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>'),
+    () => Buffer.from('<!doctype html><script>alert(1)</script>'),
+    () => Buffer.from('%PDF-1.4\n1 0 obj<</Type /Page>>endobj\n'), // a cut-off PDF
+    () => Buffer.alloc(0),
+    () => damage(Buffer.from(JSON.stringify(randomJson()) ?? 'null')),
+  ])();
+}
+
+/** Attachment ids: made up, malformed, or of the right shape. */
+const attachmentId = () =>
+  pick([
+    `att_${'0'.repeat(24)}`,
+    'att_nope',
+    encode(nasty()).slice(0, 200),
+    pick(BAD_PERCENT),
+    `att_${randomBytes(12).toString('hex')}`,
+  ]);
+
+function attachmentRequest(t: Target): FuzzRequest {
+  const project = chance(0.9)
+    ? encode(t.projectId)
+    : pick([pick(BAD_PERCENT), 'p_nope', encode(nasty()).slice(0, 300)]);
+  const base = `/api/projects/${project}/in-app-agent/attachments`;
+  if (chance(0.2)) {
+    return {
+      area: 'attachments',
+      method: pick(['GET', 'DELETE', 'GET', pick(METHODS)]),
+      path: `${base}/${attachmentId()}${chance(0.3) ? '?download=1' : ''}`,
+      headers: commonHeaders(t, null),
+      body: Buffer.alloc(0),
+    };
+  }
+  const name = chance(0.7)
+    ? encodeURIComponent(pick(['photo.jpg', 'shot.png', 'notes.txt', 'data.csv', 'a.pdf', 'x.svg', '']))
+    : chance(0.5)
+      ? encode(nasty()).slice(0, 600)
+      : pick(BAD_PERCENT);
+  return {
+    area: 'attachments',
+    method: chance(0.9) ? 'POST' : pick(METHODS),
+    path: `${base}${chance(0.9) ? `?name=${name}` : ''}`,
+    headers: commonHeaders(
+      t,
+      pick(['application/octet-stream', 'image/png', 'image/svg+xml', 'text/html', ...CONTENT_TYPES]),
+    ),
+    body: uploadBody(),
   };
 }
 
@@ -530,7 +708,8 @@ function authRequest(t: Target): FuzzRequest {
 
 function nextRequest(t: Target): FuzzRequest {
   const r = rand();
-  if (r < 0.3) return agentRequest(t);
+  if (r < 0.25) return agentRequest(t);
+  if (r < 0.4) return attachmentRequest(t);
   if (r < 0.65) return trpcRequest(t);
   if (r < 0.95) return mcpRequest(t);
   return authRequest(t);
@@ -644,8 +823,10 @@ async function worker(): Promise<void> {
 // The app logs what it refuses; the report is the output that matters here.
 const quiet = process.env.FUZZ_VERBOSE === '1' ? undefined : console.error;
 if (quiet) console.error = () => undefined;
+let attachments: { stored: number; storedHalf: string[] } | null = null;
 try {
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  attachments = (await target.attachments?.()) ?? null;
 } finally {
   if (quiet) console.error = quiet;
   await target.close();
@@ -662,9 +843,12 @@ const report = {
   countStreamInternalErrors: streamInternalErrors.length,
   timeoutsWaitingForDeclaredBody: timeoutsShortBody,
   countOtherTimeouts: timeouts.length,
+  ...(attachments ? { attachmentsStored: attachments.stored, attachmentsStoredHalf: attachments.storedHalf } : {}),
   errors500: errors500.slice(0, 50),
   streamInternalErrors: streamInternalErrors.slice(0, 20),
   timeouts: timeouts.slice(0, 20),
 };
 console.log(JSON.stringify(report, null, 2));
-process.exit(errors500.length || streamInternalErrors.length || timeouts.length ? 1 : 0);
+process.exit(
+  errors500.length || streamInternalErrors.length || timeouts.length || attachments?.storedHalf.length ? 1 : 0,
+);

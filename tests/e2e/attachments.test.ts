@@ -179,6 +179,8 @@ describe('attachments in the panel', () => {
     await page.emulateMedia({ colorScheme: 'light' });
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
+    // Escape closed the picture only: the panel stays open.
+    expect(await page.locator(PANEL).isVisible()).toBe(true);
 
     for (const [label, setup] of [
       ['light', async () => undefined],

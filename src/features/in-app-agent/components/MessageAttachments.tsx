@@ -8,6 +8,7 @@
 import { memo, useRef, useState } from 'react';
 import { attachmentHref, formatBytes } from '../attachments';
 import type { AttachmentPart } from '../schema';
+import { FileIcon } from './icons';
 
 /** A thumbnail fits this box, keeping the image's proportions. */
 const THUMB = { width: 160, height: 120 };
@@ -33,7 +34,7 @@ export const MessageAttachments = memo(function MessageAttachments({
     dialog.current?.showModal();
   };
   return (
-    <div className="flex flex-wrap justify-end gap-1.5" data-testid="assistant-message-attachments">
+    <div className="flex flex-wrap items-start justify-end gap-1.5" data-testid="assistant-message-attachments">
       {parts.map((part) =>
         part.type === 'image' && projectId ? (
           <button
@@ -64,6 +65,12 @@ export const MessageAttachments = memo(function MessageAttachments({
           aria-label={open ? `${open.name}, full size` : 'Attachment'}
           data-testid="assistant-image-dialog"
           onClose={() => setOpen(null)}
+          onKeyDown={(e) => {
+            // Escape closes the picture, not the panel around it.
+            if (e.key !== 'Escape') return;
+            e.preventDefault();
+            dialog.current?.close();
+          }}
           className="m-auto max-h-[95vh] max-w-[95vw] rounded-lg bg-white p-2 text-slate-900 backdrop:bg-black/70 dark:bg-slate-900 dark:text-slate-100"
         >
           {open ? (
@@ -107,8 +114,8 @@ export const MessageAttachments = memo(function MessageAttachments({
 function FileChip({ part, projectId }: { part: AttachmentPart; projectId?: string }) {
   const label = (
     <>
-      <span aria-hidden="true">📄 </span>
-      <span className="max-w-48 truncate">{part.name}</span>
+      <FileIcon />
+      <span className="ml-1 max-w-48 truncate">{part.name}</span>
       <span className="text-slate-600 dark:text-slate-300"> · {formatBytes(part.size)}</span>
     </>
   );

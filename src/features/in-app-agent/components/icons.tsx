@@ -46,3 +46,8 @@ export const HourglassIcon = () => (
 export const SpinnerIcon = () => (
   <Svg d="M12 3a9 9 0 1 0 9 9" className={`${INLINE} animate-spin motion-reduce:animate-none`} />
 );
+export const PaperclipIcon = () => (
+  <Svg d="M21 11.5l-8.5 8.5a5.5 5.5 0 0 1-7.8-7.8l9-9a3.7 3.7 0 0 1 5.2 5.2l-9 9a1.8 1.8 0 0 1-2.6-2.6l8.3-8.3" />
+);
+export const FileIcon = () => <Svg d="M14 3H6v18h12V7l-4-4zM14 3v4h4" />;
+export const WarningIcon = () => <Svg d="M12 3l10 18H2L12 3zM12 10v5M12 18h.01" />;

@@ -6,6 +6,7 @@
  */
 import { memo, useRef } from 'react';
 import { DOCUMENT_MEDIA_TYPES, IMAGE_MEDIA_TYPES, TEXT_MEDIA_TYPES } from '../../attachments';
+import { PaperclipIcon } from '../icons';
 import { useAgentActions, useAgentSelector } from '../panel-context';
 
 export const AttachButton = memo(function AttachButton({ disabled }: { disabled?: boolean }) {
@@ -42,7 +43,7 @@ export const AttachButton = memo(function AttachButton({ disabled }: { disabled?
         title={`Attach files (${accepts?.images === false ? 'text' : 'images, text'}${accepts?.documents === false ? '' : ', PDF'}); you can also drop or paste them`}
         className="rounded-md border border-slate-400 px-2 py-1 text-sm disabled:opacity-50 dark:border-slate-500"
       >
-        <span aria-hidden="true">📎</span>
+        <PaperclipIcon />
       </button>
     </>
   );

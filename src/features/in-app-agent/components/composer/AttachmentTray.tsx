@@ -7,6 +7,7 @@
 import { memo } from 'react';
 import { attachmentHref, formatBytes } from '../../attachments';
 import type { DraftAttachment } from '../draft-attachments';
+import { FileIcon, SpinnerIcon, WarningIcon } from '../icons';
 import { useAgentActions, useAgentSelector } from '../panel-context';
 
 export const AttachmentTray = memo(function AttachmentTray() {
@@ -59,8 +60,8 @@ function TrayItem({
           className="h-8 w-8 shrink-0 rounded object-cover"
         />
       ) : (
-        <span aria-hidden="true" className="shrink-0">
-          {item.status === 'uploading' ? '⏳' : failed ? '⚠' : '📄'}
+        <span className="shrink-0">
+          {item.status === 'uploading' ? <SpinnerIcon /> : failed ? <WarningIcon /> : <FileIcon />}
         </span>
       )}
       <span className="flex min-w-0 flex-col">
