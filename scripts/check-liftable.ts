@@ -287,6 +287,22 @@ export const runtime = 'nodejs';
 
 export const GET = createFeedbackExportHandler();
 `,
+    'src/app/api/projects/[projectId]/in-app-agent/attachments/route.ts': `import { createAttachmentRoutes } from '@/features/in-app-agent/server/attachment-routes';
+
+export const dynamic = 'force-dynamic';
+export const runtime = 'nodejs';
+
+export const POST = createAttachmentRoutes().upload;
+`,
+    'src/app/api/projects/[projectId]/in-app-agent/attachments/[attachmentId]/route.ts': `import { createAttachmentRoutes } from '@/features/in-app-agent/server/attachment-routes';
+
+export const dynamic = 'force-dynamic';
+export const runtime = 'nodejs';
+
+const routes = createAttachmentRoutes();
+export const GET = routes.serve;
+export const DELETE = routes.remove;
+`,
     'src/app/api/trpc/[trpc]/route.ts': `import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { agentRouter } from '@/features/in-app-agent/server/router';
 import { createTrpcContext, router } from '@/server/trpc';

@@ -32,7 +32,7 @@ export interface ScriptedTurn {
 }
 
 /** An image or document a request carried, decoded from the provider's wire format. */
-export interface ReceivedMedia {
+interface ReceivedMedia {
   /** Index of the request it came in. */
   request: number;
   /** `image` (OpenAI `image_url`, Bedrock `image` block) or `document` (OpenAI `file`, Bedrock `document`). */

@@ -23,19 +23,6 @@ export const TEXT_MEDIA_TYPES = ['text/plain', 'text/markdown', 'text/csv', 'app
 /** Documents (only when the model reads them: AGENT_MODEL_DOCUMENTS). */
 export const DOCUMENT_MEDIA_TYPES = ['application/pdf'] as const;
 
-/** The file picker's `accept`: what the server may take (it decides from the bytes anyway). */
-export const ATTACHMENT_ACCEPT = [
-  ...IMAGE_MEDIA_TYPES,
-  ...TEXT_MEDIA_TYPES,
-  ...DOCUMENT_MEDIA_TYPES,
-  '.txt',
-  '.md',
-  '.markdown',
-  '.csv',
-  '.json',
-  '.pdf',
-].join(',');
-
 export const isImageMediaType = (t: string): boolean => (IMAGE_MEDIA_TYPES as readonly string[]).includes(t);
 export const isTextMediaType = (t: string): boolean => (TEXT_MEDIA_TYPES as readonly string[]).includes(t);
 

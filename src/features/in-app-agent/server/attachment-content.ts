@@ -25,11 +25,11 @@ import { AgentRefusal } from '../error-codes';
 import type { ModelAccepts } from './model';
 
 /** An image may have at most this many pixels (all frames of an animation together). */
-export const MAX_IMAGE_PIXELS = 50_000_000;
+const MAX_IMAGE_PIXELS = 50_000_000;
 /** Nor be wider or taller than this. */
 const MAX_IMAGE_SIDE = 20_000;
 /** Stored images are scaled to fit this many pixels a side (what providers read at most). */
-export const MAX_IMAGE_EDGE = 2_048;
+const MAX_IMAGE_EDGE = 2_048;
 /** Stored images stay under this (Bedrock's limit for one image is 3.75 MB): else written as JPEG. */
 const MAX_STORED_IMAGE_BYTES = 3_500_000;
 const IMAGE_WORKERS = 2;
@@ -66,7 +66,7 @@ const BINARY_SIGNATURES: ReadonlyArray<readonly number[]> = [
 ];
 
 /** What the bytes are, by their first bytes. */
-export function sniff(b: Uint8Array): Sniffed {
+function sniff(b: Uint8Array): Sniffed {
   if (startsWith(b, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'image/png';
   if (startsWith(b, [0xff, 0xd8, 0xff])) return 'image/jpeg';
   if (b.length >= 6 && (ascii(b, 0, 6) === 'GIF87a' || ascii(b, 0, 6) === 'GIF89a')) return 'image/gif';
@@ -77,7 +77,7 @@ export function sniff(b: Uint8Array): Sniffed {
 }
 
 /** A file name safe to store and show: its last path segment, no control characters, at most 200 characters. */
-export function cleanName(raw: string | null | undefined, fallback: string): string {
+function cleanName(raw: string | null | undefined, fallback: string): string {
   const last = (raw ?? '').split(/[\\/]/).pop() ?? '';
   const clean = last.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, '').trim();
   if (!clean || clean === '.' || clean === '..') return fallback;

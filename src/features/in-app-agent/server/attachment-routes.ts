@@ -36,7 +36,7 @@ const CLOSED = {
 };
 
 /** `filename` (ASCII fallback) and `filename*` (RFC 8187, UTF-8) of a Content-Disposition. */
-export function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
+function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
   const ascii = name.replace(/[^\x20-\x7e]|["\\%]/g, '_');
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 }

@@ -28,11 +28,11 @@ import type { AttachmentPart } from '../schema';
 import type { ProcessedAttachment } from './attachment-content';
 
 /** Bytes per stored chunk. */
-export const CHUNK_BYTES = 256 * 1024;
+const CHUNK_BYTES = 256 * 1024;
 /** Uploads a user may have in a project waiting to be sent. */
-export const MAX_PENDING_ATTACHMENTS = 50;
+const MAX_PENDING_ATTACHMENTS = 50;
 /** Uploads never sent are purged after this long. */
-export const PENDING_RETENTION_HOURS = 24;
+const PENDING_RETENTION_HOURS = 24;
 
 // ------------------------------------------------------------------------------------------------
 // Object store

@@ -105,7 +105,7 @@ export function resolveMcpTarget(
   return url ? { url } : { dispatch: (req: Request) => handleMcpPost(req) };
 }
 
-export type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
+type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
 export type Route = (req: Request, ctx: RouteContext) => Promise<Response>;
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
@@ -174,7 +174,7 @@ export function sanitize(body: AgentRequest): SanitizedRequest {
 }
 
 /** The attachment limits of the settings. */
-export function attachmentLimits(settings: Env): AttachmentLimits {
+function attachmentLimits(settings: Env): AttachmentLimits {
   return {
     perMessage: settings.AGENT_ATTACHMENTS_PER_MESSAGE,
     perConversation: settings.AGENT_ATTACHMENT_BYTES_PER_CONVERSATION,
