@@ -137,7 +137,14 @@ function benchModel() {
       modelFileBytes = Array.isArray(newest)
         ? newest.reduce(
             (n: number, p: { type?: string; data?: unknown }) =>
-              n + (p.type === 'file' && p.data instanceof Uint8Array ? p.data.byteLength : 0),
+              n +
+              (p.type !== 'file'
+                ? 0
+                : p.data instanceof Uint8Array
+                  ? p.data.byteLength
+                  : typeof p.data === 'string'
+                    ? Buffer.byteLength(p.data, 'base64')
+                    : 0),
             0,
           )
         : 0;

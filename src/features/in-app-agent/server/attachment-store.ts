@@ -276,14 +276,15 @@ export async function attachmentBytes(
       throw storageUnavailable(err, 'attachment.get_failed');
     }
   }
+  const db = driverOf(prisma);
   return (async function* chunks() {
     for (let index = 0; index < row.chunkCount; index++) {
-      const chunk = await prisma.agentAttachmentChunk.findUnique({
-        where: { attachmentId_index: { attachmentId: row.id, index } },
-        select: { data: true },
-      });
+      // As hex text: one native decode (the drivers' own bytea parsers are much slower).
+      const [chunk] = await db.queryRows<{ hex: string }>(Prisma.sql`
+        SELECT encode("data", 'hex') AS "hex" FROM "AgentAttachmentChunk"
+        WHERE "attachmentId" = ${row.id} AND "index" = ${index}`);
       if (!chunk) throw new Error(`attachment ${row.id} misses chunk ${index}`);
-      yield chunk.data;
+      yield Buffer.from(chunk.hex, 'hex');
     }
   })();
 }
@@ -403,16 +404,18 @@ export async function attachmentContents(
     storageKey: string | null;
     size: number;
     index: number | null;
-    data: Uint8Array | null;
+    hex: string | null;
   }>(Prisma.sql`
-    SELECT a."id", a."storage", a."storageKey", a."size", c."index", c."data"
+    SELECT a."id", a."storage", a."storageKey", a."size", c."index", encode(c."data", 'hex') AS "hex"
     FROM "AgentAttachment" a LEFT JOIN "AgentAttachmentChunk" c ON c."attachmentId" = a."id"
     WHERE a."conversationId" = ${conversationId} AND a."id" = ANY(${ids}::text[])
     ORDER BY a."id", c."index"`);
   const parts = new Map<string, { size: number; chunks: Uint8Array[]; key: string | null }>();
   for (const r of rows) {
     const entry = parts.get(r.id) ?? { size: r.size, chunks: [], key: r.storage === 's3' ? r.storageKey : null };
-    if (r.data) entry.chunks.push(r.data);
+    // As hex text: one native decode (the drivers' own bytea parsers take far longer: measured
+    // 200-500 ms for 1 MB on the embedded database, 10-60 ms this way).
+    if (r.hex) entry.chunks.push(Buffer.from(r.hex, 'hex'));
     parts.set(r.id, entry);
   }
   const store = objectStore();
