@@ -293,6 +293,27 @@ describe('a message with attachments (demo model)', () => {
     ).toBe(404);
   });
 
+  it('keeps the attachments of a turn when its text is edited', async () => {
+    const image = (await upload(server.url, project.id, member().cookie, await pngImage(30, 10), 'e.png')).attachment!;
+    const first = await postAgent(
+      server.url,
+      project.id,
+      member().cookie,
+      messageWithAttachments('first try', [image]),
+    );
+    const threadId = first.headers.get('x-in-app-agent-thread-id')!;
+    const runId = (first.events[0] as { runId: string }).runId;
+    const edited = await postAgent(server.url, project.id, member().cookie, {
+      ...userMessageBody('second try', threadId),
+      forwardedProps: { version: { of: runId } },
+    });
+    expect(textOf(edited.events)).toContain('an image of 30×10');
+    const parts = edited.events.find((e) => e.type === 'CUSTOM' && e.name === 'in-app-agent.message-parts') as
+      | { value: { parts: unknown[] } }
+      | undefined;
+    expect(parts?.value.parts).toEqual([image, { type: 'text', text: 'second try' }]);
+  });
+
   it('refuses attachments that are not the sender’s, or of another conversation, before the run opens', async () => {
     const prisma = await getPrisma();
     const runsBefore = await prisma.agentRun.count();
