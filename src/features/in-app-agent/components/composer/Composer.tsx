@@ -10,6 +10,7 @@ import { LIMITS } from '../../constants';
 import type { ConnectionPhase } from '../agent-store';
 import { useAgentActions, useAgentSelector, usePanelUi } from '../panel-context';
 import { QueuedMessages } from '../QueuedMessages';
+import { useMentionTypeahead } from './MentionTypeahead';
 import { selectBlockedReason, selectBusy, selectCanSend, selectInputHint, selectQueueHeld } from '../selectors';
 
 export interface ComposerProps {
@@ -79,6 +80,7 @@ export const Composer = memo(function Composer({ inputRef, onSend }: ComposerPro
   const blockedReason = useAgentSelector(selectBlockedReason);
   const inputHint = useAgentSelector(selectInputHint);
   const busy = connection !== 'idle';
+  const mentions = useMentionTypeahead(inputRef);
   const submit = () => {
     onSend?.();
     actions.send();
@@ -97,24 +99,33 @@ export const Composer = memo(function Composer({ inputRef, onSend }: ComposerPro
       <label htmlFor="assistant-input" className="sr-only">
         Message the assistant
       </label>
-      <textarea
-        id="assistant-input"
-        ref={inputRef}
-        data-testid="assistant-input"
-        value={draft}
-        onChange={(e) => actions.setDraft(e.target.value)}
-        onKeyDown={(e) => {
-          if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
-            e.preventDefault();
-            submit();
-          }
-        }}
-        rows={2}
-        maxLength={LIMITS.maxUserMessageChars}
-        placeholder="Ask the assistant… (Enter to send, Shift+Enter for a new line)"
-        aria-describedby={blockedReason ? 'assistant-blocked' : undefined}
-        className="w-full resize-none rounded-md border border-slate-300 bg-white p-2 text-sm dark:border-slate-600 dark:bg-slate-900"
-      />
+      <div className="relative">
+        {mentions.popup}
+        <textarea
+          id="assistant-input"
+          ref={inputRef}
+          data-testid="assistant-input"
+          value={draft}
+          {...mentions.fieldProps}
+          onChange={(e) => {
+            actions.setDraft(e.target.value);
+            mentions.onInput(e.target);
+          }}
+          onSelect={(e) => mentions.onInput(e.currentTarget)}
+          onKeyDown={(e) => {
+            if (mentions.onKeyDown(e)) return;
+            if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
+              e.preventDefault();
+              submit();
+            }
+          }}
+          rows={2}
+          maxLength={LIMITS.maxUserMessageChars}
+          placeholder="Ask the assistant… (# an issue, @ a member; Enter to send)"
+          aria-describedby={blockedReason ? 'assistant-blocked' : undefined}
+          className="w-full resize-none rounded-md border border-slate-300 bg-white p-2 text-sm dark:border-slate-600 dark:bg-slate-900"
+        />
+      </div>
       <div className="mt-1 flex items-center gap-2">
         <p
           id="assistant-blocked"
