@@ -39,7 +39,7 @@ describe('issue references in text', () => {
 
 function render(text: string, references?: Array<{ number: number; title: string; status: string }>) {
   return renderToStaticMarkup(
-    createElement(ProductLinksProvider, { projectId: 'p1' }, createElement(Markdown, { text, references })),
+    createElement(ProductLinksProvider, { projectId: 'p1', children: createElement(Markdown, { text, references }) }),
   );
 }
 

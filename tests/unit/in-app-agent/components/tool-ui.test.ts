@@ -10,7 +10,7 @@ import { ProductLinksProvider } from '@/features/in-app-agent/components/tool-ui
 import type { ViewToolCall } from '@/features/in-app-agent/schema';
 
 const html = (el: ReactElement, projectId: string | null = 'p1') =>
-  renderToStaticMarkup(projectId ? createElement(ProductLinksProvider, { projectId }, el) : el);
+  renderToStaticMarkup(projectId ? createElement(ProductLinksProvider, { projectId, children: el }) : el);
 
 const call = (name: string, result: unknown): ViewToolCall => ({
   id: 'c1',
