@@ -145,7 +145,7 @@ describe('approval previews', () => {
     const end = res.events.at(-1) as Extract<AgentEvent, { type: 'RUN_FINISHED' }>;
     expect(end.outcome?.type).toBe('interrupt');
     const previews = (
-      end.outcome as { interrupts: Array<{ metadata: { toolName: string; preview?: unknown } }> }
+      end.outcome as unknown as { interrupts: Array<{ metadata: { toolName: string; preview?: unknown } }> }
     ).interrupts.map((i) => [i.metadata.toolName, i.metadata.preview]);
     expect(previews).toEqual([
       [
