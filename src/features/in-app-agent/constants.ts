@@ -5,7 +5,7 @@
  * that upgrades a payload of the previous version in `STORED_EVENT_UPGRADES` (schema.ts): old rows
  * are upgraded step by step when they are read, so they keep replaying.
  */
-export const STORED_EVENT_VERSION = 3;
+export const STORED_EVENT_VERSION = 4;
 
 /** CUSTOM event names the module emits. */
 export const CUSTOM_EVENTS = {

@@ -456,6 +456,8 @@ export const STORED_EVENT_UPGRADES: Readonly<Record<number, StoredEventUpgrade>>
   // v3 adds a user message's optional `parts` and `estimated` on a RUN_FINISHED's usage; a v2
   // message is its text alone and its usage as reported.
   2: (payload) => payload,
+  // v4 adds `reference` parts (an issue or member picked in the composer); a v3 message has none.
+  3: (payload) => payload,
 };
 
 export type StoredEventUpgradeResult = { ok: true; event: StoredEvent; from: number } | { ok: false; reason: string };

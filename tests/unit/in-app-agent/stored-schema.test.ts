@@ -58,7 +58,7 @@ describe('stored event versions', () => {
       { type: 'text', text: 'second part' },
     ];
     const v3 = { ...v1Rows[1]!, v: 3, content: 'first part\nsecond part', parts, pos: 2 };
-    expect(read([v3])[0]).toEqual(v3);
+    expect(read([v3])[0]).toEqual({ ...v3, v: STORED_EVENT_VERSION });
     const view = foldEvents(expand(read([v1Rows[0], v3])), emptyView('t'));
     expect(view.messages[0]).toMatchObject({ role: 'user', content: 'first part\nsecond part', parts });
     const legacy = v1Rows.map(({ v: _v, ...rest }) => rest);
@@ -74,7 +74,15 @@ describe('stored event versions', () => {
       outcome: { type: 'cancelled' },
       usage,
     };
-    expect(read([v3End])[0]).toMatchObject({ v: 3, usage });
+    expect(read([v3End])[0]).toMatchObject({ v: STORED_EVENT_VERSION, usage });
+    // v4 adds reference parts: an issue or member the user picked, with its id.
+    const refs = [
+      { type: 'text', text: 'ask #2' },
+      { type: 'reference', kind: 'issue', id: '2', label: '#2' },
+    ];
+    const v4 = { ...v1Rows[1]!, v: 4, content: 'ask #2', parts: refs, pos: 2 };
+    expect(read([v4])[0]).toEqual(v4);
+    expect(foldEvents(expand(read([v1Rows[0], v4])), emptyView('t')).messages[0]).toMatchObject({ parts: refs });
     const finished = read([{ ...v1Rows[4]!, usage: [{ inputTokens: 1, outputTokens: 2 }] }])[0]!;
     expect(finished).toMatchObject({ usage: [{ inputTokens: 1, outputTokens: 2 }] });
     expect(finished.type === 'RUN_FINISHED' && finished.usage?.[0]?.estimated).toBeUndefined();

@@ -10,7 +10,16 @@
  * Each issue is read at most once per run (the run's cache, dropped with the run). A failed check
  * is logged and leaves the text plain: it never fails the answer.
  */
-import { type AccessSubject, childLog, describeError, env, hasProjectAccess, type PrismaClient } from '../host';
+import {
+  type AccessSubject,
+  childLog,
+  describeError,
+  driverOf,
+  env,
+  hasProjectAccess,
+  Prisma,
+  type PrismaClient,
+} from '../host';
 import { CUSTOM_EVENTS } from '../constants';
 import { issueNumbersIn } from '../issue-references';
 import type { AgentEvent, IssueReference, MessagePart } from '../schema';
@@ -52,10 +61,10 @@ export class RunReferences {
     if (!numbers.length || !this.may('issues:read')) return [];
     const unknown = numbers.filter((n) => !this.issuesByNumber.has(n));
     if (unknown.length) {
-      const rows = await this.prisma.issue.findMany({
-        where: { projectId: this.projectId, number: { in: unknown } },
-        select: { number: true, title: true, status: true },
-      });
+      // On the run's path: one statement straight to the driver (ints and text only).
+      const rows = await driverOf(this.prisma).queryRows<{ number: number; title: string; status: string }>(Prisma.sql`
+        SELECT "number", "title", "status"::text AS "status" FROM "Issue"
+        WHERE "projectId" = ${this.projectId} AND "number" = ANY(${unknown}::int[])`);
       for (const n of unknown) this.issuesByNumber.set(n, null);
       for (const r of rows)
         this.issuesByNumber.set(r.number, { number: r.number, title: r.title.slice(0, 300), status: r.status });

@@ -18,7 +18,7 @@ const STATUS_LOOK: Record<string, string> = {
 function IssueStatus({ status }: { status: string }) {
   return (
     <span
-      data-testid="issue-status"
+      data-testid="issue-card-status"
       className={`inline-block shrink-0 rounded-full border px-1.5 text-[0.7rem] leading-4 ${STATUS_LOOK[status] ?? STATUS_LOOK.CLOSED}`}
     >
       {humanize(status)}
