@@ -8,6 +8,7 @@ import { useMemo } from 'react';
 import { type AppRouter, useTRPCClient } from '../host-client';
 import type { AgentStoreApi } from './agent-store';
 import type { MentionItem } from './composer/mention-logic';
+import { humanize } from './tool-ui/results';
 
 type Out = inferRouterOutputs<AppRouter>['agent'];
 type In = inferRouterInputs<AppRouter>['agent'];
@@ -165,7 +166,7 @@ export function useMentionSource(projectId: string): MentionSource {
           id: String(i.number),
           label: `#${i.number}`,
           title: i.title,
-          detail: i.status === 'IN_PROGRESS' ? 'In progress' : i.status.charAt(0) + i.status.slice(1).toLowerCase(),
+          detail: humanize(i.status),
         }));
       },
       async members(query, signal) {

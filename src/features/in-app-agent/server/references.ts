@@ -28,10 +28,9 @@ type ReferencePart = Extract<MessagePart, { type: 'reference' }>;
 
 /** The app's own origins (an absolute link there is a product page): the configured public URL. */
 function appOrigins(): string[] {
-  const url = env().NEXTAUTH_URL;
-  if (!url) return [];
   try {
-    return [new URL(url).origin];
+    const url = env().NEXTAUTH_URL;
+    return url ? [new URL(url).origin] : [];
   } catch {
     return [];
   }
@@ -40,7 +39,7 @@ function appOrigins(): string[] {
 /** The issues and members one run has checked; one per run, gone with it. */
 export class RunReferences {
   private readonly issuesByNumber = new Map<number, IssueReference | null>();
-  readonly origins: readonly string[];
+  private knownOrigins: readonly string[] | undefined;
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -48,7 +47,13 @@ export class RunReferences {
     private readonly subject: AccessSubject,
     origins?: readonly string[],
   ) {
-    this.origins = origins ?? appOrigins();
+    this.knownOrigins = origins;
+  }
+
+  /** The app's own origins, read when a message is first checked. */
+  get origins(): readonly string[] {
+    this.knownOrigins ??= appOrigins();
+    return this.knownOrigins;
   }
 
   /** Whether the run's user may read the project's issues (or members) at all. */

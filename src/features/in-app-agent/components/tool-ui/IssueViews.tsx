@@ -62,28 +62,31 @@ function External({ fields }: { fields: string[] | undefined }) {
 
 /** Priority · assignee · labels, as far as the issue has them. */
 function IssueFacts({ issue }: { issue: IssueRow }) {
-  const facts: ReactNode[] = [];
-  if (issue.priority) facts.push(<span key="p">{humanize(issue.priority)} priority</span>);
+  const facts: Array<{ key: string; node: ReactNode }> = [];
+  if (issue.priority) facts.push({ key: 'priority', node: `${humanize(issue.priority)} priority` });
   if (issue.assignee !== undefined)
-    facts.push(<span key="a">{issue.assignee ? issue.assignee.name : 'Unassigned'}</span>);
+    facts.push({ key: 'assignee', node: issue.assignee ? issue.assignee.name : 'Unassigned' });
   if (issue.labels?.length)
-    facts.push(
-      <span key="l" className="inline-flex flex-wrap gap-1">
-        <span className="sr-only">Labels: </span>
-        {issue.labels.map((l) => (
-          <span key={l} className="rounded bg-slate-200 px-1 text-slate-800 dark:bg-slate-700 dark:text-slate-100">
-            {l}
-          </span>
-        ))}
-      </span>,
-    );
+    facts.push({
+      key: 'labels',
+      node: (
+        <span className="inline-flex flex-wrap gap-1">
+          <span className="sr-only">Labels: </span>
+          {issue.labels.map((l) => (
+            <span key={l} className="rounded bg-slate-200 px-1 text-slate-800 dark:bg-slate-700 dark:text-slate-100">
+              {l}
+            </span>
+          ))}
+        </span>
+      ),
+    });
   if (!facts.length) return null;
   return (
     <div className="flex flex-wrap items-center gap-x-2 gap-y-0.5 text-[0.7rem] text-slate-700 dark:text-slate-300">
       {facts.map((f, i) => (
-        <span key={(f as { key: string }).key} className="inline-flex items-center gap-2">
+        <span key={f.key} className="inline-flex items-center gap-2">
           {i > 0 ? <span aria-hidden="true">·</span> : null}
-          {f}
+          {f.node}
         </span>
       ))}
     </div>
