@@ -44,6 +44,7 @@ export function attachmentIdOf(part: unknown): string | null {
 /** A message part as the request's AG-UI content carries it. */
 export function toAgUiContentPart(part: MessagePart): unknown {
   if (part.type === 'text') return { type: 'text', text: part.text };
+  if (part.type === 'reference') return part;
   return {
     type: part.type === 'image' ? 'image' : 'document',
     source: { type: 'file', value: part.attachmentId, mimeType: part.mediaType },

@@ -31,6 +31,17 @@ export const CUSTOM_EVENTS = {
    * stock AG-UI clients still show it). Stored with the message's row, not as a row of its own.
    */
   messageParts: 'in-app-agent.message-parts',
+  /**
+   * The issues an assistant message refers to ("#12", "issue 12", a link to an issue page) that
+   * exist in this project and the user may read, checked on the server once the message ended:
+   * `{ messageId, issues: [{ number, title, status }] }`. Only these become links in the panel.
+   */
+  references: 'in-app-agent.references',
+  /**
+   * Up to three follow-up requests the model offered at the end of an answer (stripped from its
+   * text): `{ messageId, suggestions: [text] }`. The panel shows them under the last answer.
+   */
+  suggestions: 'in-app-agent.suggestions',
 } as const;
 
 /** Reason used on AG-UI interrupts for tool approvals. */
@@ -84,4 +95,11 @@ export const LIMITS = {
    * and the run ends with RUN_ERROR `MODEL_TIMEOUT`. Generous: local models can be slow to start.
    */
   modelIdleTimeoutMs: 120_000,
+  /** Issue references of one assistant message that are checked (the rest stay plain text). */
+  maxReferencesPerMessage: 50,
+  /** Reference parts (a picked issue or member) of one user message. */
+  maxReferenceParts: 20,
+  /** Follow-up suggestions under an answer, and the length of each. */
+  maxSuggestions: 3,
+  maxSuggestionChars: 200,
 } as const;

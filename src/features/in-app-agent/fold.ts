@@ -11,6 +11,8 @@ import {
   MessagePartsValueSchema,
   ModelInfoSchema,
   NavigateValueSchema,
+  ReferencesValueSchema,
+  SuggestionsValueSchema,
   type AgentEvent,
   type ConversationView,
   type RunState,
@@ -139,6 +141,14 @@ export function foldEvent(view: ConversationView, event: AgentEvent): Conversati
         const parsed = MessagePartsValueSchema.safeParse(event.value);
         const m = parsed.success ? view.messages.findLast((x) => x.id === parsed.data.messageId) : undefined;
         if (parsed.success && m?.role === 'user') m.parts = parsed.data.parts;
+      } else if (event.name === CUSTOM_EVENTS.references) {
+        const parsed = ReferencesValueSchema.safeParse(event.value);
+        const m = parsed.success ? findAssistant(view, parsed.data.messageId) : undefined;
+        if (parsed.success && m) m.references = parsed.data.issues;
+      } else if (event.name === CUSTOM_EVENTS.suggestions) {
+        const parsed = SuggestionsValueSchema.safeParse(event.value);
+        const m = parsed.success ? findAssistant(view, parsed.data.messageId) : undefined;
+        if (parsed.success && m) m.suggestions = parsed.data.suggestions;
       } else if (event.name === CUSTOM_EVENTS.snapshot) {
         // The conversation so far (a watcher attaching without a position): replaces everything.
         const parsed = ConversationViewSchema.safeParse((event.value as { view?: unknown } | null)?.view);

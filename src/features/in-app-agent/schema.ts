@@ -42,6 +42,33 @@ export const APPROVAL_RESPONSE_JSON_SCHEMA = {
   additionalProperties: false,
 } as const;
 
+/** An issue as an approval card shows it: the values it has now, read when the call was held. */
+const IssueSnapshotSchema = z.object({
+  number: z.number().int().positive(),
+  title: z.string(),
+  status: z.string(),
+  priority: z.string(),
+  assignee: z.object({ id: z.string(), name: z.string() }).nullable(),
+  labels: z.array(z.string()),
+});
+export type IssueSnapshot = z.infer<typeof IssueSnapshotSchema>;
+
+/**
+ * What a held call would change, read on the server with the run's permissions when the call was
+ * held (so history and review show what the user was shown): the issue as it is now (and, for an
+ * assignment, the member it would go to), or that the issue does not exist.
+ */
+const ApprovalPreviewSchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('issue'),
+    issue: IssueSnapshotSchema,
+    /** assign_issue: the member the proposed `assignee` names (null: unassign; absent: no such member). */
+    proposedAssignee: z.object({ id: z.string(), name: z.string() }).nullable().optional(),
+  }),
+  z.object({ kind: z.literal('issue-missing'), number: z.number().int().positive() }),
+]);
+export type ApprovalPreview = z.infer<typeof ApprovalPreviewSchema>;
+
 export const ApprovalMetadataSchema = z.object({
   toolName: z.string(),
   args: z.record(z.string(), z.unknown()),
@@ -52,6 +79,8 @@ export const ApprovalMetadataSchema = z.object({
   destructive: z.boolean(),
   /** JSON Schema of the tool's input, for an argument form. */
   inputSchema: z.record(z.string(), z.unknown()).optional(),
+  /** What the call would change, as the server read it when the call was held. */
+  preview: ApprovalPreviewSchema.optional(),
 });
 
 const InterruptSchema = z.object({
@@ -214,6 +243,19 @@ export const MessagePartSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: z.string() }),
   ImagePartSchema,
   FilePartSchema,
+  /**
+   * An object of the product the user picked in the composer (`#` an issue, `@` a member): its id
+   * (the issue's number, the member's user id) and the text that stands for it in the message.
+   * Checked on the server before the model gets it (`server/references.ts`).
+   */
+  z
+    .object({
+      type: z.literal('reference'),
+      kind: z.enum(['issue', 'member']),
+      id: z.string().min(1).max(100),
+      label: z.string().min(1).max(120),
+    })
+    .strict(),
 ]);
 export type MessagePart = z.infer<typeof MessagePartSchema>;
 /** An image or file part of a message. */
@@ -222,7 +264,7 @@ export type AttachmentPart = z.infer<typeof AttachmentPartSchema>;
 
 /** The attachments of a message's parts, in order. */
 export function attachmentsOf(parts: readonly MessagePart[]): AttachmentPart[] {
-  return parts.filter((p): p is AttachmentPart => p.type !== 'text');
+  return parts.filter((p): p is AttachmentPart => p.type === 'image' || p.type === 'file');
 }
 
 /** The text of a message's parts (its text parts, one after the other, a line apart). */
@@ -273,6 +315,22 @@ export const ApprovalDecidedValueSchema = z.object({
   feedback: z.string().optional(),
 });
 export type ApprovalDecidedValue = z.infer<typeof ApprovalDecidedValueSchema>;
+
+/** An issue an assistant message refers to, as the server found it (`CUSTOM_EVENTS.references`). */
+const IssueReferenceSchema = z.object({
+  number: z.number().int().positive(),
+  title: z.string().max(300),
+  status: z.string().max(40),
+});
+export type IssueReference = z.infer<typeof IssueReferenceSchema>;
+export const ReferencesValueSchema = z.object({
+  messageId: z.string(),
+  issues: z.array(IssueReferenceSchema).max(LIMITS.maxReferencesPerMessage),
+});
+export const SuggestionsValueSchema = z.object({
+  messageId: z.string(),
+  suggestions: z.array(z.string().min(1).max(LIMITS.maxSuggestionChars)).min(1).max(LIMITS.maxSuggestions),
+});
 
 /** An object of the product a tool call changed: its kind (`issue`) and id (the issue's number). */
 const ProductObjectSchema = z.object({ kind: z.string().max(40), id: z.string().max(100) });
@@ -445,8 +503,8 @@ export const STORED_EVENT_UPGRADES: Readonly<Record<number, StoredEventUpgrade>>
   // v3 adds a user message's optional `parts` and `estimated` on a RUN_FINISHED's usage; a v2
   // message is its text alone and its usage as reported.
   2: (payload) => payload,
-  // v4 lets a user message's `parts` hold images and files (attachments); a v3 message's parts are
-  // text only, which v4 reads as they are.
+  // v4 lets a user message's `parts` hold images and files (attachments) and references (an issue or
+  // member picked in the composer); a v3 message's parts are text only, which v4 reads as they are.
   3: (payload) => payload,
 };
 
@@ -524,6 +582,10 @@ const ViewMessageSchema = z.discriminatedUnion('role', [
     runId: z.string(),
     streaming: z.boolean(),
     toolCalls: z.array(ViewToolCallSchema),
+    /** The issues it refers to that the server checked (only these become links). */
+    references: z.array(IssueReferenceSchema).optional(),
+    /** Follow-up requests the model offered after it. */
+    suggestions: z.array(z.string()).optional(),
   }),
   z.object({ id: z.string(), role: z.literal('tool'), toolCallId: z.string(), content: z.string(), runId: z.string() }),
 ]);

@@ -31,6 +31,11 @@ export interface ToolDeclaration {
   /** The objects a successful call changed, from its arguments and result (for the page behind the panel). */
   changes?: (args: Record<string, unknown>, result: Record<string, unknown>) => ProductObject[];
   render?: ResultRender;
+  /**
+   * What an approval card shows beside the proposal: `issue`, the issue named by `number` as it is
+   * now (read on the server when the call is held, `server/human-in-the-loop.ts`).
+   */
+  preview?: 'issue';
 }
 
 export interface LocalToolDeclaration extends ToolDeclaration {
@@ -64,6 +69,7 @@ export const MCP_TOOL_DECLARATIONS = {
   },
   update_issue: {
     approval: 'approval',
+    preview: 'issue',
     summary: (a) => `Update issue #${num(a)}`,
     changes: issueChanged,
     render: 'issue',
@@ -71,18 +77,21 @@ export const MCP_TOOL_DECLARATIONS = {
   add_comment: { approval: 'approval', summary: (a) => `Comment on issue #${num(a)}`, changes: issueChanged },
   assign_issue: {
     approval: 'approval',
+    preview: 'issue',
     summary: (a) => `Assign issue #${num(a)}`,
     changes: issueChanged,
     render: 'issue',
   },
   close_issue: {
     approval: 'approval',
+    preview: 'issue',
     summary: (a) => `Close issue #${num(a)}`,
     changes: issueChanged,
     render: 'issue',
   },
   delete_issue: {
     approval: 'always',
+    preview: 'issue',
     summary: (a) => `Delete issue #${num(a)} permanently`,
     changes: issueChanged,
   },

@@ -14,6 +14,7 @@ const STORAGE: Record<string, string> = {
   'server/human-in-the-loop.ts': 'pending approvals and their decisions',
   'server/feedback-export.ts': 'the JSONL export, streamed a page of ratings at a time',
   'server/tools.ts': "the navigate tool's check that an issue number exists in the host's issues",
+  'server/references.ts': "the check of the issues and members a run's messages name, in the host's tables",
   'server/fan-out.ts': "LISTEN/NOTIFY on the fan-out's own connection (runs on other instances)",
   'server/retention.ts': "the retention purge of the module's old rows",
   'server/attachment-store.ts':

@@ -28,7 +28,9 @@ type Step =
   | { kind: 'text'; chunks: string[] }
   | { kind: 'tool'; name: string; argChunks: string[]; result: string | null }
   | { kind: 'parallel'; calls: ParallelCall[]; schedule: number[] }
-  | { kind: 'custom'; name: string; value: unknown };
+  | { kind: 'custom'; name: string; value: unknown }
+  /** The checked references or the suggestions of the message before (after it ended, as the server sends them). */
+  | { kind: 'annotate'; what: 'references' | 'suggestions' };
 type Ending = 'success' | 'interrupt' | 'cancelled' | 'error' | 'abort-midway' | 'still-running';
 /** `userParts`: the user message comes in several parts (a parts event after its start). */
 type RunSpec = { user: string; userParts: string[] | null; steps: Step[]; ending: Ending; gaps: number[] };
@@ -82,10 +84,14 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     ),
   }),
 );
+const annotate: fc.Arbitrary<Step> = fc.record({
+  kind: fc.constant('annotate' as const),
+  what: fc.constantFrom('references' as const, 'suggestions' as const),
+});
 const run: fc.Arbitrary<RunSpec> = fc.record({
   user: text,
   userParts: fc.option(fc.array(text, { minLength: 2, maxLength: 3 }), { nil: null }),
-  steps: fc.array(step, { maxLength: 6 }),
+  steps: fc.array(fc.oneof({ arbitrary: step, weight: 4 }, { arbitrary: annotate, weight: 1 }), { maxLength: 6 }),
   ending: fc.constantFrom<Ending>('success', 'interrupt', 'cancelled', 'error', 'abort-midway', 'still-running'),
   gaps: fc.array(fc.integer({ min: 0, max: 700 }), { minLength: 40, maxLength: 40 }),
 });
@@ -177,6 +183,16 @@ function build(runs: RunSpec[]): { events: AgentEvent[]; times: number[] } {
         // An abort inside the batch cuts it anywhere.
         const keep = midway ? Math.floor(merged.length / 2) : merged.length;
         for (const e of merged.slice(0, keep)) push(e);
+      } else if (s.kind === 'annotate') {
+        const messageId = parent ?? 'no-message';
+        push({
+          type: 'CUSTOM',
+          name: CUSTOM_EVENTS[s.what],
+          value:
+            s.what === 'references'
+              ? { messageId, issues: [{ number: id, title: `Issue ${id}`, status: 'OPEN' }] }
+              : { messageId, suggestions: [`Next ${id}`] },
+        });
       } else {
         push({ type: 'CUSTOM', name: s.name, value: s.value });
       }

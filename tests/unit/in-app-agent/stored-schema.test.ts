@@ -86,6 +86,14 @@ describe('stored event versions', () => {
     expect(foldEvents(expand(read([v1Rows[0], v4])), emptyView('t')).messages[0]).toMatchObject({ parts: attached });
     // A v3 row could not hold them: one that does is not a v3 row.
     expect(read([{ ...v4, v: 3 }])[0]).toEqual(v4);
+    // v4 adds reference parts: an issue or member the user picked, with its id.
+    const refs = [
+      { type: 'text', text: 'ask #2' },
+      { type: 'reference', kind: 'issue', id: '2', label: '#2' },
+    ];
+    const v4refs = { ...v1Rows[1]!, v: 4, content: 'ask #2', parts: refs, pos: 2 };
+    expect(read([v4refs])[0]).toEqual(v4refs);
+    expect(foldEvents(expand(read([v1Rows[0], v4refs])), emptyView('t')).messages[0]).toMatchObject({ parts: refs });
     const finished = read([{ ...v1Rows[4]!, usage: [{ inputTokens: 1, outputTokens: 2 }] }])[0]!;
     expect(finished).toMatchObject({ usage: [{ inputTokens: 1, outputTokens: 2 }] });
     expect(finished.type === 'RUN_FINISHED' && finished.usage?.[0]?.estimated).toBeUndefined();

@@ -16,6 +16,7 @@ import {
   type DraftAnswer,
   type JsonObject,
 } from './approval';
+import { ApprovalChanges } from './ApprovalChanges';
 import { ClockIcon, HourglassIcon, ShieldIcon } from './icons';
 import { formatFieldError } from './json-schema';
 
@@ -206,6 +207,17 @@ function ApprovalCard({ request, state, draft, onDraftChange, now, disabled }: A
         ) : null}
       </header>
       <p className="mt-1">{request.message || describeCall(request.toolName, request.args)}</p>
+      <ApprovalChanges
+        toolName={request.toolName}
+        args={
+          open && checked?.value
+            ? checked.value
+            : state.kind === 'decided' && state.decision.args
+              ? state.decision.args
+              : request.args
+        }
+        preview={request.preview}
+      />
       <div className="mt-2 rounded bg-slate-50 p-2 text-xs dark:bg-slate-800" data-testid="approval-why">
         <p className="font-medium">
           <span aria-hidden="true">{reason.icon} </span>

@@ -66,6 +66,8 @@ export interface ConversationMessagesProps {
   earlier?: EarlierControls;
   /** The project the conversation belongs to: its attachments are fetched from its route (omit: names only). */
   projectId?: string;
+  /** Sends a follow-up the model suggested (omit for read-only rendering: no suggestions). */
+  onSuggestion?: (text: string) => void;
 }
 
 interface ReviseControls {
@@ -301,6 +303,30 @@ function UsageDetails({ usage }: { usage: TokenUsage }) {
   );
 }
 
+const NO_REFERENCES: readonly [] = [];
+
+/** The follow-ups the model suggested under the last answer, each sent with one click. */
+function FollowUps({ suggestions, onPick }: { suggestions: string[]; onPick: (text: string) => void }) {
+  return (
+    <div role="group" aria-label="Suggested follow-ups" className="mt-2 flex flex-wrap gap-1.5">
+      {suggestions.map((text) => (
+        <button
+          key={text}
+          type="button"
+          data-testid="assistant-suggestion"
+          onClick={() => onPick(text)}
+          className={[
+            'rounded-full border border-blue-700 px-2.5 py-0.5 text-left text-xs text-blue-800 hover:bg-blue-50',
+            'dark:border-blue-400 dark:text-blue-200 dark:hover:bg-blue-950',
+          ].join(' ')}
+        >
+          {text}
+        </button>
+      ))}
+    </div>
+  );
+}
+
 const UserBubble = memo(function UserBubble({
   id,
   content,
@@ -347,8 +373,11 @@ const AssistantBubble = memo(function AssistantBubble({
   onFeedbackDraft,
   onFeedback,
   canRate,
+  onSuggestion,
 }: {
   message: AssistantMessage;
+  /** Given to the last answer only, when its suggestions may be sent. */
+  onSuggestion?: (text: string) => void;
   statuses: ToolCardStatus[];
   /** Per tool call: approved with arguments the user edited. */
   edited?: boolean[];
@@ -372,7 +401,7 @@ const AssistantBubble = memo(function AssistantBubble({
       {hasText ? (
         <>
           <span className="sr-only">Assistant said: </span>
-          <Markdown text={message.content} />
+          <Markdown text={message.content} references={message.references ?? NO_REFERENCES} />
         </>
       ) : null}
       {message.streaming && !hasText && message.toolCalls.length === 0 ? (
@@ -389,6 +418,9 @@ const AssistantBubble = memo(function AssistantBubble({
           ranWith={ranWith?.[i]}
         />
       ))}
+      {onSuggestion && message.suggestions?.length ? (
+        <FollowUps suggestions={message.suggestions} onPick={onSuggestion} />
+      ) : null}
       {canRate && hasText ? (
         <FeedbackButtons
           current={feedback}
@@ -524,6 +556,7 @@ export function ConversationMessages({
   showUsage,
   earlier,
   projectId,
+  onSuggestion,
 }: ConversationMessagesProps) {
   const lastRun = view.runs[view.runs.length - 1];
   // Edit goes on the newest user message; Regenerate on the newest answer, when it follows it.
@@ -538,6 +571,11 @@ export function ConversationMessages({
       ? view.messages[lastAnswerIndex]!.runId
       : null;
   const usageByTurn = showUsage ? turnUsage(view) : undefined;
+  // Follow-ups go under the newest answer once its turn is done, while nothing else is on its way.
+  const suggestionsOn =
+    onSuggestion && !busy && !pendingUserMessage && lastRun?.status === 'completed' && lastAnswerIndex >= 0
+      ? view.messages[lastAnswerIndex]!.id
+      : null;
   // Derived once per view; an unchanged message keeps its arrays, so its bubble does not render again.
   const { batches, answerableRun } = viewApprovals(view);
   const toolStates = toolStatesOf(view, now);
@@ -631,6 +669,7 @@ export function ConversationMessages({
                   onFeedbackDraft={onFeedbackDraft}
                   onFeedback={onFeedback}
                   canRate={runDone && !m.streaming && (Boolean(onFeedback) || Boolean(feedback?.[m.id]))}
+                  onSuggestion={m.id === suggestionsOn ? onSuggestion : undefined}
                 />
               );
             })}

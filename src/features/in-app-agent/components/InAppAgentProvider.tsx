@@ -76,6 +76,7 @@ function actionsFor(store: AgentStore, panel: PanelSetters): AgentActions {
     toggle: () => setOpen(!store.getSnapshot().open),
     setWidth: (width) => store.setWidth(width),
     setDraft: (text) => store.setDraft(text),
+    addReference: (ref) => store.addReference(ref),
     send: (text) => {
       store.send(text);
       // The selection was context for this message; the next one starts without it.

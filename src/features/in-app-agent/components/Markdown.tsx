@@ -4,12 +4,22 @@
  * rehype-raw), links only for http(s)/mailto/relative URLs (anything else is inert text), external
  * links open in a new tab without opener or referrer, and images are never fetched automatically
  * (an image URL can carry data out of the page) — they become links the user may choose to open.
+ *
+ * Product references in an answer (given `references`, what the server checked for the message):
+ * "#12" and "issue 12" become links to the issue only when the issue was checked, and a link the
+ * model wrote to an issue page stays a link only when it points to a checked issue of this project;
+ * anything else stays plain text.
  */
 import Link from 'next/link';
-import { memo, useState, type ReactNode } from 'react';
+import { memo, useMemo, useState, type ReactNode } from 'react';
 import ReactMarkdown, { type Components } from 'react-markdown';
 import remarkGfm from 'remark-gfm';
+import { issueOfHref } from '../issue-references';
+import type { IssueReference } from '../schema';
+import { remarkIssueReferences } from './markdown-references';
 import { classifyHref, safeUrlTransform } from './safe-url';
+import { humanize } from './tool-ui/results';
+import { type ProductLinks, useProductLinks } from './tool-ui/product-links';
 
 interface HastLike {
   type: string;
@@ -114,10 +124,78 @@ const components: Components = {
 
 const remarkPlugins = [remarkGfm];
 
-function MarkdownImpl({ text }: { text: string }): ReactNode {
+/** A checked issue reference: a link to the issue, named with its title and status for everyone. */
+function IssueChip({ issue, href, children }: { issue: IssueReference; href: string; children: ReactNode }) {
+  return (
+    <Link
+      href={href}
+      data-testid="issue-chip"
+      data-issue-number={issue.number}
+      title={`#${issue.number} ${issue.title} (${humanize(issue.status)})`}
+      className="rounded bg-blue-50 px-1 font-medium text-blue-800 no-underline hover:underline dark:bg-blue-950 dark:text-blue-200"
+    >
+      {children}
+      <span className="sr-only">
+        {' '}
+        (issue: {issue.title}, {humanize(issue.status)})
+      </span>
+    </Link>
+  );
+}
+
+/** The components of an answer whose references were checked: chips, and issue links only when checked. */
+function checkedComponents(byNumber: ReadonlyMap<number, IssueReference>, links: ProductLinks): Components {
+  const plainA = components.a as (props: { href?: string; children?: ReactNode }) => ReactNode;
+  return {
+    ...components,
+    a({ node, href, children }) {
+      const ref = (node?.properties as { dataIssueRef?: unknown } | undefined)?.dataIssueRef;
+      const chip = ref !== undefined ? byNumber.get(Number(ref)) : undefined;
+      if (chip)
+        return (
+          <IssueChip issue={chip} href={links.issue(chip.number)}>
+            {children}
+          </IssueChip>
+        );
+      const target = typeof href === 'string' ? issueOfHref(href, links.projectId, links.origins) : null;
+      if (target === 'foreign' || (target && !byNumber.has(target.number))) {
+        return <span data-unchecked-link="true">{children}</span>;
+      }
+      if (target)
+        return (
+          <IssueChip issue={byNumber.get(target.number)!} href={links.issue(target.number)}>
+            {children}
+          </IssueChip>
+        );
+      return plainA({ href, children });
+    },
+  };
+}
+
+function MarkdownImpl({
+  text,
+  references,
+}: {
+  text: string;
+  /** The issues the server checked for this answer: references become links only for these. */
+  references?: readonly IssueReference[];
+}): ReactNode {
+  const links = useProductLinks();
+  const checked = useMemo(() => {
+    if (!references || !links) return null;
+    const byNumber = new Map(references.map((r) => [r.number, r]));
+    return {
+      plugins: [remarkGfm, remarkIssueReferences(new Set(byNumber.keys()), links.issue)],
+      components: checkedComponents(byNumber, links),
+    };
+  }, [references, links]);
   return (
     <div className="assistant-markdown space-y-2 break-words text-sm leading-relaxed [&_blockquote]:border-l-4 [&_blockquote]:border-slate-300 [&_blockquote]:pl-3 [&_h1]:text-base [&_h1]:font-semibold [&_h2]:text-base [&_h2]:font-semibold [&_h3]:font-semibold [&_li]:ml-5 [&_ol]:list-decimal [&_ul]:list-disc [&_:not(pre)>code]:rounded [&_:not(pre)>code]:bg-slate-100 [&_:not(pre)>code]:px-1 dark:[&_:not(pre)>code]:bg-slate-800">
-      <ReactMarkdown remarkPlugins={remarkPlugins} components={components} urlTransform={safeUrlTransform}>
+      <ReactMarkdown
+        remarkPlugins={checked?.plugins ?? remarkPlugins}
+        components={checked?.components ?? components}
+        urlTransform={safeUrlTransform}
+      >
         {text}
       </ReactMarkdown>
     </div>

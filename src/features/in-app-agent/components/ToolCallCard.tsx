@@ -108,7 +108,11 @@ function ToolCallCardImpl({
         </span>
       </div>
       {Rendered && call.result !== undefined ? (
-        <div className="border-t border-slate-200 px-2.5 py-1.5 dark:border-slate-700" data-testid="tool-card-rendered">
+        // Hidden when the renderer shows nothing (a result it does not read): the raw result remains.
+        <div
+          className="border-t border-slate-200 px-2.5 py-1.5 empty:hidden dark:border-slate-700"
+          data-testid="tool-card-rendered"
+        >
           <Rendered call={call} result={parsedResult(call.result)} />
         </div>
       ) : null}

@@ -7,6 +7,8 @@ import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import { useMemo } from 'react';
 import { type AppRouter, useTRPCClient } from '../host-client';
 import type { AgentStoreApi } from './agent-store';
+import type { MentionItem } from './composer/mention-logic';
+import { humanize } from './tool-ui/results';
 
 type Out = inferRouterOutputs<AppRouter>['agent'];
 type In = inferRouterInputs<AppRouter>['agent'];
@@ -124,4 +126,61 @@ export function agentStoreApi(current: () => AgentApi, projectId: string): Agent
     },
     modelInfo: () => current().modelInfo({ projectId }),
   };
+}
+
+/** What the composer's typeahead offers for a query: issues (`#`) or members (`@`). */
+export interface MentionSource {
+  issues(query: string, signal: AbortSignal): Promise<MentionItem[]>;
+  members(query: string, signal: AbortSignal): Promise<MentionItem[]>;
+}
+
+const MENTION_LIMIT = 8;
+
+/**
+ * The typeahead's source: the product's own issue search and member list (the host's
+ * `tracker.issues.list`, `tracker.issues.get` and `tracker.members.list`), so the user sees exactly what their role may read
+ * (a role without it gets a refusal, and the list says so). Members are read once per source.
+ */
+export function useMentionSource(projectId: string): MentionSource {
+  const client = useTRPCClient();
+  return useMemo<MentionSource>(() => {
+    let roster: Promise<Array<{ userId: string; name: string; email: string; role: string }>> | null = null;
+    return {
+      async issues(query, signal) {
+        const number = /^\d{1,7}$/.test(query) ? Number(query) : null;
+        const [byNumber, page] = await Promise.all([
+          number
+            ? client.tracker.issues.get.query({ projectId, number }, { signal }).catch((err: unknown) => {
+                if (trpcErrorCode(err) === 'NOT_FOUND' || trpcErrorCode(err) === 'ISSUE_NOT_FOUND') return null;
+                throw err;
+              })
+            : Promise.resolve(null),
+          client.tracker.issues.list.query(
+            { projectId, ...(query && number === null ? { search: query } : {}), limit: MENTION_LIMIT },
+            { signal },
+          ),
+        ]);
+        const rows = [...(byNumber ? [byNumber] : []), ...page.issues.filter((i) => i.number !== number)];
+        return rows.slice(0, MENTION_LIMIT).map((i) => ({
+          kind: 'issue' as const,
+          id: String(i.number),
+          label: `#${i.number}`,
+          title: i.title,
+          detail: humanize(i.status),
+        }));
+      },
+      async members(query, signal) {
+        roster ??= client.tracker.members.list.query({ projectId }, { signal }).catch((err: unknown) => {
+          roster = null;
+          throw err;
+        });
+        const q = query.toLowerCase();
+        const members = await roster;
+        return members
+          .filter((m) => !q || m.name.toLowerCase().includes(q) || m.email.toLowerCase().includes(q))
+          .slice(0, MENTION_LIMIT)
+          .map((m) => ({ kind: 'member' as const, id: m.userId, label: `@${m.name}`, title: m.name, detail: m.email }));
+      },
+    };
+  }, [client, projectId]);
 }

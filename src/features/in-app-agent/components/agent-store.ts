@@ -66,6 +66,7 @@ import {
   readKeptAttachments,
   readyAttachments,
 } from './draft-attachments';
+import { referencePartsFor, type ReferencePart } from './composer/mention-logic';
 import { describeError, type PanelError } from './errors';
 import type { FeedbackValue } from './FeedbackButtons';
 import { LiveView } from './live-view';
@@ -242,6 +243,8 @@ const STALE_RECHECK = { delayMs: 1_500, attempts: 5 } as const;
 /** Re-checking for a live run when the tab becomes visible again, at most this often. */
 const LIVE_CHECK_MIN_INTERVAL_MS = 2_000;
 const ANNOUNCEMENTS_KEPT = 3;
+/** Items picked in the composer the store remembers (by their text). */
+const PICKED_KEPT = 200;
 /** Frames that arrive this soon after the first frames of a snapshot attach are its catch-up (ms). */
 const CATCH_UP_WINDOW_MS = 300;
 
@@ -610,6 +613,9 @@ export class AgentStore {
   }
 
   // ---------------------------------------------------------------- input, queue
+
+  /** What the user picked in the composer, by the text that stands for it (newest last). */
+  private readonly picked = new Map<string, ReferencePart>();
 
   /** The message being typed, kept per conversation so a reload does not lose it. */
   setDraft(text: string): void {
@@ -1293,8 +1299,18 @@ export class AgentStore {
 
   /** A new message's request: its text shown while it is on its way, and the parts it sends (files first). */
   private messageRequest(text: string, attachments: AttachmentPart[] = []): Extract<RunRequest, { kind: 'message' }> {
-    const parts: MessagePart[] = [...attachments, ...(text ? [{ type: 'text' as const, text }] : [])];
+    // The issues and members picked in the composer that the text still names go with their ids.
+    const refs = text ? referencePartsFor(text, this.picked.values(), LIMITS.maxReferenceParts) : [];
+    const parts: MessagePart[] = [...attachments, ...(text ? [{ type: 'text' as const, text }] : []), ...refs];
     return { kind: 'message', text, parts, messageId: this.newId() };
+  }
+
+  /** An issue or member picked in the composer (`#`, `@`): sent as a reference while a message names it. */
+  addReference(ref: ReferencePart): void {
+    this.picked.delete(ref.label);
+    this.picked.set(ref.label, ref);
+    // The newest picks only: a long session does not grow the map.
+    if (this.picked.size > PICKED_KEPT) this.picked.delete(this.picked.keys().next().value!);
   }
 
   private newConnection(init: Pick<Connection, 'threadId' | 'request' | 'origin'> & { runId?: string }): Connection {

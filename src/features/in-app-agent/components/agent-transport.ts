@@ -148,7 +148,7 @@ export function createAgentTransport(deps: { fetch: FetchLike; baseUrl?: string;
       }
       const json = await readJson(response);
       const part = MessagePartSchema.safeParse((json as { attachment?: unknown } | null)?.attachment);
-      if (response.status === 201 && part.success && part.data.type !== 'text')
+      if (response.status === 201 && part.success && (part.data.type === 'image' || part.data.type === 'file'))
         return { kind: 'uploaded', part: part.data };
       return { kind: 'refused', status: response.status, error: errorFromResponse(response.status, json) };
     },

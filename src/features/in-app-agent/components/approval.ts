@@ -7,6 +7,7 @@ import { z } from 'zod';
 import {
   ApprovalMetadataSchema,
   type ApprovalDecidedValue,
+  type ApprovalPreview,
   type ApprovalReason,
   type ApprovalResponse,
   type Interrupt,
@@ -30,6 +31,8 @@ export interface ApprovalRequest {
   message?: string;
   expiresAt?: string;
   inputSchema?: JsonObject;
+  /** What the call would change, as the server read it when the call was held. */
+  preview?: ApprovalPreview;
 }
 
 /** Reads a tool-approval interrupt; null for any other interrupt kind or a malformed one. */
@@ -49,6 +52,7 @@ export function readApprovalInterrupt(interrupt: Interrupt): ApprovalRequest | n
     message: interrupt.message,
     expiresAt: interrupt.expiresAt,
     inputSchema: meta.data.inputSchema,
+    ...(meta.data.preview ? { preview: meta.data.preview } : {}),
   };
 }
 

@@ -10,6 +10,7 @@ import { createContext, useCallback, useContext, useRef, useSyncExternalStore, t
 import type { FeedbackReason } from '../schema';
 import type { AgentState, AgentStore } from './agent-store';
 import type { DraftAnswer } from './approval';
+import type { ReferencePart } from './composer/mention-logic';
 import type { AgentSelector } from './selectors';
 import type { ConversationHistory } from './use-conversation-history';
 
@@ -21,6 +22,8 @@ export interface AgentActions {
   toggle: () => void;
   setWidth: (width: number) => void;
   setDraft: (text: string) => void;
+  /** An issue or member picked in the composer: messages that name it send it with its id. */
+  addReference: (ref: ReferencePart) => void;
   /** Sends the draft (or `text`) now, or queues it while an answer streams; the page selection goes with it once. */
   send: (text?: string) => void;
   stop: () => void;

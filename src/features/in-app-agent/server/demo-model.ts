@@ -351,7 +351,7 @@ function answerFromResult(tool: string, value: unknown): string {
     case 'navigate': {
       if (typeof o.href !== 'string') return 'Done.';
       const issue = /\/issues\/(\d+)$/.exec(o.href);
-      if (issue) return `Opened issue #${issue[1]}.`;
+      if (issue) return `Opened [issue #${issue[1]}](${o.href}).`;
       const page = /\/(issues\/new|issues|members|settings)$/.exec(o.href)?.[1];
       return `Opened the ${page === 'issues/new' ? 'new issue form' : `${page ?? 'requested'} page`}.`;
     }
@@ -366,6 +366,31 @@ function answerFromResult(tool: string, value: unknown): string {
     default:
       return 'Done.';
   }
+}
+
+/**
+ * What the user might ask next after a tool's result (the answer ends with them in a
+ * `suggestions` block, as the system prompt asks of every model).
+ */
+function followUps(tool: string, value: unknown): string[] {
+  const o = (value ?? {}) as Record<string, unknown>;
+  if (o.rejected === true || o.isError === true) return [];
+  const first = collectIssues(value)[0];
+  switch (tool) {
+    case 'list_issues':
+    case 'search_issues':
+      return [...(first ? [`Summarize issue #${first.number}`] : []), 'List closed issues', 'Summarize the project'];
+    case 'get_issue':
+      return first ? [`Go to issue ${first.number}`, 'List open issues'] : [];
+    case 'get_project_summary':
+      return ['List open issues', 'List closed issues'];
+    default:
+      return [];
+  }
+}
+
+function suggestionsBlock(items: string[]): string {
+  return items.length ? `\n\n\`\`\`suggestions\n${items.join('\n')}\n\`\`\`` : '';
 }
 
 function resultValue(part: PromptPart): unknown {
@@ -432,10 +457,10 @@ function plan(opts: StreamOptions): Plan {
   const last = opts.prompt[opts.prompt.length - 1];
   const tools = new Set((opts.tools ?? []).map((t) => t.name));
   if (last?.role === 'tool' && Array.isArray(last.content)) {
-    const texts = last.content
-      .filter((p) => p.type === 'tool-result')
-      .map((p) => answerFromResult(p.toolName ?? '', resultValue(p)));
-    return { kind: 'text', text: texts.join('\n\n') || 'Done.' };
+    const results = last.content.filter((p) => p.type === 'tool-result');
+    const texts = results.map((p) => answerFromResult(p.toolName ?? '', resultValue(p)));
+    const next = results.flatMap((p) => followUps(p.toolName ?? '', resultValue(p))).slice(0, 3);
+    return { kind: 'text', text: (texts.join('\n\n') || 'Done.') + suggestionsBlock(next) };
   }
   const lastUser = [...opts.prompt].reverse().find((m) => m.role === 'user');
   return recallEarlier(textOf(lastUser), opts.prompt) ?? planFromUser(textOf(lastUser), tools);

@@ -49,12 +49,12 @@ import {
 import { eventsAfter } from '../compact';
 import { CUSTOM_EVENTS, LIMITS } from '../constants';
 import { AGENT_ERRORS, AgentRefusal, type RefusalCode } from '../error-codes';
-import { z } from 'zod';
 import { attachmentIdOf } from '../attachments';
 import {
   AgentRequestSchema,
   attachmentsOf,
   type MessagePart,
+  MessagePartSchema,
   PageContextSchema,
   textOfParts,
   THREAD_ID_PATTERN,
@@ -128,13 +128,16 @@ function errorResponse(code: RefusalCode, message: string, retryAfterSeconds?: n
 
 /**
  * A user message's AG-UI content: a string is its text; an array keeps its text parts (joined a line
- * apart, trimmed, capped at LIMITS.maxUserMessageChars) and the uploads its image and document
- * parts name (`attachments.ts`: ids only, each once; what they are is read from their rows), and
- * drops every other part. `parts` is null when there is neither text nor an attachment.
+ * apart, trimmed, capped at LIMITS.maxUserMessageChars), its `reference` parts (an issue or member
+ * picked in the composer, each validated, at most LIMITS.maxReferenceParts; checked against the
+ * project when the run opens, `references.ts`) and the uploads its image and document parts name
+ * (`attachments.ts`: ids only, each once; what they are is read from their rows), and drops every
+ * other part. `parts` is null when there is neither text nor an attachment.
  */
 function partsOfContent(content: unknown): { parts: MessagePart[] | null; attachmentIds: string[] } {
   const given = typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? content : [];
   const texts: string[] = [];
+  const refs: MessagePart[] = [];
   const attachmentIds: string[] = [];
   for (const raw of given) {
     const id = attachmentIdOf(raw);
@@ -142,16 +145,18 @@ function partsOfContent(content: unknown): { parts: MessagePart[] | null; attach
       if (!attachmentIds.includes(id)) attachmentIds.push(id);
       continue;
     }
-    const part = TextPartSchema.safeParse(raw);
-    if (part.success) texts.push(part.data.text);
+    const part = ClientPartSchema.safeParse(raw);
+    if (!part.success) continue;
+    if (part.data.type === 'text') texts.push(part.data.text);
+    else if (refs.length < LIMITS.maxReferenceParts) refs.push(part.data);
   }
   const text = texts.join('\n').trim().slice(0, LIMITS.maxUserMessageChars);
-  const parts: MessagePart[] = text ? [{ type: 'text', text }] : [];
+  const parts: MessagePart[] = text ? [{ type: 'text', text }, ...refs] : [];
   return { parts: parts.length || attachmentIds.length ? parts : null, attachmentIds };
 }
 
-/** A text part of the request (other kinds of `MessagePartSchema` are the server's to make). */
-const TextPartSchema = z.object({ type: z.literal('text'), text: z.string() });
+/** The parts a request may carry as they are: text and references (attachments are read from their rows). */
+const ClientPartSchema = MessagePartSchema.refine((p) => p.type === 'text' || p.type === 'reference');
 
 /**
  * Keeps only what the client may decide: the new user message (the newest message, when it is the

@@ -7,7 +7,9 @@
  * (the kinds themselves: `interrupt-kinds.ts`).
  */
 import {
+  type AccessSubject,
   fingerprintArgs,
+  hasProjectAccess,
   MCP_TOOL_METADATA,
   mintOverride,
   newId,
@@ -22,6 +24,7 @@ import { INTERRUPT_KINDS, type InterruptAnswer, type InterruptKind, interruptKin
 import type {
   AgentEvent,
   ApprovalDecidedValue,
+  ApprovalPreview,
   ApprovalResponse,
   ConversationView,
   ResumeEntry,
@@ -30,15 +33,109 @@ import type {
 import { capResult, type PendingCall } from './agent';
 import type { RunTrace } from './instrumentation';
 import type { McpGateway } from './mcp-gateway';
-import { changedObjects, isLocalTool, LOCAL_TOOL_DECLARATIONS, summarizeCall } from '../tool-declarations';
+import {
+  changedObjects,
+  declarationOf,
+  isLocalTool,
+  LOCAL_TOOL_DECLARATIONS,
+  summarizeCall,
+} from '../tool-declarations';
 import { runLocalTool } from './tools';
 import type { RunToolPolicy } from './policy';
 
-/** Stores the step's held calls and returns one AG-UI interrupt per call. */
+const issueNumberOf = (args: Record<string, unknown>) =>
+  typeof args.number === 'number' && Number.isSafeInteger(args.number) && args.number > 0 ? args.number : null;
+
+/**
+ * What each held call would change, as the card shows it beside the proposal (by tool call id):
+ * for tools declared with `preview: 'issue'`, the issue as it is now (one query for the batch) and,
+ * for an assignment, the member it would go to. Read with the run's permissions (a role that may not
+ * read issues gets none), so history and review show what the user was shown.
+ */
+async function approvalPreviews(
+  prisma: PrismaClient,
+  projectId: string,
+  subject: AccessSubject,
+  pending: readonly PendingCall[],
+): Promise<Map<string, ApprovalPreview>> {
+  const out = new Map<string, ApprovalPreview>();
+  const held = pending.filter((p) => declarationOf(p.toolName)?.preview === 'issue' && issueNumberOf(p.args));
+  if (!held.length || !hasProjectAccess(subject, 'issues:read')) return out;
+  const numbers = [...new Set(held.map((p) => issueNumberOf(p.args)!))];
+  const refs = held.flatMap((p) =>
+    p.toolName === 'assign_issue' && typeof p.args.assignee === 'string' ? [p.args.assignee] : [],
+  );
+  const [issues, members] = await Promise.all([
+    prisma.issue.findMany({
+      where: { projectId, number: { in: numbers } },
+      select: {
+        number: true,
+        title: true,
+        status: true,
+        priority: true,
+        assignee: { select: { id: true, name: true } },
+        labels: { select: { label: { select: { name: true } } } },
+      },
+    }),
+    refs.length && hasProjectAccess(subject, 'members:read')
+      ? prisma.projectMembership.findMany({
+          where: {
+            projectId,
+            OR: [{ userId: { in: refs } }, { user: { email: { in: refs.map((r) => r.toLowerCase()) } } }],
+          },
+          select: { user: { select: { id: true, name: true, email: true } } },
+        })
+      : Promise.resolve([]),
+  ]);
+  for (const p of held) {
+    const number = issueNumberOf(p.args)!;
+    const issue = issues.find((i) => i.number === number);
+    if (!issue) {
+      out.set(p.toolCallId, { kind: 'issue-missing', number });
+      continue;
+    }
+    const ref = p.args.assignee;
+    const member =
+      typeof ref === 'string'
+        ? members.find((m) => m.user.id === ref || m.user.email === ref.toLowerCase())?.user
+        : undefined;
+    out.set(p.toolCallId, {
+      kind: 'issue',
+      issue: {
+        number: issue.number,
+        title: issue.title,
+        status: issue.status,
+        priority: issue.priority,
+        assignee: issue.assignee,
+        labels: issue.labels.map((l) => l.label.name).sort((a, b) => a.localeCompare(b)),
+      },
+      ...(p.toolName !== 'assign_issue'
+        ? {}
+        : ref === null
+          ? { proposedAssignee: null }
+          : member
+            ? { proposedAssignee: { id: member.id, name: member.name } }
+            : {}),
+    });
+  }
+  return out;
+}
+
+/** Stores the step's held calls and returns one AG-UI interrupt per call (with what each would change). */
 export async function persistPending(
   prisma: PrismaClient,
-  input: { runId: string; conversationId: string; userId: string; pending: PendingCall[]; ttlSeconds: number },
+  input: {
+    runId: string;
+    conversationId: string;
+    userId: string;
+    pending: PendingCall[];
+    ttlSeconds: number;
+    /** The run's project and who asks (their role reads the previews). */
+    projectId: string;
+    subject: AccessSubject;
+  },
 ): Promise<ToolApprovalInterrupt[]> {
+  const previews = await approvalPreviews(prisma, input.projectId, input.subject, input.pending);
   const expiresAt = new Date(Date.now() + input.ttlSeconds * 1000);
   const rows = input.pending.map((p) => ({
     id: newId('apr_'),
@@ -71,6 +168,7 @@ export async function persistPending(
         why: p.decision.why,
         destructive: p.decision.reason === 'destructive',
         ...(p.inputSchema ? { inputSchema: p.inputSchema } : {}),
+        ...(previews.has(p.toolCallId) ? { preview: previews.get(p.toolCallId) } : {}),
       },
     };
   });

@@ -74,6 +74,7 @@ import {
   type RunEnd,
 } from './persistence';
 import { type RunToolPolicy, runToolPolicy } from './policy';
+import { ReferenceWatcher, RunReferences } from './references';
 import type { Usage } from './usage';
 
 /** Settings of a run (from the environment and the handler's options). */
@@ -354,12 +355,16 @@ async function runToEnd(ctx: OpenedRunContext): Promise<void> {
   // plus these. Nothing is collected afterwards.
   let collected: AgentEvent[] | null = [];
   let terminalSent = false;
+  // The issues, members and links the run's messages name, checked with the run's permissions.
+  const references = new RunReferences(prisma, input.projectId, { role: member.role, isAdmin: member.user.isAdmin });
+  const watcher = new ReferenceWatcher(references, (e) => send(e), { runId, conversationId });
   const send = (event: AgentEvent) => {
     if (terminalSent) return;
     if (event.type === 'RUN_FINISHED' || event.type === 'RUN_ERROR') terminalSent = true;
     const pos = run.emit(event);
     recorder.record(event, pos);
     collected?.push(event);
+    watcher.observe(event);
   };
   const finished = (outcome: Extract<AgentEvent, { type: 'RUN_FINISHED' }>['outcome'], usage?: unknown[]) =>
     send({
@@ -432,7 +437,7 @@ async function runToEnd(ctx: OpenedRunContext): Promise<void> {
         });
       }
       const messageId = newId('msg_');
-      const parts = input.userMessage ?? [];
+      const parts = await references.checkParts(input.userMessage ?? []);
       const text = textOfParts(parts);
       send({ type: 'TEXT_MESSAGE_START', messageId, role: 'user' });
       if (hasMoreThanText(parts)) {
@@ -473,7 +478,8 @@ async function runToEnd(ctx: OpenedRunContext): Promise<void> {
     await rememberReads(prisma, conversationId, newlyRead).catch((err: unknown) =>
       runLog.error({ event: 'run.reads_not_remembered', error: describeError(err) }, 'could not remember reads'),
     );
-    // 4. The terminal event.
+    // 4. The terminal event, after the answer's references are checked.
+    await watcher.settle();
     const usage = [usageOf(input.model.info, result.usage, settings.prices)];
     if (signal.reason === 'lost') {
       end = { status: 'FAILED', code: 'RUN_STALE', message: 'The run stopped responding and was closed.' };
@@ -487,6 +493,8 @@ async function runToEnd(ctx: OpenedRunContext): Promise<void> {
         userId: input.userId,
         pending: result.pending,
         ttlSeconds: settings.approvalTtlSeconds,
+        projectId: input.projectId,
+        subject: { role: member.role, isAdmin: member.user.isAdmin },
       });
       const outcome = { type: 'interrupt' as const, interrupts };
       finished(outcome, usage);

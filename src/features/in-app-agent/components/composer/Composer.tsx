@@ -23,6 +23,7 @@ import {
 import { AttachButton } from './AttachButton';
 import { AttachmentTray } from './AttachmentTray';
 import { useAttachmentInput } from './use-attachment-input';
+import { useMentionTypeahead } from './MentionTypeahead';
 
 export interface ComposerProps {
   /** The message field (the panel focuses it when the user opens the panel). */
@@ -96,6 +97,7 @@ export const Composer = memo(function Composer({ inputRef, onSend }: ComposerPro
   const busy = connection !== 'idle';
   // A message is its text, its files, or both; it waits for files still uploading.
   const empty = (!draft.trim() && !attached) || uploading;
+  const mentions = useMentionTypeahead(inputRef);
   const submit = () => {
     onSend?.();
     actions.send();
@@ -120,25 +122,34 @@ export const Composer = memo(function Composer({ inputRef, onSend }: ComposerPro
       <label htmlFor="assistant-input" className="sr-only">
         Message the assistant
       </label>
-      <textarea
-        id="assistant-input"
-        ref={inputRef}
-        data-testid="assistant-input"
-        value={draft}
-        onChange={(e) => actions.setDraft(e.target.value)}
-        onPaste={attachments.onPaste}
-        onKeyDown={(e) => {
-          if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
-            e.preventDefault();
-            submit();
-          }
-        }}
-        rows={2}
-        maxLength={LIMITS.maxUserMessageChars}
-        placeholder="Ask the assistant… (Enter to send, Shift+Enter for a new line)"
-        aria-describedby={blockedReason ? 'assistant-blocked' : undefined}
-        className="w-full resize-none rounded-md border border-slate-300 bg-white p-2 text-sm dark:border-slate-600 dark:bg-slate-900"
-      />
+      <div className="relative">
+        {mentions.popup}
+        <textarea
+          id="assistant-input"
+          ref={inputRef}
+          data-testid="assistant-input"
+          value={draft}
+          {...mentions.fieldProps}
+          onChange={(e) => {
+            actions.setDraft(e.target.value);
+            mentions.onInput(e.target);
+          }}
+          onSelect={(e) => mentions.onInput(e.currentTarget)}
+          onPaste={attachments.onPaste}
+          onKeyDown={(e) => {
+            if (mentions.onKeyDown(e)) return;
+            if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
+              e.preventDefault();
+              submit();
+            }
+          }}
+          rows={2}
+          maxLength={LIMITS.maxUserMessageChars}
+          placeholder="Ask the assistant… (# an issue, @ a member; Enter to send)"
+          aria-describedby={blockedReason ? 'assistant-blocked' : undefined}
+          className="w-full resize-none rounded-md border border-slate-300 bg-white p-2 text-sm dark:border-slate-600 dark:bg-slate-900"
+        />
+      </div>
       <div className="mt-1 flex items-center gap-2">
         <AttachButton disabled={!canSend} />
         <p

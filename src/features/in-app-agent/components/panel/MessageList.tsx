@@ -7,11 +7,12 @@
  * panel (`useFollowLatest`), which outlives this list while the history view shows.
  */
 import { usePathname } from 'next/navigation';
-import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState, type RefObject } from 'react';
+import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type RefObject } from 'react';
 import { ConversationMessages } from '../ConversationMessages';
 import { EmptyState } from '../EmptyState';
 import { suggestionsFor, type Suggestion } from '../page-context';
 import { useAgentActions, useAgentBinding, useAgentSelector, useNow } from '../panel-context';
+import { ProductLinksProvider } from '../tool-ui/product-links';
 import { selectApprovalDrafts, selectBusy, selectCanRevise, selectCanSend, selectHasOlder } from '../selectors';
 
 /** The message the user was reading when earlier ones were asked for, and where it was. */
@@ -74,6 +75,14 @@ export const MessageList = memo(function MessageList({ follow, inputRef }: Messa
   const olderError = useAgentSelector((state) => state.olderError);
   const { scrollRef, stick, anchor } = follow;
   const [showJump, setShowJump] = useState(false);
+  // A follow-up the model suggested, sent with one click (the list follows it to the bottom).
+  const sendSuggestion = useCallback(
+    (text: string) => {
+      stick.current = true;
+      actions.send(text);
+    },
+    [actions, stick],
+  );
 
   // Follow new content while the user is at the bottom; stop when they scroll up. Earlier messages
   // arriving above keep the message the user was reading where it was.
@@ -195,24 +204,27 @@ export const MessageList = memo(function MessageList({ follow, inputRef }: Messa
         {empty ? (
           <EmptyState suggestions={suggestionsFor(pathname)} onPick={pick} disabled={!canSend} />
         ) : (
-          <ConversationMessages
-            view={view}
-            feedback={feedback}
-            onFeedback={actions.submitFeedback}
-            feedbackDrafts={feedbackDrafts}
-            onFeedbackDraft={actions.setFeedbackDraft}
-            approvals={approvals}
-            now={now}
-            pendingUserMessage={pendingUserMessage}
-            requestError={requestError}
-            onRetry={canRetry ? actions.retry : undefined}
-            busy={busy}
-            revise={revise}
-            versions={versions}
-            showUsage
-            projectId={projectId}
-            earlier={earlier}
-          />
+          <ProductLinksProvider projectId={projectId}>
+            <ConversationMessages
+              view={view}
+              feedback={feedback}
+              onFeedback={actions.submitFeedback}
+              feedbackDrafts={feedbackDrafts}
+              onFeedbackDraft={actions.setFeedbackDraft}
+              approvals={approvals}
+              now={now}
+              pendingUserMessage={pendingUserMessage}
+              requestError={requestError}
+              onRetry={canRetry ? actions.retry : undefined}
+              busy={busy}
+              revise={revise}
+              versions={versions}
+              showUsage
+              projectId={projectId}
+              earlier={earlier}
+              onSuggestion={canSend ? sendSuggestion : undefined}
+            />
+          </ProductLinksProvider>
         )}
       </div>
       {showJump ? (

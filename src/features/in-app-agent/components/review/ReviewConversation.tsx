@@ -9,6 +9,7 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import type { ConversationView } from '../../schema';
 import { trpcErrorMessage, useAgentApi } from '../agent-api';
 import { ConversationMessages } from '../ConversationMessages';
+import { ProductLinksProvider } from '../tool-ui/product-links';
 import type { FeedbackValue } from '../FeedbackButtons';
 import { concatViews } from '../view-pages';
 
@@ -98,7 +99,9 @@ export function ReviewConversation(props: ReviewConversationProps) {
           </p>
         ) : null}
       </div>
-      <ConversationMessages view={view} feedback={feedback} now={now} projectId={projectId} />
+      <ProductLinksProvider projectId={projectId}>
+        <ConversationMessages view={view} feedback={feedback} now={now} projectId={projectId} />
+      </ProductLinksProvider>
     </div>
   );
 }
