@@ -10,7 +10,7 @@
 import { z } from 'zod';
 
 /** Bounds of a question, so a form stays a form (and its answer fits in a tool result). */
-export const QUESTION_LIMITS = {
+const QUESTION_LIMITS = {
   messageChars: 2_000,
   properties: 12,
   titleChars: 200,
@@ -31,7 +31,7 @@ const common = {
 };
 
 const Length = z.number().int().min(0).max(QUESTION_LIMITS.stringChars);
-export const STRING_FORMATS = ['email', 'uri', 'date', 'date-time'] as const;
+const STRING_FORMATS = ['email', 'uri', 'date', 'date-time'] as const;
 export type StringFormat = (typeof STRING_FORMATS)[number];
 
 /** Text, or a choice among `enum` values (labelled by `enumNames`). */
@@ -83,7 +83,7 @@ const BooleanProperty = z.object({ type: z.literal('boolean'), ...common, defaul
  * One field of the form. Anything else (objects, arrays, `oneOf`, references) is not a flat form
  * and is refused, with the reason, as the tool's error the model can correct.
  */
-export const QuestionPropertySchema = z.discriminatedUnion('type', [StringProperty, NumberProperty, BooleanProperty], {
+const QuestionPropertySchema = z.discriminatedUnion('type', [StringProperty, NumberProperty, BooleanProperty], {
   error: (iss) =>
     iss.code === 'invalid_union'
       ? 'Each property must be a flat field: {type: "string" | "number" | "integer" | "boolean"} (a string with enum for a choice).'
@@ -92,7 +92,6 @@ export const QuestionPropertySchema = z.discriminatedUnion('type', [StringProper
 export type QuestionProperty = z.infer<typeof QuestionPropertySchema>;
 export type TextQuestionProperty = z.infer<typeof StringProperty>;
 export type EnumQuestionProperty = TextQuestionProperty & { enum: string[] };
-export type NumberQuestionProperty = z.infer<typeof NumberProperty>;
 
 /** Whether a field is a choice among values. */
 export function isChoice(property: QuestionProperty): property is EnumQuestionProperty {
@@ -152,13 +151,8 @@ export const AskUserInputSchema = z
 export type AskUserInput = z.infer<typeof AskUserInputSchema>;
 
 /** One answered value. */
-export const AnswerValueSchema = z.union([
-  z.string().max(QUESTION_LIMITS.stringChars),
-  z.number().finite(),
-  z.boolean(),
-]);
-export type AnswerValue = z.infer<typeof AnswerValueSchema>;
-export const AnswerContentSchema = z.record(FieldName, AnswerValueSchema);
+const AnswerValueSchema = z.union([z.string().max(QUESTION_LIMITS.stringChars), z.number().finite(), z.boolean()]);
+const AnswerContentSchema = z.record(FieldName, AnswerValueSchema);
 export type AnswerContent = z.infer<typeof AnswerContentSchema>;
 
 /** What the user answers (the resume entry's payload): the form's content, or a refusal to answer. */

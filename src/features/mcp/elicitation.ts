@@ -39,7 +39,7 @@ export const SESSION_HEADER = 'mcp-session-id';
 /** How long a session id is good for; then the client is told to start a new session (404). */
 const SESSION_TTL_SECONDS = 24 * 3600;
 /** How long a tool call waits for the user's answer before it gives up (the call fails with CHOICE_TIMED_OUT). */
-export const ELICITATION_TIMEOUT_MS = 5 * 60_000;
+const ELICITATION_TIMEOUT_MS = 5 * 60_000;
 /** How often a waiting call looks for an answer recorded by another instance. */
 const POLL_MS = 500;
 const SESSION_VERSION = 'ms1';

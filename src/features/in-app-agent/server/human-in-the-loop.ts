@@ -118,7 +118,7 @@ interface DecisionBase {
 }
 
 /** An answered tool approval. */
-export interface ApprovalDecision extends DecisionBase {
+interface ApprovalDecision extends DecisionBase {
   kind: 'tool_approval';
   approved: boolean;
   args: Record<string, unknown>;
@@ -130,7 +130,7 @@ export interface ApprovalDecision extends DecisionBase {
 }
 
 /** An answered question (`ask_user`): accepted with the form's content, or declined. */
-export interface QuestionDecision extends DecisionBase {
+interface QuestionDecision extends DecisionBase {
   kind: 'user_question';
   action: 'accept' | 'decline';
   content?: AnswerContent;

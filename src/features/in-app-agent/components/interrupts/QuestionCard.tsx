@@ -275,7 +275,7 @@ function Answered({
   );
 }
 
-export interface QuestionCardProps {
+interface QuestionCardProps {
   request: QuestionRequest;
   state: QuestionCardState;
   draft?: QuestionDraft;
@@ -289,7 +289,7 @@ export interface QuestionCardProps {
   now: number;
 }
 
-export function QuestionCard({
+function QuestionCard({
   request,
   state,
   draft: given,

@@ -18,7 +18,7 @@ interface AnswerableRequest {
 }
 
 /** How the panel reads each kind's interrupt (null: malformed, not answerable here). */
-export const PANEL_INTERRUPT_KINDS: {
+const PANEL_INTERRUPT_KINDS: {
   [K in InterruptKind]: { read(interrupt: Interrupt): AnswerableRequest | null; noun: string };
 } = {
   tool_approval: { read: approvalRequestOf, noun: 'approval' },

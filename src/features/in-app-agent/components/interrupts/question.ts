@@ -54,7 +54,7 @@ export function questionRequestOf(interrupt: Interrupt): QuestionRequest | null 
 }
 
 /** Enums up to this many values are radio buttons; longer ones a select. */
-export const RADIO_MAX = 5;
+const RADIO_MAX = 5;
 
 export type FieldControl = 'radio' | 'select' | 'checkbox' | 'number' | 'text';
 
