@@ -4,7 +4,8 @@
  * on the wire, the answer it takes (a zod schema, and the same as JSON Schema in the interrupt's
  * `responseSchema`, so any AG-UI client can build a form), and how the interrupt's metadata reads.
  * The server side of each kind (how an answer becomes the tool's result) is in
- * `server/human-in-the-loop.ts`; the panel's card per kind in `components/ConversationMessages.tsx`.
+ * `server/human-in-the-loop.ts`; the panel's reader per kind in `components/interrupts/batch.ts`
+ * and its card (`ApprovalCard.tsx`, `interrupts/QuestionCard.tsx`), rendered by `ConversationMessages`.
  * A kind not in this table is refused (a stored row of another kind, a resume for it) and not
  * rendered as answerable. Isomorphic.
  */
