@@ -42,10 +42,18 @@ export const CUSTOM_EVENTS = {
    * text): `{ messageId, suggestions: [text] }`. The panel shows them under the last answer.
    */
   suggestions: 'in-app-agent.suggestions',
+  /**
+   * A question (`ask_user`) was answered, declined or left to expire: `{ toolCallId, action, content? }`
+   * (`elicitation.ts`). Sent before the question's tool result, like `approvalDecided` for approvals.
+   */
+  questionAnswered: 'in-app-agent.question-answered',
 } as const;
 
 /** Reason used on AG-UI interrupts for tool approvals. */
 export const INTERRUPT_REASON_TOOL_APPROVAL = 'tool_approval';
+
+/** Reason used on AG-UI interrupts for a question the assistant asks the user (`ask_user`). */
+export const INTERRUPT_REASON_USER_QUESTION = 'user_question';
 
 export const LIMITS = {
   /** Largest request body accepted by the agent route. */

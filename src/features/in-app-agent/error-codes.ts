@@ -208,6 +208,8 @@ export const AGENT_ERRORS = {
   INTERRUPT_ANSWER_MISSING: { status: 400, retryable: true, text: 'Every pending approval must be answered together.' },
   INTERRUPT_ANSWER_DUPLICATE: { status: 400, retryable: true, text: 'An approval was answered twice.' },
   INTERRUPT_INVALID_ARGS: { status: 400, retryable: true, text: 'The edited arguments are not valid for this tool.' },
+  /** An answer to a question (`ask_user`) that does not fit its form; the message says which field and why. */
+  INTERRUPT_INVALID_ANSWER: { status: 400, retryable: true, text: 'The answer does not fit the question.' },
   INTERRUPT_FINGERPRINT_MISMATCH: {
     status: 409,
     retryable: true,

@@ -5,6 +5,7 @@
  * Pure and isomorphic: no Node or browser APIs.
  */
 import { CUSTOM_EVENTS } from './constants';
+import { QuestionAnsweredValueSchema } from './elicitation';
 import {
   ApprovalDecidedValueSchema,
   ConversationViewSchema,
@@ -137,6 +138,9 @@ export function foldEvent(view: ConversationView, event: AgentEvent): Conversati
       } else if (event.name === CUSTOM_EVENTS.approvalDecided) {
         const parsed = ApprovalDecidedValueSchema.safeParse(event.value);
         if (parsed.success) view.decisions[parsed.data.toolCallId] = parsed.data;
+      } else if (event.name === CUSTOM_EVENTS.questionAnswered) {
+        const parsed = QuestionAnsweredValueSchema.safeParse(event.value);
+        if (parsed.success) view.answers = { ...view.answers, [parsed.data.toolCallId]: parsed.data };
       } else if (event.name === CUSTOM_EVENTS.messageParts) {
         const parsed = MessagePartsValueSchema.safeParse(event.value);
         const m = parsed.success ? view.messages.findLast((x) => x.id === parsed.data.messageId) : undefined;
@@ -202,5 +206,7 @@ export function isErrorResult(content: string): boolean {
 export function openInterrupts(view: ConversationView): RunState['interrupts'] {
   const last = currentRun(view);
   if (last?.status !== 'interrupted') return [];
-  return last.interrupts.filter((i) => !(i.toolCallId && view.decisions[i.toolCallId]));
+  return last.interrupts.filter(
+    (i) => !(i.toolCallId && (view.decisions[i.toolCallId] || view.answers?.[i.toolCallId])),
+  );
 }

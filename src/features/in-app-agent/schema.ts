@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { INTERRUPT_REASON_TOOL_APPROVAL, LIMITS, STORED_EVENT_VERSION } from './constants';
+import { QuestionAnsweredValueSchema } from './elicitation';
 import { AGENT_ERROR_CODES } from './error-codes';
 
 // ------------------------------------------------------------------------------------------------
@@ -621,6 +622,8 @@ export const ConversationViewSchema = z.object({
   messages: z.array(ViewMessageSchema),
   runs: z.array(RunStateSchema),
   decisions: z.record(z.string(), ApprovalDecidedValueSchema),
+  /** Questions (`ask_user`) answered, declined or expired, by tool call (present once there is one). */
+  answers: z.record(z.string(), QuestionAnsweredValueSchema).optional(),
   navigations: z.array(z.string()),
   /**
    * Turns with more than one version, by the run that starts the shown version (present only when

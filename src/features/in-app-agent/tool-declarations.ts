@@ -9,6 +9,7 @@
  * and the panel (renderers).
  */
 import { z } from 'zod';
+import { AskUserInputSchema } from './elicitation';
 import type { McpToolName } from './host-client';
 import type { ProductObject } from './schema';
 
@@ -42,6 +43,11 @@ export interface LocalToolDeclaration extends ToolDeclaration {
   /** What the model is told the tool does. */
   description: string;
   input: z.ZodObject;
+  /**
+   * A call of this tool is not run: it ends the run with an interrupt of this kind
+   * (`interrupt-kinds.ts`), and the user's answer becomes its result in the resumed run.
+   */
+  interrupt?: 'user_question';
 }
 
 const num = (a: Record<string, unknown>) => String(a.number ?? '?');
@@ -118,6 +124,18 @@ export const LOCAL_TOOL_DECLARATIONS = {
       "Search the product's help pages (how to use issues, roles, API keys, the MCP server and this assistant).",
     input: z.object({ query: z.string().min(1).max(200) }).strict(),
     render: 'docs',
+  },
+  ask_user: {
+    approval: 'auto',
+    interrupt: 'user_question',
+    description:
+      'Ask the user a question and wait for the answer instead of guessing: when a request is ambiguous (several ' +
+      'issues or people match, a value you need is missing) or the choice is theirs to make. `message` is the ' +
+      'question; `requestedSchema` is the answer form (flat fields; for a choice, a string enum of the options you ' +
+      "found with the other tools, with enumNames as their labels). The answer is this call's result: " +
+      '{action: "accept", content: {field: value}}, or {action: "decline"} or {action: "expired"} when the user ' +
+      'did not answer; then do not guess.',
+    input: AskUserInputSchema,
   },
 } as const satisfies Record<string, LocalToolDeclaration>;
 

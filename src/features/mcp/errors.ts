@@ -40,6 +40,10 @@ export const MCP_ERROR_CODES = [
   'SERVICE_UNAVAILABLE',
   /** MCP_CALLS_PER_KEY_PER_MINUTE used up: HTTP 429, Retry-After, JSON-RPC -32029. */
   'RATE_LIMITED',
+  /** An `Mcp-Session-Id` that is forged, expired or another key's: HTTP 404, start a new session. */
+  'SESSION_NOT_FOUND',
+  /** A JSON-RPC response for which no question of the server waits (unknown, answered, expired): 400. */
+  'RESPONSE_NOT_EXPECTED',
   // authentication
   'MISSING_CREDENTIALS',
   'INVALID_KEY',
@@ -67,6 +71,14 @@ export const MCP_ERROR_CODES = [
   'USER_NOT_FOUND',
   'NOT_A_MEMBER',
   'LABEL_NOT_FOUND',
+  /** Several members match the name given; a client without elicitation gets the choices to pick from. */
+  'AMBIGUOUS_ASSIGNEE',
+  /** The user declined (or dismissed) the server's question: nothing changed. */
+  'CHOICE_DECLINED',
+  /** The user did not answer the server's question in time: nothing changed. */
+  'CHOICE_TIMED_OUT',
+  /** The client's answer was not one of the choices offered: nothing changed. */
+  'CHOICE_INVALID',
   'WEBHOOK_NOT_CONFIGURED',
   'WEBHOOK_FAILED',
   'WEBHOOK_URL_REFUSED',

@@ -202,11 +202,14 @@ export const MCP_TOOLS = {
   }),
   assign_issue: defineTool({
     title: 'Assign an issue',
-    description: 'Assign an issue to a project member, or unassign it with `assignee: null`.',
+    description:
+      'Assign an issue to a project member, or unassign it with `assignee: null`. The member may be named by part of ' +
+      'their name: when that matches several members, a client that takes questions (elicitation) is asked to ' +
+      'choose; other clients get AMBIGUOUS_ASSIGNEE with the choices.',
     inputSchema: z
       .object({
         number: IssueNumber,
-        assignee: UserRef.nullable(),
+        assignee: UserRef.nullable().describe('A project member: their user id, email or name (see list_members).'),
       })
       .strict(),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },

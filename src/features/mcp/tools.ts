@@ -19,12 +19,13 @@ import {
   updateIssue,
 } from '@/features/tracker/services/issues';
 import { listLabelsPage } from '@/features/tracker/services/labels';
-import { listMembersPage } from '@/features/tracker/services/members';
+import { type MemberChoice, listMembersPage, membersMatching } from '@/features/tracker/services/members';
 import { getProject, projectSummary } from '@/features/tracker/services/projects';
 import type { Actor } from '@/features/tracker/services/shared';
 import type { PrismaClient } from '@/generated/prisma/client';
 import { AppError } from '@/server/trpc';
 import type { McpPrincipal } from './auth';
+import type { ElicitOutcome, ElicitRequest } from './elicitation';
 import { MCP_ERROR_CODES, ToolFailure, type McpErrorCode } from './errors';
 import { BODY_PREVIEW_CHARS, type McpToolInput, type McpToolName } from './registry';
 import { deliverWebhook } from './webhook';
@@ -36,6 +37,11 @@ export interface ToolContext {
   projectId: string;
   principal: McpPrincipal;
   signal: AbortSignal;
+  /**
+   * Asks the client's user (elicitation): only in a session whose client declared that it takes
+   * questions, on a call answered as a stream (see elicitation.ts).
+   */
+  ask?: (request: ElicitRequest) => Promise<ElicitOutcome>;
 }
 
 type Handlers = { [N in McpToolName]: (ctx: ToolContext, input: McpToolInput<N>) => Promise<ToolOutput> };
@@ -237,7 +243,8 @@ const HANDLERS: Handlers = {
   },
 
   async assign_issue(ctx, input) {
-    const issue = await assignIssue(ctx.prisma, ctx.projectId, { number: input.number, assigneeId: input.assignee });
+    const assigneeId = input.assignee === null ? null : await chooseAssignee(ctx, input.number, input.assignee);
+    const issue = await assignIssue(ctx.prisma, ctx.projectId, { number: input.number, assigneeId });
     return { issue: issueRow(issue) };
   },
 
@@ -260,6 +267,60 @@ const HANDLERS: Handlers = {
     return { delivered: res.delivered, status: res.status };
   },
 };
+
+const who = (m: MemberChoice) => `${m.name} (${m.email})`;
+
+/**
+ * The member an assignment means. A reference naming one member (id, email, or a name only one
+ * member's contains) is that member; one naming nobody goes to the service as it is (which says
+ * why). Several matching members are a choice the tool cannot make: the user is asked when the
+ * client takes questions; otherwise the call fails with the choices, so the caller can ask.
+ */
+async function chooseAssignee(ctx: ToolContext, number: number, ref: string): Promise<string> {
+  const matches = await membersMatching(ctx.prisma, ctx.projectId, ref);
+  if (matches.length <= 1) return matches[0]?.userId ?? ref;
+  const choices = matches.map((m) => ({ userId: m.userId, name: m.name, email: m.email }));
+  if (!ctx.ask) {
+    throw new ToolFailure(
+      'AMBIGUOUS_ASSIGNEE',
+      `Several members match “${ref}”: ${matches.map(who).join(', ')}. Issue #${number} was not assigned; call ` +
+        'assign_issue again with the email of the one meant (ask the user which one if you do not know).',
+      { choices },
+    );
+  }
+  const answer = await ctx.ask({
+    message: `Several members match “${ref}”. Who should issue #${number} be assigned to?`,
+    requestedSchema: {
+      type: 'object',
+      properties: {
+        assignee: {
+          type: 'string',
+          title: 'Assignee',
+          enum: matches.map((m) => m.userId),
+          enumNames: matches.map(who),
+        },
+      },
+      required: ['assignee'],
+    },
+  });
+  if (answer.action === 'accept') {
+    const chosen = answer.content.assignee;
+    if (typeof chosen === 'string' && matches.some((m) => m.userId === chosen)) return chosen;
+    throw new ToolFailure(
+      'CHOICE_INVALID',
+      `The answer was not one of the members offered; issue #${number} was not assigned.`,
+      {
+        choices,
+      },
+    );
+  }
+  if (answer.action === 'unanswered') {
+    throw new ToolFailure('CHOICE_TIMED_OUT', `No one chose an assignee in time; issue #${number} was not assigned.`, {
+      choices,
+    });
+  }
+  throw new ToolFailure('CHOICE_DECLINED', `The user did not choose an assignee; issue #${number} was not assigned.`);
+}
 
 const KNOWN_CODES: ReadonlySet<string> = new Set(MCP_ERROR_CODES);
 

@@ -7,7 +7,7 @@ import { MCP_TOOL_METADATA } from '@/features/mcp/registry';
 describe('tool declarations and the approval gate', () => {
   it('declares exactly the tools of the MCP registry, no more, no fewer', () => {
     expect(Object.keys(MCP_TOOL_DECLARATIONS).sort()).toEqual(MCP_TOOL_METADATA.map((t) => t.name).sort());
-    expect(Object.keys(LOCAL_TOOL_DECLARATIONS).sort()).toEqual(['navigate', 'search_docs']);
+    expect(Object.keys(LOCAL_TOOL_DECLARATIONS).sort()).toEqual(['ask_user', 'navigate', 'search_docs']);
   });
 
   it('lets read-only tools run on their own and holds everything else for approval', () => {

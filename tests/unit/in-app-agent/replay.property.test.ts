@@ -13,7 +13,8 @@ import {
 
 // A generated live stream: several runs, each a random mix of text messages (split into random
 // deltas), tool calls (args split into deltas, with or without results), batches of parallel tool
-// calls whose starts, argument deltas, ends, approval decisions and results interleave, and custom
+// calls whose starts, argument deltas, ends, approval decisions or question answers and results
+// interleave, and custom
 // events, ending in success, interrupt, cancellation (abort) or failure, with time passing between
 // events so long messages get flushed partially.
 
@@ -23,7 +24,16 @@ type Decision = {
   args?: Record<string, unknown>;
   feedback?: string;
 };
-type ParallelCall = { name: string; argChunks: string[]; decision: Decision | null; result: string | null };
+/** A question (`ask_user`) answered, declined or expired. */
+type Answered = {
+  question: { action: 'accept' | 'decline' | 'expired'; content?: Record<string, string | number | boolean> };
+};
+type ParallelCall = {
+  name: string;
+  argChunks: string[];
+  decision: Decision | Answered | null;
+  result: string | null;
+};
 type Step =
   | { kind: 'text'; chunks: string[] }
   | { kind: 'tool'; name: string; argChunks: string[]; result: string | null }
@@ -48,7 +58,19 @@ const decision: fc.Arbitrary<Decision> = fc.oneof(
   fc.record({ decision: fc.constant('rejected' as const), feedback: text }, { requiredKeys: ['decision'] }),
   fc.constant({ decision: 'expired' as const }),
 );
-const toolName = fc.constantFrom('list_issues', 'get_issue', 'create_issue', 'navigate');
+const answered: fc.Arbitrary<Answered> = fc.record({
+  question: fc.oneof(
+    fc.record({
+      action: fc.constant('accept' as const),
+      content: fc.dictionary(
+        fc.constantFrom('issue', 'note', 'days', 'notify'),
+        fc.oneof(text, fc.integer(), fc.boolean()),
+      ),
+    }),
+    fc.record({ action: fc.constantFrom('decline' as const, 'expired' as const) }),
+  ),
+});
+const toolName = fc.constantFrom('list_issues', 'get_issue', 'create_issue', 'navigate', 'ask_user');
 const toolResult = fc.option(
   fc.oneof(text, fc.constant('{"isError":true,"error":"x"}'), fc.constant('{"rejected":true}')),
   { nil: null },
@@ -67,7 +89,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       fc.record({
         name: toolName,
         argChunks: fc.array(text, { maxLength: 4 }),
-        decision: fc.option(decision, { nil: null }),
+        decision: fc.option(fc.oneof(decision, answered), { nil: null }),
         result: toolResult,
       }),
       { minLength: 2, maxLength: 4 },
@@ -163,7 +185,13 @@ function build(runs: RunSpec[]): { events: AgentEvent[]; times: number[] } {
           ];
           for (const a of c.argChunks) q.push({ type: 'TOOL_CALL_ARGS', toolCallId: tc, delta: a });
           q.push({ type: 'TOOL_CALL_END', toolCallId: tc });
-          if (c.decision)
+          if (c.decision && 'question' in c.decision)
+            q.push({
+              type: 'CUSTOM',
+              name: CUSTOM_EVENTS.questionAnswered,
+              value: { toolCallId: tc, ...c.decision.question },
+            });
+          else if (c.decision)
             q.push({ type: 'CUSTOM', name: 'in-app-agent.approval-decided', value: { toolCallId: tc, ...c.decision } });
           if (c.result !== null)
             q.push({
@@ -211,6 +239,14 @@ function build(runs: RunSpec[]): { events: AgentEvent[]; times: number[] } {
             type: 'interrupt',
             interrupts: [
               { id: `i${++id}`, reason: 'tool_approval', toolCallId: 'x', expiresAt: '2030-01-01T00:00:00Z' },
+              {
+                id: `i${++id}`,
+                reason: 'user_question',
+                toolCallId: 'y',
+                message: 'Which one?',
+                expiresAt: '2030-01-01T00:00:00Z',
+                metadata: { requestedSchema: { type: 'object', properties: { n: { type: 'integer' } } } },
+              },
             ],
           },
         });
@@ -247,6 +283,7 @@ function store(ops: WriteOp[]): StoredEvent[] {
 
 describe('replay(compact(stream)) equals the live fold of the stream', () => {
   it('holds for generated streams, including aborted and failed runs', () => {
+    let withAnswers = 0;
     fc.assert(
       fc.property(fc.array(run, { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 1500 }), (runs, flushMs) => {
         const { events, times } = build(runs);
@@ -268,9 +305,12 @@ describe('replay(compact(stream)) equals the live fold of the stream', () => {
         const live = foldEvents(events, emptyView('thread'));
         const replayed = foldEvents(expand(store(ops)), emptyView('thread'));
         expect(replayed).toEqual(live);
+        if (Object.keys(live.answers ?? {}).length) withAnswers++;
       }),
       { numRuns: 400 },
     );
+    // The streams did include answered questions (so the property covers them).
+    expect(withAnswers).toBeGreaterThan(10);
   });
 
   it('writes rows per message or tool call, not per token', () => {

@@ -1,6 +1,7 @@
 'use client';
 /**
- * Renders a folded conversation view: messages, tool cards, approval cards, run outcomes. Purely
+ * Renders a folded conversation view: messages, tool cards, the cards of a run's interrupts
+ * (approvals: `ApprovalBatch`; questions: `interrupts/QuestionCard`), run outcomes. Purely
  * prop-driven, so the live panel, a reloaded conversation and the read-only review page all show
  * the same thing from the same `ConversationView`.
  */
@@ -17,6 +18,8 @@ import {
 } from '../schema';
 import { ApprovalBatch } from './ApprovalCard';
 import type { DraftAnswer } from './approval';
+import { QuestionBatch } from './interrupts/QuestionCard';
+import { questionState, shownAsQuestion, viewQuestions, type QuestionDraft } from './interrupts/question';
 import { describeError, type PanelError } from './errors';
 import { FeedbackButtons, type FeedbackValue } from './FeedbackButtons';
 import { Markdown } from './Markdown';
@@ -38,6 +41,15 @@ interface ApprovalControls {
   error: string | null;
 }
 
+/** Answering the questions (`ask_user`) of the open batch. */
+interface QuestionControls {
+  drafts: Record<string, QuestionDraft | undefined>;
+  onDraftChange: (interruptId: string, draft: QuestionDraft) => void;
+  onAnswer: (interruptId: string, action: 'accept' | 'decline') => void;
+  submitting: boolean;
+  error: string | null;
+}
+
 export interface ConversationMessagesProps {
   view: ConversationView;
   feedback?: Record<string, FeedbackValue | undefined>;
@@ -48,6 +60,8 @@ export interface ConversationMessagesProps {
   onFeedbackDraft?: (messageId: string, text: string | null) => void;
   /** Omit for read-only rendering: open approvals then show as not answered. */
   approvals?: ApprovalControls;
+  /** Omit for read-only rendering: open questions then show as waiting or not answered. */
+  questions?: QuestionControls;
   now: number;
   /** A user message sent but not yet echoed by the server. */
   pendingUserMessage?: string | null;
@@ -409,15 +423,18 @@ const AssistantBubble = memo(function AssistantBubble({
           …
         </span>
       ) : null}
-      {message.toolCalls.map((tc, i) => (
-        <ToolCallCard
-          key={tc.id}
-          call={tc}
-          status={statuses[i]}
-          editedOnApproval={edited?.[i]}
-          ranWith={ranWith?.[i]}
-        />
-      ))}
+      {message.toolCalls.map((tc, i) =>
+        // A question shows as its card (after the run's messages), not as a tool card.
+        shownAsQuestion(tc) ? null : (
+          <ToolCallCard
+            key={tc.id}
+            call={tc}
+            status={statuses[i]}
+            editedOnApproval={edited?.[i]}
+            ranWith={ranWith?.[i]}
+          />
+        ),
+      )}
       {onSuggestion && message.suggestions?.length ? (
         <FollowUps suggestions={message.suggestions} onPick={onSuggestion} />
       ) : null}
@@ -546,6 +563,7 @@ export function ConversationMessages({
   feedbackDrafts,
   onFeedbackDraft,
   approvals,
+  questions,
   now,
   pendingUserMessage,
   requestError,
@@ -578,6 +596,7 @@ export function ConversationMessages({
       : null;
   // Derived once per view; an unchanged message keeps its arrays, so its bubble does not render again.
   const { batches, answerableRun } = viewApprovals(view);
+  const questionBatches = viewQuestions(view).batches;
   const toolStates = toolStatesOf(view, now);
 
   // Group messages by run, in order; messages of unknown runs go first.
@@ -683,6 +702,20 @@ export function ConversationMessages({
                 onAnswerAll={answerable ? approvals?.onAnswerAll : undefined}
                 submitting={approvals?.submitting}
                 error={answerable ? approvals?.error : null}
+                now={now}
+              />
+            ) : null}
+            {run && questionBatches.has(run.runId) ? (
+              <QuestionBatch
+                requests={questionBatches.get(run.runId)!}
+                states={questionBatches
+                  .get(run.runId)!
+                  .map((q) => questionState(q, view, now, pending && Boolean(questions), pending))}
+                drafts={pending && questions ? questions.drafts : {}}
+                onDraftChange={pending ? questions?.onDraftChange : undefined}
+                onAnswer={pending ? questions?.onAnswer : undefined}
+                submitting={questions?.submitting}
+                error={pending ? questions?.error : null}
                 now={now}
               />
             ) : null}

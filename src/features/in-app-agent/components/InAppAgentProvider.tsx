@@ -103,6 +103,8 @@ function actionsFor(store: AgentStore, panel: PanelSetters): AgentActions {
     },
     setApprovalDraft: (interruptId, draft) => store.setApprovalDraft(interruptId, draft),
     submitApprovals: () => store.submitApprovals(),
+    setQuestionDraft: (interruptId, draft) => store.setQuestionDraft(interruptId, draft),
+    answerQuestion: (interruptId, action) => store.answerQuestion(interruptId, action),
     answerAll: (decision, note) => store.answerAll(decision, note),
     submitFeedback: (messageId, value, comment, reasons) => store.submitFeedback(messageId, value, comment, reasons),
     setFeedbackDraft: (messageId, text) => store.setFeedbackDraft(messageId, text),

@@ -44,7 +44,6 @@ import {
 import {
   DraftAnswerSchema,
   approvalRequestOf,
-  buildResume,
   draftsForAll,
   initialDraft,
   isExpired,
@@ -52,6 +51,13 @@ import {
   type ApprovalRequest,
   type DraftAnswer,
 } from './approval';
+import { buildBatchResume, openRequests } from './interrupts/batch';
+import {
+  initialQuestionDraft,
+  QuestionDraftSchema,
+  selectOpenQuestions,
+  type QuestionDraft,
+} from './interrupts/question';
 import {
   createAgentTransport,
   type AgentTransport,
@@ -145,6 +151,9 @@ export interface AgentState {
   queuePaused: boolean;
   /** Approval answers being prepared, per interrupt id (what the user did; defaults are derived). */
   approvalDrafts: Record<string, DraftAnswer | undefined>;
+  /** Answers to questions (`ask_user`) being prepared, per interrupt id (defaults are derived). */
+  questionDrafts: Record<string, QuestionDraft | undefined>;
+  /** Why the answers of the batch (approvals and questions) could not be sent. */
   approvalError: string | null;
   /** Increments whenever a run ends (the history list refetches). */
   runsFinished: number;
@@ -274,6 +283,17 @@ export function selectOpenApprovals(view: ConversationView): ApprovalRequest[] {
   return found;
 }
 
+/** Each open question's answer so far: what the user put in, else the form's defaults. */
+export function effectiveQuestionDrafts(
+  view: ConversationView,
+  stored: Record<string, QuestionDraft | undefined>,
+): Record<string, QuestionDraft | undefined> {
+  const out: Record<string, QuestionDraft | undefined> = {};
+  for (const request of selectOpenQuestions(view))
+    out[request.interruptId] = stored[request.interruptId] ?? initialQuestionDraft(request);
+  return out;
+}
+
 /** Each open request's draft: what the user prepared, else the untouched proposal. */
 export function effectiveApprovalDrafts(
   open: ApprovalRequest[],
@@ -290,7 +310,7 @@ export function effectiveApprovalDrafts(
  */
 export function canReviseLastTurn(state: AgentState, now: number): boolean {
   if (state.signedOut || state.connection !== 'idle' || state.hydrating || state.switchingVersion) return false;
-  if (selectOpenApprovals(state.view).some((request) => !isExpired(request.expiresAt, now))) return false;
+  if (openRequests(state.view).some((request) => !isExpired(request.expiresAt, now))) return false;
   const runId = lastTurnRunId(state.view);
   return runId !== null && state.view.runs.some((run) => run.runId === runId && run.status !== 'running');
 }
@@ -497,6 +517,7 @@ export class AgentStore {
       queue: [],
       queuePaused: false,
       approvalDrafts: {},
+      questionDrafts: {},
       approvalError: null,
       runsFinished: 0,
       olderBefore: null,
@@ -806,7 +827,7 @@ export class AgentStore {
     const head = this.state.queue[0];
     if (!head || head.editing) return;
     const now = this.clock.now();
-    const waiting = selectOpenApprovals(this.state.view).filter((request) => !isExpired(request.expiresAt, now));
+    const waiting = openRequests(this.state.view).filter((request) => !isExpired(request.expiresAt, now));
     if (waiting.length > 0) {
       const soonest = Math.min(...waiting.map((request) => Date.parse(request.expiresAt ?? '') || Infinity));
       if (Number.isFinite(soonest))
@@ -987,11 +1008,34 @@ export class AgentStore {
     this.set({ approvalDrafts: next, approvalError: null });
   }
 
-  /** Sends every answer of the batch in one request (a new run continues from them). */
+  setQuestionDraft(interruptId: string, draft: QuestionDraft): void {
+    const next = { ...this.state.questionDrafts, [interruptId]: draft };
+    if (this.state.conversationId) this.local.writeRecord(this.keys.questions(this.state.conversationId), next);
+    this.set({ questionDrafts: next, approvalError: null });
+  }
+
+  /** Send (accept) or Decline on a question's card: the answer is kept, then the batch is sent. */
+  answerQuestion(interruptId: string, action: 'accept' | 'decline'): void {
+    if (this.connection || this.state.signedOut) return;
+    const request = selectOpenQuestions(this.state.view).find((q) => q.interruptId === interruptId);
+    if (!request) return;
+    const current = this.state.questionDrafts[interruptId] ?? initialQuestionDraft(request);
+    this.setQuestionDraft(interruptId, { ...current, action });
+    this.submitApprovals();
+  }
+
+  /**
+   * Sends every answer of the batch in one request (a new run continues from them): approvals and
+   * questions of the interrupted run alike (`interrupts/batch.ts`).
+   */
   submitApprovals(): void {
     if (this.connection || this.state.signedOut) return;
     const open = selectOpenApprovals(this.state.view);
-    const result = buildResume(open, effectiveApprovalDrafts(open, this.state.approvalDrafts), this.clock.now());
+    const drafts = {
+      approvals: effectiveApprovalDrafts(open, this.state.approvalDrafts),
+      questions: effectiveQuestionDrafts(this.state.view, this.state.questionDrafts),
+    };
+    const result = buildBatchResume(this.state.view, drafts, this.clock.now());
     if (!result.ok) {
       this.set({ approvalError: result.error });
       return;
@@ -1011,8 +1055,11 @@ export class AgentStore {
   }
 
   private clearApprovalDrafts(): void {
-    if (this.state.conversationId) this.local.writeRecord(this.keys.approvals(this.state.conversationId), {});
-    this.set({ approvalDrafts: {} });
+    if (this.state.conversationId) {
+      this.local.writeRecord(this.keys.approvals(this.state.conversationId), {});
+      this.local.writeRecord(this.keys.questions(this.state.conversationId), {});
+    }
+    this.set({ approvalDrafts: {}, questionDrafts: {} });
   }
 
   // ---------------------------------------------------------------- feedback
@@ -1083,6 +1130,7 @@ export class AgentStore {
     this.local.write(this.keys.draft(id), null);
     this.local.write(this.keys.draftAttachments(id), null);
     this.local.write(this.keys.approvals(id), null);
+    this.local.write(this.keys.questions(id), null);
     this.local.write(this.keys.feedbackDrafts(id), null);
     this.session.write(this.keys.queue(id), null);
     this.session.write(this.keys.queuePaused(id), null);
@@ -1103,6 +1151,7 @@ export class AgentStore {
       olderError: null,
       switchingVersion: false,
       approvalDrafts: {},
+      questionDrafts: {},
       feedbackDrafts: {},
       approvalError: null,
       requestError: null,
@@ -1242,6 +1291,17 @@ export class AgentStore {
     for (const [interruptId, draft] of Object.entries(storedApprovals))
       if (openIds.has(interruptId)) approvals[interruptId] = draft;
     this.local.writeRecord(this.keys.approvals(id), approvals);
+    const openQuestionIds = new Set(
+      selectOpenQuestions(view)
+        .filter((request) => !isExpired(request.expiresAt, now))
+        .map((request) => request.interruptId),
+    );
+    const questions: Record<string, QuestionDraft> = {};
+    for (const [interruptId, draft] of Object.entries(
+      this.local.readRecord(this.keys.questions(id), QuestionDraftSchema),
+    ))
+      if (openQuestionIds.has(interruptId)) questions[interruptId] = draft;
+    this.local.writeRecord(this.keys.questions(id), questions);
 
     const messageIds = new Set(view.messages.filter((m) => m.role === 'assistant').map((m) => m.id));
     const storedComments = this.local.readRecord(this.keys.feedbackDrafts(id), FeedbackDraftSchema);
@@ -1249,7 +1309,7 @@ export class AgentStore {
     for (const [messageId, text] of Object.entries(storedComments))
       if (messageIds.has(messageId)) comments[messageId] = text;
     this.local.writeRecord(this.keys.feedbackDrafts(id), comments);
-    this.set({ approvalDrafts: approvals, feedbackDrafts: comments });
+    this.set({ approvalDrafts: approvals, questionDrafts: questions, feedbackDrafts: comments });
   }
 
   /**
@@ -1499,6 +1559,9 @@ export class AgentStore {
             : 0;
         if (approvals > 0)
           this.announce(`The assistant needs your approval for ${approvals} action${approvals === 1 ? '' : 's'}.`);
+        for (const interrupt of event.outcome?.type === 'interrupt' ? event.outcome.interrupts : [])
+          if (interruptKindOf(interrupt.reason) === 'user_question')
+            this.announce(`The assistant asks you: ${interrupt.message ?? 'a question'}`);
         this.onTerminal(connection);
         break;
       }
@@ -1599,6 +1662,15 @@ export class AgentStore {
 
   /** Drafts of requests that are no longer open (answered here or elsewhere) are dropped. */
   private pruneApprovalDrafts(): void {
+    const openQuestionIds = new Set(selectOpenQuestions(this.liveView.current).map((request) => request.interruptId));
+    const keptQuestions: Record<string, QuestionDraft | undefined> = {};
+    for (const [interruptId, draft] of Object.entries(this.state.questionDrafts))
+      if (openQuestionIds.has(interruptId)) keptQuestions[interruptId] = draft;
+    if (Object.keys(keptQuestions).length !== Object.keys(this.state.questionDrafts).length) {
+      if (this.state.conversationId)
+        this.local.writeRecord(this.keys.questions(this.state.conversationId), keptQuestions);
+      this.set({ questionDrafts: keptQuestions });
+    }
     const openIds = new Set(selectOpenApprovals(this.liveView.current).map((request) => request.interruptId));
     const kept: Record<string, DraftAnswer | undefined> = {};
     for (const [interruptId, draft] of Object.entries(this.state.approvalDrafts))
@@ -1803,7 +1875,7 @@ export class AgentStore {
           view.data.messages.some((m) => m.role === 'user' && m.content.trim() === request.text.trim())
         : request.kind === 'version'
           ? newestTurn !== null && !request.restore.view.runs.some((run) => run.runId === newestTurn)
-          : request.kind === 'resume' && selectOpenApprovals(view.data).length === 0);
+          : request.kind === 'resume' && openRequests(view.data).length === 0);
     if (view?.success && delivered) {
       if (this.state.conversationId !== connection.threadId) this.adoptConversation(connection.threadId);
       this.replaceView(view.data);
@@ -1838,7 +1910,12 @@ export class AgentStore {
       this.set({ requestError: error });
       this.announce(`Your message was not sent: ${error.message}`);
     } else {
-      this.set({ requestError: { ...error, retryable: false }, pendingUserMessage: null });
+      // Shown on the cards too (a question's card says what was wrong with the answer).
+      this.set({
+        requestError: { ...error, retryable: false },
+        pendingUserMessage: null,
+        approvalError: error.message,
+      });
       this.announce(`Your decisions were not accepted: ${error.message}`);
       // The requests may have changed (expired, answered elsewhere): show the server's copy.
       if (this.state.conversationId) void this.hydrate(this.state.conversationId, { quiet: true });

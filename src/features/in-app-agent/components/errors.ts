@@ -29,6 +29,7 @@ const WITH_DETAIL = new Set([
   'MODEL_UNAVAILABLE',
   'TOOL_ERROR',
   'INTERRUPT_INVALID_ARGS',
+  'INTERRUPT_INVALID_ANSWER',
 ]);
 /**
  * Codes whose server message is the more precise wording (e.g. "Try again in 12 s.", "photo.jpg is

@@ -87,6 +87,7 @@ export class LiveView {
       }),
       runs: this.working.runs.map((run) => ({ ...run, interrupts: [...run.interrupts] })),
       decisions: { ...this.working.decisions },
+      ...(this.working.answers ? { answers: { ...this.working.answers } } : {}),
       navigations: [...this.working.navigations],
       ...(this.working.versions ? { versions: { ...this.working.versions } } : {}),
     };

@@ -11,6 +11,7 @@ import type { FeedbackReason } from '../schema';
 import type { AgentState, AgentStore } from './agent-store';
 import type { DraftAnswer } from './approval';
 import type { ReferencePart } from './composer/mention-logic';
+import type { QuestionDraft } from './interrupts/question';
 import type { AgentSelector } from './selectors';
 import type { ConversationHistory } from './use-conversation-history';
 
@@ -45,6 +46,10 @@ export interface AgentActions {
   selectConversation: (id: string) => void;
   setApprovalDraft: (interruptId: string, draft: DraftAnswer) => void;
   submitApprovals: () => void;
+  /** A question's form as the user fills it in (kept across a reload). */
+  setQuestionDraft: (interruptId: string, draft: QuestionDraft) => void;
+  /** Send or Decline on a question's card (the batch is sent with it). */
+  answerQuestion: (interruptId: string, action: 'accept' | 'decline') => void;
   /** Approve all / Reject all (one note for a rejected batch). */
   answerAll: (decision: 'approve' | 'reject', note?: string) => void;
   submitFeedback: (messageId: string, value: 1 | -1, comment?: string, reasons?: FeedbackReason[]) => Promise<void>;

@@ -8,10 +8,13 @@
 import {
   canReviseLastTurn,
   effectiveApprovalDrafts,
+  effectiveQuestionDrafts,
   selectOpenApprovals as openApprovalsOf,
   type AgentState,
 } from './agent-store';
 import { isExpired, type ApprovalRequest, type DraftAnswer } from './approval';
+import { openRequests, waitingNoun } from './interrupts/batch';
+import type { QuestionDraft } from './interrupts/question';
 
 /** A selector as `useAgentSelector` takes it. */
 export type AgentSelector<T> = (state: AgentState, now: number) => T;
@@ -30,11 +33,11 @@ export const selectHasOlder: AgentSelector<boolean> = (state) => state.olderBefo
 
 export const selectOpenApprovals: AgentSelector<ApprovalRequest[]> = (state) => openApprovalsOf(state.view);
 
-/** Approvals wait: the panel's clock ticks (countdown, expiry). */
-export const selectApprovalsWaiting: AgentSelector<boolean> = (state) => openApprovalsOf(state.view).length > 0;
+/** Approvals or questions wait: the panel's clock ticks (countdown, expiry). */
+export const selectApprovalsWaiting: AgentSelector<boolean> = (state) => openRequests(state.view).length > 0;
 
 function liveApprovalCount(state: AgentState, now: number): number {
-  return openApprovalsOf(state.view).filter((request) => !isExpired(request.expiresAt, now)).length;
+  return openRequests(state.view).filter((request) => !isExpired(request.expiresAt, now)).length;
 }
 
 /** The queue waits for an answer to the open approvals. */
@@ -43,11 +46,14 @@ export const selectQueueHeld: AgentSelector<boolean> = (state, now) =>
 
 /** A non-blocking note under the input (e.g. an approval is still waiting). */
 export const selectInputHint: AgentSelector<string | null> = (state, now) => {
-  if (selectQueueHeld(state, now)) return 'Queued messages wait until you answer the approval above (or send one now).';
+  const open = openRequests(state.view);
+  const noun = waitingNoun(open);
+  if (selectQueueHeld(state, now)) return `Queued messages wait until you answer the ${noun} above (or send one now).`;
   const live = liveApprovalCount(state, now);
-  return live > 0 && live === openApprovalsOf(state.view).length
-    ? 'An approval is waiting above. Sending a new message instead leaves it unanswered.'
-    : null;
+  if (live === 0 || live !== open.length) return null;
+  return noun === 'request'
+    ? 'Requests are waiting above. Sending a new message instead leaves them unanswered.'
+    : `${noun === 'approval' ? 'An approval' : 'A question'} is waiting above. Sending a new message instead leaves it unanswered.`;
 };
 
 /** The newest turn may be edited or asked again now (nothing runs, no approval waits). */
@@ -78,3 +84,21 @@ export const selectAttachmentsReady: AgentSelector<boolean> = (state) =>
   state.attachments.some((a) => a.status === 'ready');
 export const selectAttachmentsUploading: AgentSelector<boolean> = (state) =>
   state.attachments.some((a) => a.status === 'uploading');
+const questionDraftsByView = new WeakMap<
+  AgentState['view'],
+  WeakMap<Record<string, QuestionDraft | undefined>, Record<string, QuestionDraft | undefined>>
+>();
+/** Each open question's answer so far: what the user put in, else the form's defaults (memoized per view and stored drafts). */
+export const selectQuestionDrafts: AgentSelector<Record<string, QuestionDraft | undefined>> = (state) => {
+  let byStored = questionDraftsByView.get(state.view);
+  if (!byStored) {
+    byStored = new WeakMap();
+    questionDraftsByView.set(state.view, byStored);
+  }
+  let drafts = byStored.get(state.questionDrafts);
+  if (!drafts) {
+    drafts = effectiveQuestionDrafts(state.view, state.questionDrafts);
+    byStored.set(state.questionDrafts, drafts);
+  }
+  return drafts;
+};

@@ -1,7 +1,7 @@
 /**
  * The panel's browser storage, per signed-in user: whether the panel is open, its width, the
  * current conversation, and the user's unsent work (message draft per conversation, approval
- * answers being prepared, thumbs-down comments) in `localStorage`; messages queued behind a
+ * and question answers being prepared, thumbs-down comments) in `localStorage`; messages queued behind a
  * running answer in `sessionStorage` (they belong to the tab that will send them, and survive its
  * reload). Every key carries the user id, so a second person on the same browser never reads the
  * first one's drafts, and sign-out removes everything of the panel (`clearAssistantStorage`).
@@ -34,6 +34,8 @@ export function storageKeys(userId: string, projectId: string) {
     draftAttachments: (conversationId: string | null) => `${project}:draft-attachments:${conversationId ?? 'new'}`,
     /** Approval answers being prepared in a conversation, keyed by interrupt id. */
     approvals: (conversationId: string) => `${project}:approvals:${conversationId}`,
+    /** Answers to questions being prepared in a conversation, keyed by interrupt id. */
+    questions: (conversationId: string) => `${project}:questions:${conversationId}`,
     /** Unsaved thumbs-down comments of a conversation, keyed by message id. */
     feedbackDrafts: (conversationId: string) => `${project}:feedback-drafts:${conversationId}`,
     /** Messages queued behind a running answer (sessionStorage). */

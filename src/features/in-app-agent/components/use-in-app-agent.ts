@@ -8,6 +8,7 @@ import type { RefObject } from 'react';
 import type { FeedbackReason } from '../schema';
 import type { AgentState, QueuedMessage } from './agent-store';
 import type { ApprovalRequest, DraftAnswer } from './approval';
+import type { QuestionDraft } from './interrupts/question';
 import {
   useAgentBinding,
   useAgentSelector,
@@ -23,6 +24,7 @@ import {
   selectInputHint,
   selectOpenApprovals,
   selectQueueHeld,
+  selectQuestionDrafts,
 } from './selectors';
 import type { ConversationHistory } from './use-conversation-history';
 
@@ -107,6 +109,10 @@ interface InAppAgentContextValue extends ConversationState {
   submitApprovals: () => void;
   answerAll: (decision: 'approve' | 'reject', note?: string) => void;
   approvalError: string | null;
+  // questions (ask_user)
+  questionDrafts: Record<string, QuestionDraft | undefined>;
+  setQuestionDraft: (interruptId: string, draft: QuestionDraft) => void;
+  answerQuestion: (interruptId: string, action: 'accept' | 'decline') => void;
   // feedback
   submitFeedback: (messageId: string, value: 1 | -1, comment?: string, reasons?: FeedbackReason[]) => Promise<void>;
   /** Unsaved thumbs-down comments of the current conversation, per message. */
@@ -163,6 +169,7 @@ export function useInAppAgent(): InAppAgentContextValue {
     openApprovals: selectOpenApprovals(state, now),
     approvalDrafts: selectApprovalDrafts(state, now),
     approvalError: state.approvalError,
+    questionDrafts: selectQuestionDrafts(state, now),
     feedbackDrafts: state.feedbackDrafts,
     now,
   };

@@ -24,11 +24,15 @@ function slice(view: ConversationView, keep: (index: number) => boolean, navigat
   const calls = toolCallIdsOf(messages);
   const decisions = Object.fromEntries(Object.entries(view.decisions).filter(([toolCallId]) => calls.has(toolCallId)));
   const versions = Object.fromEntries(Object.entries(view.versions ?? {}).filter(([runId]) => runIds.has(runId)));
+  const answers = Object.fromEntries(
+    Object.entries(view.answers ?? {}).filter(([toolCallId]) => calls.has(toolCallId)),
+  );
   return {
     threadId: view.threadId,
     messages,
     runs,
     decisions,
+    ...(Object.keys(answers).length ? { answers } : {}),
     // Pages the assistant opened are not tied to a run: the start of a view keeps them, the rest none.
     navigations: navigations ? [...view.navigations] : [],
     ...(Object.keys(versions).length ? { versions } : {}),
@@ -61,15 +65,17 @@ export function joinViews(earlier: ConversationView, later: ConversationView): C
 
 /**
  * `head` followed by `tail`, taken as they are (they share no run): their messages, runs and
- * navigations in order, the decisions and versions of both.
+ * navigations in order, the decisions, answers and versions of both.
  */
 export function concatViews(head: ConversationView, tail: ConversationView): ConversationView {
   const versions: Versions = { ...(head.versions ?? {}), ...(tail.versions ?? {}) };
+  const answers = { ...(head.answers ?? {}), ...(tail.answers ?? {}) };
   return {
     threadId: tail.threadId ?? head.threadId,
     messages: [...head.messages, ...tail.messages],
     runs: [...head.runs, ...tail.runs],
     decisions: { ...head.decisions, ...tail.decisions },
+    ...(Object.keys(answers).length ? { answers } : {}),
     navigations: [...head.navigations, ...tail.navigations],
     ...(Object.keys(versions).length ? { versions } : {}),
   };

@@ -9,6 +9,10 @@
  *   summarize the project
  *   create an issue titled <title>
  *   close issue 3 | delete issue 3
+ *   assign issue 3   (lists the members, then asks whom with ask_user: a choice among them; then
+ *     assigns once approved)
+ *   assign issue 3 to <part of a name or email>   (one match: assigns; several or none: asks whom)
+ *   create an issue   (no title: asks for the title and the priority with ask_user, then creates it)
  *   close issues 3 and 4   (one held call per issue: a batch of approvals)
  *   comment on issue 3: <text>
  *   go to issue 3 | go to the issues page | go to members
@@ -75,7 +79,7 @@ export const DEMO_OLLAMA_COMMAND =
 
 const HELP =
   "I'm the **demo model**: I run offline and understand a few requests about this project's issues. Try:\n\n" +
-  '- "list open issues"\n- "summarize issue 1"\n- "summarize the project"\n- "create an issue titled Fix the login page"\n- "close issue 2"\n- "go to issue 1"\n\n' +
+  '- "list open issues"\n- "summarize issue 1"\n- "summarize the project"\n- "create an issue titled Fix the login page"\n- "close issue 2"\n- "assign issue 1" (I ask you whom)\n- "go to issue 1"\n\n' +
   'To use a real model, set `AGENT_MODEL_PROVIDER=bedrock` (with `AWS_REGION` and credentials) or ' +
   '`AGENT_MODEL_PROVIDER=openai-compatible` with `OPENAI_COMPATIBLE_BASE_URL` and `OPENAI_COMPATIBLE_MODEL` (Ollama, vLLM, LM Studio, OpenAI). ' +
   'For example, with a local Ollama:\n\n' +
@@ -149,6 +153,142 @@ function promptTokens(prompt: PromptMessage[]): number {
   return Math.ceil(text.length / 4);
 }
 
+/** A call of `tool` when the user's role offers it, else the explanation why not. */
+function needTool(tools: Set<string>, tool: string, args: Record<string, unknown>, preface?: string): Plan {
+  return tools.has(tool)
+    ? { kind: 'tool', tool, args, ...(preface ? { preface } : {}) }
+    : {
+        kind: 'text',
+        text: `Your role in this project doesn't allow that (the \`${tool}\` tool is not available to you), so I can't do it.`,
+      };
+}
+
+/** "assign issue 3" (whom is missing) or "assign issue 3 to al" (whom may match several people). */
+const ASSIGN = /\bassign issue\s*#?(\d+)(?:\s+to\s+(.+?))?\s*[.!?]?\s*$/i;
+/** "create an issue" with no title: the title and the priority are asked for. */
+const CREATE_BARE = /^\s*(?:please\s+)?create (?:an? )?(?:new )?issue\s*[.!?]?\s*$/i;
+const PRIORITIES = ['LOW', 'MEDIUM', 'HIGH', 'URGENT'];
+
+interface MemberLike {
+  userId: string;
+  name: string;
+  email: string;
+}
+
+function membersOf(value: unknown): MemberLike[] {
+  const list = findKey(value, 'members');
+  if (!Array.isArray(list)) return [];
+  return list.filter(
+    (m): m is MemberLike =>
+      !!m && typeof m.userId === 'string' && typeof m.name === 'string' && typeof m.email === 'string',
+  );
+}
+
+/** The question "who should take issue N?", a choice among `members`. */
+function askWhom(number: number, members: MemberLike[], wanted?: string): Plan {
+  return {
+    kind: 'tool',
+    tool: 'ask_user',
+    args: {
+      message: wanted
+        ? `Several members match “${wanted}”. Who should I assign issue #${number} to?`
+        : `Who should I assign issue #${number} to?`,
+      requestedSchema: {
+        type: 'object',
+        properties: {
+          assignee: {
+            type: 'string',
+            title: 'Assignee',
+            description: 'A member of this project.',
+            enum: members.map((m) => m.userId),
+            enumNames: members.map((m) => `${m.name} (${m.email})`),
+          },
+        },
+        required: ['assignee'],
+      },
+    },
+  };
+}
+
+/** The question for an issue asked for without a title. */
+const ASK_NEW_ISSUE: Plan = {
+  kind: 'tool',
+  tool: 'ask_user',
+  args: {
+    message: 'What should the new issue say?',
+    requestedSchema: {
+      type: 'object',
+      properties: {
+        title: {
+          type: 'string',
+          title: 'Title',
+          description: 'A short summary of the problem or request.',
+          minLength: 3,
+          maxLength: 200,
+        },
+        priority: {
+          type: 'string',
+          title: 'Priority',
+          enum: PRIORITIES,
+          enumNames: ['Low', 'Medium', 'High', 'Urgent'],
+          default: 'MEDIUM',
+        },
+      },
+      required: ['title', 'priority'],
+    },
+  },
+};
+
+/**
+ * The step after a tool result, for the requests that take several: the members were listed to
+ * assign an issue (assign when one matches, else ask whom), or a question was answered (act on
+ * the answer; say what was not done when it was declined or not answered).
+ */
+function followUp(userText: string, results: PromptPart[], tools: Set<string>): Plan | null {
+  // The newest result (the results of one answer's steps may come back together).
+  const only = results.at(-1);
+  if (!only) return null;
+  const value = resultValue(only) as Record<string, unknown> | undefined;
+  const assign = ASSIGN.exec(userText.trim());
+  if (assign && only.toolName === 'list_members') {
+    const number = Number(assign[1]);
+    const members = membersOf(value);
+    const wanted = assign[2]?.trim();
+    const matches = wanted
+      ? members.filter((m) => `${m.name} ${m.email}`.toLowerCase().includes(wanted.toLowerCase()))
+      : [];
+    if (matches.length === 1)
+      return needTool(
+        tools,
+        'assign_issue',
+        { number, assignee: matches[0]!.userId },
+        `I'll assign issue #${number} to ${matches[0]!.name} once you approve.`,
+      );
+    if (!members.length) return { kind: 'text', text: 'I could not list the members of this project.' };
+    return askWhom(number, matches.length > 1 ? matches : members, matches.length > 1 ? wanted : undefined);
+  }
+  if (only.toolName !== 'ask_user') return null;
+  const accepted = value?.action === 'accept' ? ((value.content ?? {}) as Record<string, unknown>) : null;
+  if (assign) {
+    const number = Number(assign[1]);
+    if (!accepted || typeof accepted.assignee !== 'string')
+      return { kind: 'text', text: `All right, I did not assign issue #${number}.` };
+    return needTool(tools, 'assign_issue', { number, assignee: accepted.assignee }, `I'll assign it once you approve.`);
+  }
+  if (CREATE_BARE.test(userText)) {
+    if (!accepted || typeof accepted.title !== 'string')
+      return { kind: 'text', text: 'All right, I did not create an issue.' };
+    const priority = typeof accepted.priority === 'string' ? { priority: accepted.priority } : {};
+    return needTool(
+      tools,
+      'create_issue',
+      { title: accepted.title, ...priority },
+      "I'll create that issue once you approve.",
+    );
+  }
+  return null;
+}
+
 function planFromUser(text: string, tools: Set<string>): Plan {
   const t = text.trim();
   const lower = t.toLowerCase();
@@ -157,12 +297,7 @@ function planFromUser(text: string, tools: Set<string>): Plan {
     return m ? Number(m[1]) : undefined;
   };
   const need = (tool: string, args: Record<string, unknown>, preface?: string): Plan =>
-    tools.has(tool)
-      ? { kind: 'tool', tool, args, ...(preface ? { preface } : {}) }
-      : {
-          kind: 'text',
-          text: `Your role in this project doesn't allow that (the \`${tool}\` tool is not available to you), so I can't do it.`,
-        };
+    needTool(tools, tool, args, preface);
 
   if (lower.includes('long answer')) return { kind: 'text', text: LONG_ANSWER, slow: true };
   if (/\bfail (?:once|twice|\d{1,2} times?),? then answer\b/.test(lower))
@@ -182,6 +317,14 @@ function planFromUser(text: string, tools: Set<string>): Plan {
           : 'issues';
     return need('navigate', n ? { page: 'issue', issueNumber: Number(n[1]) } : { page }, 'Opening it for you.');
   }
+
+  // Ambiguous requests: what is missing is asked for (ask_user) instead of guessed.
+  if (CREATE_BARE.test(t)) return tools.has('create_issue') ? ASK_NEW_ISSUE : need('create_issue', {});
+  const assign = ASSIGN.exec(t);
+  if (assign)
+    return tools.has('assign_issue')
+      ? need('list_members', {}, 'Let me look at the members first.')
+      : need('assign_issue', {});
 
   const create = /\bcreate (?:an? )?(?:new )?issue(?: (?:titled|called|named))?[:\s]+["“']?(.+?)["”']?\s*$/i.exec(t);
   if (create)
@@ -342,6 +485,11 @@ function answerFromResult(tool: string, value: unknown): string {
       const i = collectIssues(value)[0];
       return i ? `Closed issue **#${i.number}** “${i.title}”.` : 'The issue was closed.';
     }
+    case 'assign_issue': {
+      const i = collectIssues(value)[0];
+      const who = nameOf(i?.assignee);
+      return i ? `Assigned issue **#${i.number}** “${i.title}” to ${who ?? 'nobody'}.` : 'The issue was assigned.';
+    }
     case 'delete_issue':
       return 'The issue was deleted.';
     case 'add_comment':
@@ -456,13 +604,15 @@ const OVERLOADED = () =>
 function plan(opts: StreamOptions): Plan {
   const last = opts.prompt[opts.prompt.length - 1];
   const tools = new Set((opts.tools ?? []).map((t) => t.name));
+  const lastUser = [...opts.prompt].reverse().find((m) => m.role === 'user');
   if (last?.role === 'tool' && Array.isArray(last.content)) {
     const results = last.content.filter((p) => p.type === 'tool-result');
+    const next = followUp(textOf(lastUser), results, tools);
+    if (next) return next;
     const texts = results.map((p) => answerFromResult(p.toolName ?? '', resultValue(p)));
-    const next = results.flatMap((p) => followUps(p.toolName ?? '', resultValue(p))).slice(0, 3);
-    return { kind: 'text', text: (texts.join('\n\n') || 'Done.') + suggestionsBlock(next) };
+    const offers = results.flatMap((p) => followUps(p.toolName ?? '', resultValue(p))).slice(0, 3);
+    return { kind: 'text', text: (texts.join('\n\n') || 'Done.') + suggestionsBlock(offers) };
   }
-  const lastUser = [...opts.prompt].reverse().find((m) => m.role === 'user');
   return recallEarlier(textOf(lastUser), opts.prompt) ?? planFromUser(textOf(lastUser), tools);
 }
 

@@ -1,7 +1,8 @@
 /**
- * Interrupts a run waits on (tool approvals): persist them as AG-UI interrupts, validate and
- * consume resume answers once, and settle each answer in the resumed run (an approved call runs
- * through the MCP server with a single-use signed override; a rejection is the tool's result).
+ * Interrupts a run waits on (tool approvals, questions to the user): persist them as AG-UI
+ * interrupts, validate and consume resume answers once, and settle each answer in the resumed run
+ * (an approved call runs through the MCP server with a single-use signed override; a rejection is
+ * the tool's result; a question's answer, decline or expiry is the `ask_user` call's result).
  * What is common to every interrupt kind (the rows, the batch, single consumption) is here once;
  * what a kind decides and how its answer becomes the tool's result is its entry in `SERVER_KINDS`
  * (the kinds themselves: `interrupt-kinds.ts`).
@@ -19,6 +20,16 @@ import {
   TOOL_CALL_META_KEY,
 } from '../host';
 import { CUSTOM_EVENTS } from '../constants';
+import {
+  type AnswerContent,
+  answerProblems,
+  AskUserInputSchema,
+  describeProblems,
+  type QuestionAnswer,
+  type QuestionAnsweredValue,
+  questionResponseSchema,
+  questionResult,
+} from '../elicitation';
 import { AgentRefusal } from '../error-codes';
 import { INTERRUPT_KINDS, type InterruptAnswer, type InterruptKind, interruptKindOf } from '../interrupt-kinds';
 import type {
@@ -27,8 +38,8 @@ import type {
   ApprovalPreview,
   ApprovalResponse,
   ConversationView,
+  Interrupt,
   ResumeEntry,
-  ToolApprovalInterrupt,
 } from '../schema';
 import { capResult, type PendingCall } from './agent';
 import type { RunTrace } from './instrumentation';
@@ -59,7 +70,10 @@ async function approvalPreviews(
   pending: readonly PendingCall[],
 ): Promise<Map<string, ApprovalPreview>> {
   const out = new Map<string, ApprovalPreview>();
-  const held = pending.filter((p) => declarationOf(p.toolName)?.preview === 'issue' && issueNumberOf(p.args));
+  const held = pending.filter(
+    (p): p is Extract<PendingCall, { kind: 'tool_approval' }> =>
+      p.kind === 'tool_approval' && declarationOf(p.toolName)?.preview === 'issue' && issueNumberOf(p.args) !== null,
+  );
   if (!held.length || !hasProjectAccess(subject, 'issues:read')) return out;
   const numbers = [...new Set(held.map((p) => issueNumberOf(p.args)!))];
   const refs = held.flatMap((p) =>
@@ -121,7 +135,10 @@ async function approvalPreviews(
   return out;
 }
 
-/** Stores the step's held calls and returns one AG-UI interrupt per call (with what each would change). */
+/**
+ * Stores the step's held calls (approvals and questions) and returns one AG-UI interrupt per call
+ * (an approval with what it would change).
+ */
 export async function persistPending(
   prisma: PrismaClient,
   input: {
@@ -134,54 +151,83 @@ export async function persistPending(
     projectId: string;
     subject: AccessSubject;
   },
-): Promise<ToolApprovalInterrupt[]> {
+): Promise<Interrupt[]> {
   const previews = await approvalPreviews(prisma, input.projectId, input.subject, input.pending);
   const expiresAt = new Date(Date.now() + input.ttlSeconds * 1000);
-  const rows = input.pending.map((p) => ({
-    id: newId('apr_'),
-    runId: input.runId,
-    conversationId: input.conversationId,
-    userId: input.userId,
-    toolCallId: p.toolCallId,
-    toolName: p.toolName,
-    args: p.args as Prisma.InputJsonValue,
-    argsFingerprint: fingerprintArgs(p.args),
-    reason: p.decision.reason,
-    kind: 'tool_approval' satisfies InterruptKind,
-    expiresAt,
-  }));
-  await prisma.agentPendingApproval.createMany({ data: rows });
-  return rows.map((r, i) => {
-    const p = input.pending[i]!;
-    return {
-      id: r.id,
-      reason: INTERRUPT_KINDS.tool_approval.reason,
-      message: summarizeCall(p.toolName, p.args),
+  const held = input.pending.map((p) => ({
+    p,
+    row: {
+      id: newId('apr_'),
+      runId: input.runId,
+      conversationId: input.conversationId,
+      userId: input.userId,
       toolCallId: p.toolCallId,
-      responseSchema: INTERRUPT_KINDS.tool_approval.answerJsonSchema,
-      expiresAt: expiresAt.toISOString(),
-      metadata: {
-        toolName: p.toolName,
-        args: p.args,
-        argsFingerprint: r.argsFingerprint,
-        approvalReason: p.decision.reason,
-        why: p.decision.why,
-        destructive: p.decision.reason === 'destructive',
-        ...(p.inputSchema ? { inputSchema: p.inputSchema } : {}),
-        ...(previews.has(p.toolCallId) ? { preview: previews.get(p.toolCallId) } : {}),
-      },
-    };
-  });
+      toolName: p.toolName,
+      args: p.args as Prisma.InputJsonValue,
+      argsFingerprint: fingerprintArgs(p.args),
+      reason: kindOf(p.kind).rowReason(p),
+      kind: p.kind,
+      expiresAt,
+    },
+  }));
+  await prisma.agentPendingApproval.createMany({ data: held.map((h) => h.row) });
+  return held.map(({ p, row }) => kindOf(p.kind).interrupt(p, row, previews.get(p.toolCallId)));
 }
 
-export interface Decision {
-  /** The kind of interrupt answered. */
-  kind: InterruptKind;
+/** A pending row as the kinds build their interrupt from it. */
+type HeldRow = { id: string; argsFingerprint: string; expiresAt: Date };
+
+/** The interrupt of a held tool call (`tool_approval`). */
+function approvalInterrupt(
+  p: Extract<PendingCall, { kind: 'tool_approval' }>,
+  row: HeldRow,
+  preview?: ApprovalPreview,
+): Interrupt {
+  return {
+    id: row.id,
+    reason: INTERRUPT_KINDS.tool_approval.reason,
+    message: summarizeCall(p.toolName, p.args),
+    toolCallId: p.toolCallId,
+    responseSchema: INTERRUPT_KINDS.tool_approval.answerJsonSchema,
+    expiresAt: row.expiresAt.toISOString(),
+    metadata: {
+      toolName: p.toolName,
+      args: p.args,
+      argsFingerprint: row.argsFingerprint,
+      approvalReason: p.decision.reason,
+      why: p.decision.why,
+      destructive: p.decision.reason === 'destructive',
+      ...(p.inputSchema ? { inputSchema: p.inputSchema } : {}),
+      ...(preview ? { preview } : {}),
+    },
+  };
+}
+
+/** The interrupt of a question (`user_question`): its message, and its form as the answer's `content`. */
+function questionInterrupt(p: Extract<PendingCall, { kind: 'user_question' }>, row: HeldRow): Interrupt {
+  return {
+    id: row.id,
+    reason: INTERRUPT_KINDS.user_question.reason,
+    message: p.args.message,
+    toolCallId: p.toolCallId,
+    responseSchema: questionResponseSchema(p.args.requestedSchema),
+    expiresAt: row.expiresAt.toISOString(),
+    metadata: { requestedSchema: p.args.requestedSchema },
+  };
+}
+
+/** What every answered interrupt names: its row, its run and its tool call. */
+interface DecisionBase {
   approvalId: string;
   /** The interrupted run this call belongs to. */
   runId: string;
   toolCallId: string;
   toolName: string;
+}
+
+/** An answered tool approval. */
+interface ApprovalDecision extends DecisionBase {
+  kind: 'tool_approval';
   approved: boolean;
   args: Record<string, unknown>;
   argsFingerprint: string;
@@ -189,6 +235,22 @@ export interface Decision {
   /** A local tool (navigate, search_docs): runs in the server, not through the MCP endpoint. */
   local: boolean;
   feedback?: string;
+}
+
+/** An answered question (`ask_user`): accepted with the form's content, or declined. */
+interface QuestionDecision extends DecisionBase {
+  kind: 'user_question';
+  action: 'accept' | 'decline';
+  content?: AnswerContent;
+}
+
+/** An answer, decided by its interrupt kind. */
+export type Decision = ApprovalDecision | QuestionDecision;
+
+/** How an answer is logged (`approval.decided`): approved, rejected, answered or declined. */
+export function decisionOutcome(d: Decision): 'approved' | 'rejected' | 'answered' | 'declined' {
+  if (d.kind === 'user_question') return d.action === 'accept' ? 'answered' : 'declined';
+  return d.approved ? 'approved' : 'rejected';
 }
 
 type PendingRow = Awaited<ReturnType<PrismaClient['agentPendingApproval']['findMany']>>[number];
@@ -204,13 +266,19 @@ export interface SettleContext {
 }
 
 /** The server side of an interrupt kind. */
-interface ServerInterruptKind<Answer> {
+interface ServerInterruptKind<Answer, D extends Decision, P extends PendingCall> {
+  /** The row's `reason` column for a held call (why it waits). */
+  rowReason(p: P): string;
+  /** The AG-UI interrupt of a held call. */
+  interrupt(p: P, row: HeldRow, preview?: ApprovalPreview): Interrupt;
   /** Said when an answer does not match the kind's schema. */
   answerHint: string;
   /** The decision an answer makes (null: the user cancelled it), or the refusal (thrown). */
-  decide(row: PendingRow, answer: Answer | null, policy: Pick<RunToolPolicy, 'mayRun'>): Decision;
+  decide(row: PendingRow, answer: Answer | null, policy: Pick<RunToolPolicy, 'mayRun'>): D;
+  /** How the decision is stored on its row (one conditional update, with the others of the batch). */
+  record(d: D): Prisma.AgentPendingApprovalUpdateManyMutationInput;
   /** Streams the decision and the tool's result in the resumed run. */
-  settle(d: Decision, ctx: SettleContext): Promise<void>;
+  settle(d: D, ctx: SettleContext): Promise<void>;
 }
 
 /** How long an approved call may take (it is not stopped by Stop, see settleApproval). */
@@ -235,7 +303,7 @@ function decideApproval(
   row: PendingRow,
   answer: ApprovalResponse | null,
   policy: Pick<RunToolPolicy, 'mayRun'>,
-): Decision {
+): ApprovalDecision {
   let args = row.args as Record<string, unknown>;
   let edited = false;
   const approved = answer?.approved === true;
@@ -273,7 +341,7 @@ function decideApproval(
 }
 
 /** Streams one decided approval: its decision, then the approved call's result or the rejection. */
-async function settleApproval(d: Decision, ctx: SettleContext): Promise<void> {
+async function settleApproval(d: ApprovalDecision, ctx: SettleContext): Promise<void> {
   ctx.send({
     type: 'CUSTOM',
     name: CUSTOM_EVENTS.approvalDecided,
@@ -325,18 +393,90 @@ async function settleApproval(d: Decision, ctx: SettleContext): Promise<void> {
   }
 }
 
+/**
+ * A question answered: declined (or cancelled), or accepted with content that fits the question's
+ * form (types, required fields, choices, lengths, ranges, formats: `elicitation.ts`); an answer
+ * that does not fit is refused (INTERRUPT_INVALID_ANSWER) with what is wrong, per field.
+ */
+function decideQuestion(row: PendingRow, answer: QuestionAnswer | null): QuestionDecision {
+  const request = AskUserInputSchema.safeParse(row.args);
+  if (!request.success) throw new AgentRefusal('INTERRUPT_UNKNOWN', 'This question can no longer be answered.');
+  const base = { kind: 'user_question' as const, approvalId: row.id, runId: row.runId, toolCallId: row.toolCallId };
+  if (answer?.action !== 'accept') return { ...base, toolName: row.toolName, action: 'decline' };
+  const content = answer.content ?? {};
+  const problems = answerProblems(request.data.requestedSchema, content);
+  if (problems.length) {
+    throw new AgentRefusal(
+      'INTERRUPT_INVALID_ANSWER',
+      `The answer does not fit the question. ${describeProblems(request.data.requestedSchema, problems)}`,
+    );
+  }
+  return { ...base, toolName: row.toolName, action: 'accept', content };
+}
+
+/** Streams one answered question: the answer event, then the answer as the `ask_user` call's result. */
+async function settleQuestion(d: QuestionDecision, ctx: SettleContext): Promise<void> {
+  const answered: QuestionAnsweredValue = {
+    toolCallId: d.toolCallId,
+    action: d.action,
+    ...(d.action === 'accept' ? { content: d.content ?? {} } : {}),
+  };
+  ctx.send({ type: 'CUSTOM', name: CUSTOM_EVENTS.questionAnswered, value: answered });
+  ctx.send({
+    type: 'TOOL_CALL_RESULT',
+    messageId: newId('msg_'),
+    toolCallId: d.toolCallId,
+    content: capResult(questionResult(answered)),
+    role: 'tool',
+  });
+  if (d.action === 'accept') await markConsumed(ctx.prisma, d.approvalId);
+}
+
+type AnyServerKind = ServerInterruptKind<unknown, Decision, PendingCall>;
+
 /** The server side of every interrupt kind (`interrupt-kinds.ts`): a kind without one does not build. */
-const SERVER_KINDS: { [K in InterruptKind]: ServerInterruptKind<InterruptAnswer[K]> } = {
+const SERVER_KINDS: {
+  [K in InterruptKind]: ServerInterruptKind<
+    InterruptAnswer[K],
+    Extract<Decision, { kind: K }>,
+    Extract<PendingCall, { kind: K }>
+  >;
+} = {
   tool_approval: {
+    rowReason: (p) => p.decision.reason,
+    interrupt: approvalInterrupt,
     answerHint: 'Each answer needs {approved, args?, feedback?}.',
     decide: decideApproval,
+    record: (d) => ({
+      status: d.approved ? 'APPROVED' : 'REJECTED',
+      decidedArgs: d.edited ? (d.args as Prisma.InputJsonValue) : Prisma.DbNull,
+      feedback: d.feedback ?? null,
+    }),
     settle: settleApproval,
+  },
+  // A question's row: APPROVED when answered (the content in `answer`, CONSUMED once the run has it
+  // as the call's result), REJECTED when declined, EXPIRED when nobody answered.
+  user_question: {
+    rowReason: () => 'question',
+    interrupt: questionInterrupt,
+    answerHint: 'Each answer needs {action: "accept" | "decline", content?}.',
+    decide: decideQuestion,
+    record: (d) => ({
+      status: d.action === 'accept' ? 'APPROVED' : 'REJECTED',
+      answer: d.action === 'accept' ? ((d.content ?? {}) as Prisma.InputJsonValue) : Prisma.DbNull,
+    }),
+    settle: settleQuestion,
   },
 };
 
+/** The server side of `kind`, for code that handles every kind alike. */
+function kindOf(kind: InterruptKind): AnyServerKind {
+  return SERVER_KINDS[kind] as unknown as AnyServerKind;
+}
+
 /** Streams one answered interrupt in the resumed run, as its kind settles it. */
 export function settleInterrupt(d: Decision, ctx: SettleContext): Promise<void> {
-  return SERVER_KINDS[d.kind].settle(d, ctx);
+  return kindOf(d.kind).settle(d, ctx);
 }
 
 /** What a tool's approved arguments are validated against (null: a tool the module does not know). */
@@ -406,13 +546,13 @@ export async function consumeResume(
     const row = rows.find((r) => r.id === entry.interruptId)!;
     const kind = interruptKindOf(row.kind);
     if (!kind) throw new AgentRefusal('INTERRUPT_UNKNOWN', 'This request is of a kind this server cannot answer.');
-    let answer: InterruptAnswer[typeof kind] | null = null;
+    let answer: unknown = null;
     if (entry.status === 'resolved') {
       const parsed = INTERRUPT_KINDS[kind].answer.safeParse(entry.payload);
-      if (!parsed.success) throw new AgentRefusal('INVALID_REQUEST', SERVER_KINDS[kind].answerHint);
+      if (!parsed.success) throw new AgentRefusal('INVALID_REQUEST', kindOf(kind).answerHint);
       answer = parsed.data;
     }
-    decisions.push(SERVER_KINDS[kind].decide(row, answer, input.policy));
+    decisions.push(kindOf(kind).decide(row, answer, input.policy));
   }
 
   await prisma.$transaction(async (tx) => {
@@ -420,12 +560,7 @@ export async function consumeResume(
     for (const d of decisions) {
       const res = await tx.agentPendingApproval.updateMany({
         where: { id: d.approvalId, status: 'PENDING', expiresAt: { gt: decidedAt } },
-        data: {
-          status: d.approved ? 'APPROVED' : 'REJECTED',
-          decidedArgs: d.edited ? (d.args as Prisma.InputJsonValue) : Prisma.DbNull,
-          feedback: d.feedback ?? null,
-          decidedAt,
-        },
+        data: { ...kindOf(d.kind).record(d), decidedAt },
       });
       if (res.count !== 1) throw new AgentRefusal('INTERRUPT_ALREADY_DECIDED', 'This request was already answered.');
     }
@@ -448,7 +583,7 @@ async function executeApproved(input: {
   gateway: McpGateway;
   secret: string;
   keyId: string;
-  decision: Decision;
+  decision: ApprovalDecision;
   signal: AbortSignal;
 }): Promise<unknown> {
   const token = mintOverride({
@@ -471,12 +606,17 @@ async function executeApproved(input: {
   }
 }
 
-/** A tool call whose approval never got its result, closed with a synthetic one. */
+/** A tool call whose approval (or question) never got its result, closed with a synthetic one. */
 export interface AbandonedCall {
   toolCallId: string;
   toolName: string;
-  /** The decision event to stream first, when replay does not already hold one. */
-  decided?: ApprovalDecidedValue;
+  /**
+   * The decision event to stream first (`approval-decided`, or `question-answered` for a question),
+   * when replay does not already hold one.
+   */
+  decided?:
+    | { name: typeof CUSTOM_EVENTS.approvalDecided; value: ApprovalDecidedValue }
+    | { name: typeof CUSTOM_EVENTS.questionAnswered; value: QuestionAnsweredValue };
   /** The synthetic tool result. */
   result: Record<string, unknown>;
 }
@@ -489,6 +629,8 @@ export interface AbandonedCall {
  * - APPROVED or CONSUMED (the process stopped between the decision and the result): the audit log
  *   says whether the call ran; without an audit row the outcome is reported as unknown. The run's
  *   key is revoked and the override was single-use, so it can never run later.
+ * A question (`ask_user`) is closed the same way with what its row holds: not answered (expired),
+ * declined, or the stored answer.
  * Rows whose call never streamed (nothing to attach a result to) are closed in the database when
  * the conversation has a call to close anyway.
  */
@@ -511,6 +653,7 @@ export async function closeAbandoned(
     orderBy: { createdAt: 'asc' },
     select: {
       id: true,
+      kind: true,
       runId: true,
       toolCallId: true,
       toolName: true,
@@ -518,6 +661,7 @@ export async function closeAbandoned(
       args: true,
       decidedArgs: true,
       feedback: true,
+      answer: true,
     },
   });
   const open = rows.filter((r) => !resolved.has(r.toolCallId));
@@ -539,10 +683,30 @@ export async function closeAbandoned(
   const out: AbandonedCall[] = [];
   for (const r of open) {
     if (!calls.has(r.toolCallId)) continue;
+    if (interruptKindOf(r.kind) === 'user_question') {
+      const answered: QuestionAnsweredValue =
+        r.status === 'PENDING' || r.status === 'EXPIRED'
+          ? { toolCallId: r.toolCallId, action: 'expired' }
+          : r.status === 'REJECTED'
+            ? { toolCallId: r.toolCallId, action: 'decline' }
+            : { toolCallId: r.toolCallId, action: 'accept', content: (r.answer ?? {}) as AnswerContent };
+      out.push({
+        toolCallId: r.toolCallId,
+        toolName: r.toolName,
+        ...(view.answers?.[r.toolCallId] ? {} : { decided: { name: CUSTOM_EVENTS.questionAnswered, value: answered } }),
+        result: questionResult(view.answers?.[r.toolCallId] ?? answered),
+      });
+      continue;
+    }
     const known = view.decisions[r.toolCallId];
     // The decision event goes out only when replay does not already hold one.
-    const close = (decided: ApprovalDecidedValue, result: Record<string, unknown>) =>
-      out.push({ toolCallId: r.toolCallId, toolName: r.toolName, ...(known ? {} : { decided }), result });
+    const close = (value: ApprovalDecidedValue, result: Record<string, unknown>) =>
+      out.push({
+        toolCallId: r.toolCallId,
+        toolName: r.toolName,
+        ...(known ? {} : { decided: { name: CUSTOM_EVENTS.approvalDecided, value } }),
+        result,
+      });
     if (r.status === 'PENDING' || r.status === 'EXPIRED') {
       close(
         { toolCallId: r.toolCallId, decision: 'expired' },

@@ -53,7 +53,14 @@ import {
 } from '../schema';
 import { capResult, listRunTools, runAgent, type ListedTools, type RunResult } from './agent';
 import { bindMessageAttachments } from './attachments';
-import { closeAbandoned, consumeResume, persistPending, settleInterrupt, type Decision } from './human-in-the-loop';
+import {
+  closeAbandoned,
+  consumeResume,
+  decisionOutcome,
+  persistPending,
+  settleInterrupt,
+  type Decision,
+} from './human-in-the-loop';
 import { endSpan, RunTrace, traceIdOf, tracer } from './instrumentation';
 import { LiveRun, registerRun, releaseRun } from './live';
 import type { McpGateway } from './mcp-gateway';
@@ -391,9 +398,8 @@ async function runToEnd(ctx: OpenedRunContext): Promise<void> {
   const runLog = childLog({ ...ids, traceId: traceIdOf(trace.span) });
   runLog.info({ event: 'run.started', resumed: decisions.length > 0, model: input.model.info.modelId }, 'run started');
   for (const d of decisions) {
-    const decision = d.approved ? 'approved' : 'rejected';
-    const call = { toolCallId: d.toolCallId, tool: d.toolName };
-    runLog.info({ event: 'approval.decided', ...call, decision }, 'approval decided');
+    const call = { toolCallId: d.toolCallId, tool: d.toolName, kind: d.kind };
+    runLog.info({ event: 'approval.decided', ...call, decision: decisionOutcome(d) }, 'approval decided');
   }
   try {
     // Two turns of the event loop first: in the first the watchers' streams flush RUN_STARTED
@@ -427,7 +433,7 @@ async function runToEnd(ctx: OpenedRunContext): Promise<void> {
         await settleInterrupt(d, { send, trace, prisma, projectId: input.projectId, mcp, keyId });
     } else {
       for (const a of await closeAbandoned(prisma, conversationId, stored)) {
-        if (a.decided) send({ type: 'CUSTOM', name: CUSTOM_EVENTS.approvalDecided, value: a.decided });
+        if (a.decided) send({ type: 'CUSTOM', ...a.decided });
         send({
           type: 'TOOL_CALL_RESULT',
           messageId: newId('msg_'),

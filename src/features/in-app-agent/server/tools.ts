@@ -152,6 +152,8 @@ export async function runLocalTool(
     if ('href' in res) ctx.emit({ type: 'CUSTOM', name: CUSTOM_EVENTS.navigate, value: { href: res.href } });
     return res;
   }
+  // A question is answered by the user (human-in-the-loop.ts), never run.
+  if (name === 'ask_user') return { isError: true, error: 'ask_user is answered by the user, not run.' };
   return searchDocs((parsed.data as { query: string }).query);
 }
 

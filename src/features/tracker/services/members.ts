@@ -37,6 +37,43 @@ export async function resolveMember(
   return { id: user.id, name: user.name, email: user.email };
 }
 
+/** A member as a choice: who they are. */
+export interface MemberChoice {
+  userId: string;
+  name: string;
+  email: string;
+}
+
+/** The most members `membersMatching` returns. */
+const MATCHES_MAX = 20;
+
+/**
+ * The members a reference may mean: the member whose user id or email it is; else, for a reference
+ * that is not an email, the members whose name contains it (any case), by name. Several: the
+ * reference is ambiguous; none: it names nobody of the project.
+ */
+export async function membersMatching(prisma: PrismaClient, projectId: string, ref: string): Promise<MemberChoice[]> {
+  const value = ref.trim();
+  if (!value) return [];
+  const select = { user: { select: { id: true, name: true, email: true } } } as const;
+  const exact = await prisma.projectMembership.findMany({
+    where: { projectId, OR: [{ userId: value }, { user: { email: value.toLowerCase() } }] },
+    select,
+    take: 1,
+  });
+  const rows = exact.length
+    ? exact
+    : value.includes('@')
+      ? []
+      : await prisma.projectMembership.findMany({
+          where: { projectId, user: { name: { contains: value, mode: 'insensitive' } } },
+          select,
+          orderBy: { user: { name: 'asc' } },
+          take: MATCHES_MAX,
+        });
+  return rows.map((r) => ({ userId: r.user.id, name: r.user.name, email: r.user.email }));
+}
+
 export interface Member {
   userId: string;
   name: string;

@@ -13,7 +13,14 @@ import { EmptyState } from '../EmptyState';
 import { suggestionsFor, type Suggestion } from '../page-context';
 import { useAgentActions, useAgentBinding, useAgentSelector, useNow } from '../panel-context';
 import { ProductLinksProvider } from '../tool-ui/product-links';
-import { selectApprovalDrafts, selectBusy, selectCanRevise, selectCanSend, selectHasOlder } from '../selectors';
+import {
+  selectApprovalDrafts,
+  selectBusy,
+  selectCanRevise,
+  selectCanSend,
+  selectHasOlder,
+  selectQuestionDrafts,
+} from '../selectors';
 
 /** The message the user was reading when earlier ones were asked for, and where it was. */
 interface Anchor {
@@ -65,6 +72,7 @@ export const MessageList = memo(function MessageList({ follow, inputRef }: Messa
   const feedbackDrafts = useAgentSelector((state) => state.feedbackDrafts);
   const approvalDrafts = useAgentSelector(selectApprovalDrafts);
   const approvalError = useAgentSelector((state) => state.approvalError);
+  const questionDrafts = useAgentSelector(selectQuestionDrafts);
   const busy = useAgentSelector(selectBusy);
   const canSend = useAgentSelector(selectCanSend);
   const canRetry = useAgentSelector(() => store.canRetry);
@@ -143,6 +151,16 @@ export const MessageList = memo(function MessageList({ follow, inputRef }: Messa
     }),
     [actions, approvalDrafts, busy, approvalError],
   );
+  const questions = useMemo(
+    () => ({
+      drafts: questionDrafts,
+      onDraftChange: actions.setQuestionDraft,
+      onAnswer: actions.answerQuestion,
+      submitting: busy,
+      error: approvalError,
+    }),
+    [actions, questionDrafts, busy, approvalError],
+  );
   const revise = useMemo(
     () => (canRevise ? { onEdit: actions.editLastMessage, onRegenerate: actions.regenerate } : undefined),
     [actions, canRevise],
@@ -212,6 +230,7 @@ export const MessageList = memo(function MessageList({ follow, inputRef }: Messa
               feedbackDrafts={feedbackDrafts}
               onFeedbackDraft={actions.setFeedbackDraft}
               approvals={approvals}
+              questions={questions}
               now={now}
               pendingUserMessage={pendingUserMessage}
               requestError={requestError}
