@@ -169,6 +169,11 @@ export const REASON_TEXT: Record<ApprovalReason, { label: string; icon: string; 
     description: 'This action removes or closes something and may not be undoable.',
   },
   outward: { label: 'Sends data out', icon: '↗', description: 'This action sends information outside the product.' },
+  policy: {
+    label: 'Project setting',
+    icon: '⚙',
+    description: "This project's tool permissions ask for your approval before the assistant uses this tool.",
+  },
   data_flow: {
     label: 'Data-flow check',
     icon: '⇄',

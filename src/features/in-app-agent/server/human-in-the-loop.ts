@@ -71,6 +71,7 @@ export async function persistPending(
         why: p.decision.why,
         destructive: p.decision.reason === 'destructive',
         ...(p.inputSchema ? { inputSchema: p.inputSchema } : {}),
+        ...(p.decision.alwaysAllowable ? { canAlwaysAllow: true } : {}),
       },
     };
   });
@@ -91,6 +92,8 @@ export interface Decision {
   /** A local tool (navigate, search_docs): runs in the server, not through the MCP endpoint. */
   local: boolean;
   feedback?: string;
+  /** Approved with "always allow in this conversation": later calls of the tool run without asking. */
+  alwaysInConversation?: boolean;
 }
 
 type PendingRow = Awaited<ReturnType<PrismaClient['agentPendingApproval']['findMany']>>[number];
@@ -110,10 +113,13 @@ interface ServerInterruptKind<Answer> {
   /** Said when an answer does not match the kind's schema. */
   answerHint: string;
   /** The decision an answer makes (null: the user cancelled it), or the refusal (thrown). */
-  decide(row: PendingRow, answer: Answer | null, policy: Pick<RunToolPolicy, 'mayRun'>): Decision;
+  decide(row: PendingRow, answer: Answer | null, policy: ResumePolicy): Decision;
   /** Streams the decision and the tool's result in the resumed run. */
   settle(d: Decision, ctx: SettleContext): Promise<void>;
 }
+
+/** What deciding an answer asks of the resuming run's policy (the user's role and the project's permissions now). */
+type ResumePolicy = Pick<RunToolPolicy, 'mayRun' | 'canAlwaysAllow' | 'version'>;
 
 /** How long an approved call may take (it is not stopped by Stop, see settleApproval). */
 const APPROVED_CALL_TIMEOUT_MS = 60_000;
@@ -133,11 +139,7 @@ async function withTimeout<T>(ms: number, fn: (signal: AbortSignal) => Promise<T
  * A tool approval answered: approved (with validated, re-fingerprinted arguments when edited, and
  * only while the role still grants the tool: approval never widens permissions) or rejected.
  */
-function decideApproval(
-  row: PendingRow,
-  answer: ApprovalResponse | null,
-  policy: Pick<RunToolPolicy, 'mayRun'>,
-): Decision {
+function decideApproval(row: PendingRow, answer: ApprovalResponse | null, policy: ResumePolicy): Decision {
   let args = row.args as Record<string, unknown>;
   let edited = false;
   const approved = answer?.approved === true;
@@ -159,6 +161,10 @@ function decideApproval(
   if (approved && (!toolInput(row.toolName) || !policy.mayRun(row.toolName))) {
     throw new AgentRefusal('FORBIDDEN', 'Your role does not allow this action.');
   }
+  // "Always allow in this conversation" only where the policy lets this tool ask (never for tools
+  // that always ask); a rejection allows nothing.
+  const always = approved && answer?.alwaysInConversation === true;
+  if (always && !policy.canAlwaysAllow(row.toolName)) throw new AgentRefusal('ALWAYS_ALLOW_REFUSED');
   return {
     kind: 'tool_approval',
     approvalId: row.id,
@@ -171,6 +177,7 @@ function decideApproval(
     edited,
     local: isLocalTool(row.toolName),
     ...(feedback ? { feedback } : {}),
+    ...(always ? { alwaysInConversation: true } : {}),
   };
 }
 
@@ -185,6 +192,7 @@ async function settleApproval(d: Decision, ctx: SettleContext): Promise<void> {
       ...(d.edited ? { edited: true } : {}),
       ...(d.approved ? { args: d.args } : {}),
       ...(d.feedback ? { feedback: d.feedback } : {}),
+      ...(d.alwaysInConversation ? { alwaysInConversation: true } : {}),
     },
   });
   let content: unknown;
@@ -269,8 +277,8 @@ export async function consumeResume(
   input: {
     conversationId: string;
     userId: string;
-    /** The resuming run's tool policy (the user's role now). */
-    policy: Pick<RunToolPolicy, 'mayRun'>;
+    /** The resuming run's tool policy (the user's role and the project's tool permissions now). */
+    policy: ResumePolicy;
     entries: ResumeEntry[];
     resumingRunId?: string;
   },
@@ -333,6 +341,21 @@ export async function consumeResume(
     }
     if (input.resumingRunId && decisions[0]) {
       await tx.agentRun.update({ where: { id: input.resumingRunId }, data: { resumedFromId: decisions[0].runId } });
+    }
+    // "Always allow in this conversation", kept with the tool-permission version it was given
+    // under (a new version ends it) and the approval that gave it (the audit page lists both).
+    const allows = decisions.filter((d) => d.alwaysInConversation);
+    if (allows.length) {
+      await tx.agentConversationAllow.createMany({
+        data: allows.map((d) => ({
+          id: newId('alw_'),
+          conversationId: input.conversationId,
+          userId: input.userId,
+          toolName: d.toolName,
+          policyVersion: input.policy.version,
+          approvalId: d.approvalId,
+        })),
+      });
     }
   });
   return decisions;
