@@ -19,6 +19,9 @@ import { declarationOf } from './tool-declarations';
 export const ROLES = ['OWNER', 'ADMIN', 'MEMBER', 'VIEWER'] as const;
 export type Role = (typeof ROLES)[number];
 
+/** How each role reads in the settings and the audit page. */
+export const ROLE_LABELS: Record<Role, string> = { OWNER: 'Owner', ADMIN: 'Admin', MEMBER: 'Member', VIEWER: 'Viewer' };
+
 export const POLICY_CHOICES = ['auto', 'ask', 'off'] as const;
 export type PolicyChoice = (typeof POLICY_CHOICES)[number];
 

@@ -30,6 +30,8 @@ export interface ApprovalRequest {
   message?: string;
   expiresAt?: string;
   inputSchema?: JsonObject;
+  /** The answer may say "always allow in this conversation" (the project's policy lets this tool ask). */
+  canAlwaysAllow: boolean;
 }
 
 /** Reads a tool-approval interrupt; null for any other interrupt kind or a malformed one. */
@@ -49,6 +51,7 @@ export function readApprovalInterrupt(interrupt: Interrupt): ApprovalRequest | n
     message: interrupt.message,
     expiresAt: interrupt.expiresAt,
     inputSchema: meta.data.inputSchema,
+    canAlwaysAllow: meta.data.canAlwaysAllow === true,
   };
 }
 
@@ -230,6 +233,8 @@ export const DraftAnswerSchema = z.object({
   decision: z.enum(['approve', 'reject']).nullable(),
   argsText: z.string().max(200_000),
   feedback: z.string().max(LIMITS.maxFeedbackChars * 2),
+  /** With approve: later calls of the tool in this conversation run without asking. */
+  alwaysInConversation: z.boolean().optional(),
 });
 export type DraftAnswer = z.infer<typeof DraftAnswerSchema>;
 
@@ -273,6 +278,7 @@ export function buildResume(
         };
       }
       if (diffArgs(req.args, checked.value).length > 0) payload.args = checked.value;
+      if (d.alwaysInConversation && req.canAlwaysAllow) payload.alwaysInConversation = true;
     }
     resume.push({ interruptId: req.interruptId, status: 'resolved', payload });
   }
