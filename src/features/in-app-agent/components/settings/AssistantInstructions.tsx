@@ -73,7 +73,7 @@ export function AssistantInstructions({
         </p>
         <p className="mt-1 text-xs text-slate-600 dark:text-slate-400" data-testid="instructions-version">
           {saved.version
-            ? `Version ${saved.version}, saved${saved.savedBy ? ` by ${saved.savedBy.name}` : ''} ${formatWhen(saved.savedAt)}.`
+            ? `Version ${saved.version}, saved${saved.savedBy ? ` by ${saved.savedBy.name}` : ''} on ${formatWhen(saved.savedAt)}.`
             : 'None yet.'}
         </p>
       </div>

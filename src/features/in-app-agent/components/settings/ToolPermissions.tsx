@@ -248,7 +248,7 @@ export function ToolPermissions({
         </p>
         <p className="mt-1 text-xs text-slate-600 dark:text-slate-400" data-testid="policy-version">
           {saved.version
-            ? `Version ${saved.version}, saved${saved.savedBy ? ` by ${saved.savedBy.name}` : ''} ${formatWhen(saved.savedAt)}.`
+            ? `Version ${saved.version}, saved${saved.savedBy ? ` by ${saved.savedBy.name}` : ''} on ${formatWhen(saved.savedAt)}.`
             : 'The defaults: never changed.'}
           {saved.unreadable ? ' The saved version could not be read; saving replaces it.' : ''}
         </p>

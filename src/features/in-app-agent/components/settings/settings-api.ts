@@ -49,11 +49,11 @@ export function failureOf(err: unknown, fallback: string): { code: string | unde
   return { code, message: typeof m === 'string' && m && code ? m : fallback };
 }
 
-/** "26 Nov 2026, 14:05" in the reader's locale and time zone. */
+/** "2026-11-26 14:05 UTC": the same on the server and in the browser (no time zone of either). */
 export function formatWhen(d: Date | string | null | undefined): string {
   if (!d) return '';
   const date = typeof d === 'string' ? new Date(d) : d;
-  return date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  return `${date.toISOString().replace('T', ' ').slice(0, 16)} UTC`;
 }
 
 export const ui = {
