@@ -29,7 +29,7 @@ export type ResultRender = 'issue' | 'issue-list' | 'members' | 'navigation' | '
  * may name, each with the values a rule may compare it to (none: a rule can only say "changes").
  * Any other argument a call sets counts as a change no rule covers.
  */
-export interface ArgumentRuleSpec {
+interface ArgumentRuleSpec {
   identifies: readonly string[];
   fields: Readonly<Record<string, { label: string; values?: readonly string[] }>>;
 }
@@ -117,7 +117,7 @@ export const MCP_TOOL_DECLARATIONS = {
 } as const satisfies Record<string, ToolDeclaration>;
 
 /** The names of the declared MCP tools (the registry's). */
-export type DeclaredMcpTool = keyof typeof MCP_TOOL_DECLARATIONS;
+type DeclaredMcpTool = keyof typeof MCP_TOOL_DECLARATIONS;
 
 /** Local tools: run in the assistant's server, not through the MCP endpoint. */
 export const LOCAL_TOOL_DECLARATIONS = {

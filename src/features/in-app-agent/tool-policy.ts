@@ -39,7 +39,7 @@ const NAME = /^[a-z][a-z0-9_]{0,63}$/;
  * One argument rule: when a call sets `field` (to `equals`, when given), it runs without asking
  * (`choice: 'auto'`) or asks (`choice: 'ask'`). How rules combine with the cell: `decideCall`.
  */
-export const PolicyRuleSchema = z
+const PolicyRuleSchema = z
   .object({
     when: z
       .object({
@@ -95,7 +95,7 @@ function valueText(value: unknown): string {
 }
 
 /** The rules of `tool` that name a field the tool declares (any other could never match). */
-export function rulesOf(policy: ToolPolicy, tool: string): PolicyRule[] {
+function rulesOf(policy: ToolPolicy, tool: string): PolicyRule[] {
   const spec = declarationOf(tool)?.rules;
   if (!spec) return [];
   return (policy.rules[tool] ?? []).filter((r) => Object.hasOwn(spec.fields, r.when.field));

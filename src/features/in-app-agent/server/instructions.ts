@@ -12,7 +12,7 @@ const TAG = 'project_instructions';
  * The text as it sits inside the section: `<`, `>` and `&` written as entities, so it can never
  * close the section (or open another one) however it is written.
  */
-export function escapeInstructions(text: string): string {
+function escapeInstructions(text: string): string {
   return text.replace(/[<>&]/g, (c) => (c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&amp;'));
 }
 

@@ -10,6 +10,7 @@
 import { useId, useMemo, useState } from 'react';
 import {
   cellOf,
+  choicesWithin,
   describeRule,
   POLICY_CHOICE_LABELS,
   POLICY_CHOICES,
@@ -305,16 +306,11 @@ export function ToolPermissions({
                         }
                         onChange={(e) => edit(withCell(draft, tool.name, role, e.target.value as PolicyChoice))}
                       >
-                        {POLICY_CHOICES.map((choice) => {
-                          const allowed = ceiling.granted
-                            ? !(choice === 'auto' && ceiling.alwaysAsks)
-                            : choice === 'off';
-                          return (
-                            <option key={choice} value={choice} disabled={!allowed}>
-                              {POLICY_CHOICE_LABELS[choice]}
-                            </option>
-                          );
-                        })}
+                        {POLICY_CHOICES.map((choice) => (
+                          <option key={choice} value={choice} disabled={!choicesWithin(ceiling).includes(choice)}>
+                            {POLICY_CHOICE_LABELS[choice]}
+                          </option>
+                        ))}
                       </select>
                       {value !== before ? <span className="sr-only"> (changed)</span> : null}
                     </td>
