@@ -17,6 +17,7 @@ import { ConversationIdSchema } from '../schema';
 import { declarationOf } from '../tool-declarations';
 import {
   MAX_RULES_PER_TOOL,
+  type PolicyIssue,
   normalizePolicy,
   policyChanges,
   policyIssues,
@@ -54,6 +55,16 @@ const CATALOG = POLICY_TOOLS.map((t) => {
 });
 const TITLES = new Map(POLICY_TOOLS.map((t) => [t.name, t.title]));
 
+/** The stable code a save refused for each kind of issue answers with. */
+const POLICY_ISSUE_CODES = {
+  UNKNOWN_TOOL: 'POLICY_UNKNOWN_TOOL',
+  BEYOND_ROLE: 'POLICY_BEYOND_ROLE',
+  ALWAYS_ASKS: 'POLICY_ALWAYS_ASKS',
+  RULE_NOT_ALLOWED: 'POLICY_RULE_NOT_ALLOWED',
+  RULE_FIELD: 'POLICY_RULE_FIELD',
+  RULE_VALUE: 'POLICY_RULE_VALUE',
+} as const satisfies Record<PolicyIssue['code'], string>;
+
 function conflict(what: string, version: number): never {
   throw appError(
     'CONFLICT',
@@ -78,7 +89,7 @@ export const settingsRouter = router({
     .input(z.object({ baseVersion: Version, policy: ToolPolicySchema }))
     .mutation(async ({ ctx, input }) => {
       const issue = policyIssues(input.policy, ceilingsOf)[0];
-      if (issue) throw appError('BAD_REQUEST', `POLICY_${issue.code}`, issue.message);
+      if (issue) throw appError('BAD_REQUEST', POLICY_ISSUE_CODES[issue.code], issue.message);
       const current = await loadAssistantSettings(ctx.prisma, input.projectId);
       if (current.policy.version !== input.baseVersion) conflict('tool permissions', current.policy.version);
       const policy = normalizePolicy(input.policy, ceilingsOf);
