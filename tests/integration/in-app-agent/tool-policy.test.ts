@@ -242,6 +242,10 @@ describe('saving tool permissions', () => {
     const res = await postAgent(server.url, p.id, p.users.MEMBER.cookie, userMessageBody('hello'));
     expect([res.status, res.error?.code]).toEqual([500, 'SETTINGS_UNREADABLE']);
     expect(await prisma.agentRun.count({ where: { conversation: { projectId: p.id } } })).toBe(0);
+    expect(await prisma.agentConversation.count({ where: { projectId: p.id } })).toBe(0);
+    expect(
+      await prisma.apiKey.count({ where: { projectId: p.id, kind: 'IN_APP_AGENT', revokedAt: null } }),
+    ).toBe(0);
     // The settings page shows the defaults and a save replaces the broken version.
     const settings = await trpc(p.users.ADMIN).agent.settings.get.query({ projectId: p.id });
     expect(settings.policy).toMatchObject({ version: 1, unreadable: true });

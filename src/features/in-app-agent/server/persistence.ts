@@ -496,13 +496,23 @@ export function stopStaleSweep(): void {
 
 /**
  * Removes a run that never started (its resume answer was refused): nothing of it was written, and
- * the conversation's last shown run is the one before it again.
+ * the conversation's last shown run is the one before it again. `created`: the open created the
+ * conversation, which goes too when no run is left in it.
  */
-export async function discardRun(prisma: PrismaClient, runId: string): Promise<void> {
+export async function discardRun(
+  prisma: PrismaClient,
+  runId: string,
+  created?: { conversationId: string },
+): Promise<void> {
   await prisma.$executeRaw`
     WITH gone AS (DELETE FROM "AgentRun" WHERE "id" = ${runId} RETURNING "conversationId", "precedingRunId")
     UPDATE "AgentConversation" AS c SET "headRunId" = gone."precedingRunId", "runCount" = c."runCount" - 1
     FROM gone WHERE c."id" = gone."conversationId" AND c."headRunId" = ${runId}`;
+  if (created) {
+    await prisma.$executeRaw`
+      DELETE FROM "AgentConversation" c WHERE c."id" = ${created.conversationId}
+        AND NOT EXISTS (SELECT 1 FROM "AgentRun" r WHERE r."conversationId" = c."id")`;
+  }
 }
 
 export type RunEnd =

@@ -218,7 +218,10 @@ export async function startRun(input: StartRunInput): Promise<LiveRun> {
   try {
     settings = decodeRunSettings(opened.row);
   } catch (err) {
-    await discardRun(prisma, opened.runId).catch(() => undefined);
+    // Nothing of the run stays: not the run, its key, nor a conversation the open created for it.
+    const created = opened.created ? { conversationId: opened.conversationId } : undefined;
+    await discardRun(prisma, opened.runId, created).catch(() => undefined);
+    await revokeKey(prisma, runKey.row.id).catch(() => undefined);
     childLog({ projectId: input.projectId, runId: opened.runId }).error(
       { event: 'run.settings_unreadable', code: 'SETTINGS_UNREADABLE' },
       'the project tool permissions could not be read',
