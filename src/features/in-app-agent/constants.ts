@@ -66,6 +66,8 @@ export const LIMITS = {
   maxPageTitleChars: 200,
   /** Feedback comment. */
   maxFeedbackChars: 2_000,
+  /** A project's assistant instructions (plain text joined to the system prompt of every run). */
+  maxInstructionsChars: 4_000,
   /** Conversation title. */
   maxTitleChars: 120,
   /** Longest tool result text kept for the model and the UI. */

@@ -194,6 +194,15 @@ export const AGENT_ERRORS = {
     retryable: true,
     text: 'Attachments cannot be stored or read right now. Wait a moment and retry.',
   },
+  /**
+   * The project's saved tool permissions do not read as a policy (changed around the settings page):
+   * no run goes by settings it cannot read. An admin saving them again fixes it.
+   */
+  SETTINGS_UNREADABLE: {
+    status: 500,
+    retryable: false,
+    text: "The assistant's settings for this project could not be read. Ask a project admin to save its tool permissions again.",
+  },
   // approvals and other interrupts
   /** Also the answer for another user's or another conversation's interrupt: existence is not revealed. */
   INTERRUPT_UNKNOWN: { status: 404, retryable: true, text: 'That approval request is no longer known.' },
@@ -214,6 +223,15 @@ export const AGENT_ERRORS = {
     status: 409,
     retryable: true,
     text: 'The approved arguments do not match the request.',
+  },
+  /**
+   * "Always allow in this conversation" for a tool that cannot be allowed so: one that always asks
+   * (deletes data, sends it outside), one the embedder always holds, or one not available to the role.
+   */
+  ALWAYS_ALLOW_REFUSED: {
+    status: 403,
+    retryable: false,
+    text: 'This action cannot be allowed for the whole conversation: it needs your approval every time.',
   },
 } as const satisfies Record<string, ErrorSpec>;
 

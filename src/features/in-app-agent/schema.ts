@@ -14,7 +14,8 @@ import { AGENT_ERROR_CODES } from './error-codes';
 
 const base = { timestamp: z.number().int().optional() };
 
-const ApprovalReasonSchema = z.enum(['mutating', 'destructive', 'outward', 'data_flow']);
+/** Why a call is held: it changes data, deletes, sends data out, the data-flow guard, or the project's tool permissions. */
+const ApprovalReasonSchema = z.enum(['mutating', 'destructive', 'outward', 'data_flow', 'policy']);
 export type ApprovalReason = z.infer<typeof ApprovalReasonSchema>;
 
 /** What the browser answers for one tool approval (the interrupt's `responseSchema`). */
@@ -26,6 +27,11 @@ export const ApprovalResponseSchema = z
     feedback: z.string().max(LIMITS.maxFeedbackChars).optional(),
     /** The fingerprint of the arguments the user was shown; a mismatch is refused. */
     argsFingerprint: z.string().max(128).optional(),
+    /**
+     * With `approved`: later calls of this tool in this conversation run without asking (only where
+     * the interrupt's metadata says `canAlwaysAllow`; otherwise refused, ALWAYS_ALLOW_REFUSED).
+     */
+    alwaysInConversation: z.boolean().optional(),
   })
   .strict();
 export type ApprovalResponse = z.infer<typeof ApprovalResponseSchema>;
@@ -38,6 +44,7 @@ export const APPROVAL_RESPONSE_JSON_SCHEMA = {
     args: { type: 'object' },
     feedback: { type: 'string', maxLength: LIMITS.maxFeedbackChars },
     argsFingerprint: { type: 'string' },
+    alwaysInConversation: { type: 'boolean' },
   },
   required: ['approved'],
   additionalProperties: false,
@@ -82,6 +89,8 @@ export const ApprovalMetadataSchema = z.object({
   inputSchema: z.record(z.string(), z.unknown()).optional(),
   /** What the call would change, as the server read it when the call was held. */
   preview: ApprovalPreviewSchema.optional(),
+  /** The answer may say "always allow in this conversation" (`alwaysInConversation`). */
+  canAlwaysAllow: z.boolean().optional(),
 });
 
 const InterruptSchema = z.object({
@@ -314,6 +323,8 @@ export const ApprovalDecidedValueSchema = z.object({
   /** The arguments the call ran with (approved calls; the edited ones when `edited`). */
   args: z.record(z.string(), z.unknown()).optional(),
   feedback: z.string().optional(),
+  /** Approved with "always allow in this conversation". */
+  alwaysInConversation: z.boolean().optional(),
 });
 export type ApprovalDecidedValue = z.infer<typeof ApprovalDecidedValueSchema>;
 

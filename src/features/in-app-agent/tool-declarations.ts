@@ -10,7 +10,6 @@
  */
 import { z } from 'zod';
 import { AskUserInputSchema } from './elicitation';
-import type { McpToolName } from './host-client';
 import type { ProductObject } from './schema';
 
 /**
@@ -25,8 +24,21 @@ export type ApprovalClass = 'auto' | 'approval' | 'always';
  */
 export type ResultRender = 'issue' | 'issue-list' | 'members' | 'navigation' | 'docs';
 
+/**
+ * What the project's argument rules may say about a tool's calls (`tool-policy.ts`): the
+ * arguments that only name the object a call acts on, and the fields a call may change that a rule
+ * may name, each with the values a rule may compare it to (none: a rule can only say "changes").
+ * Any other argument a call sets counts as a change no rule covers.
+ */
+interface ArgumentRuleSpec {
+  identifies: readonly string[];
+  fields: Readonly<Record<string, { label: string; values?: readonly string[] }>>;
+}
+
 export interface ToolDeclaration {
   approval: ApprovalClass;
+  /** Argument rules of the tool policy may name these fields (only tools that declare them take rules). */
+  rules?: ArgumentRuleSpec;
   /** The one-line summary of a held call ("Close issue #3"). */
   summary?: (args: Record<string, unknown>) => string;
   /** The objects a successful call changed, from its arguments and result (for the page behind the panel). */
@@ -40,6 +52,8 @@ export interface ToolDeclaration {
 }
 
 export interface LocalToolDeclaration extends ToolDeclaration {
+  /** Its name for people (the tool permissions). */
+  title: string;
   /** What the model is told the tool does. */
   description: string;
   input: z.ZodObject;
@@ -59,7 +73,10 @@ function issueChanged(args: Record<string, unknown>, result: Record<string, unkn
   return typeof n === 'number' && Number.isInteger(n) ? [{ kind: 'issue', id: String(n) }] : [];
 }
 
-/** Every tool of the product's MCP server, declared. */
+/**
+ * Every tool of the product's MCP server, declared (`server/tools.ts` reads each registry tool's
+ * declaration by the registry's names: a tool without one fails the build there).
+ */
 export const MCP_TOOL_DECLARATIONS = {
   list_issues: { approval: 'auto', render: 'issue-list' },
   get_issue: { approval: 'auto', render: 'issue' },
@@ -79,6 +96,16 @@ export const MCP_TOOL_DECLARATIONS = {
     summary: (a) => `Update issue #${num(a)}`,
     changes: issueChanged,
     render: 'issue',
+    rules: {
+      identifies: ['number'],
+      fields: {
+        status: { label: 'Status', values: ['OPEN', 'IN_PROGRESS', 'CLOSED'] },
+        priority: { label: 'Priority', values: ['LOW', 'MEDIUM', 'HIGH', 'URGENT'] },
+        title: { label: 'Title' },
+        body: { label: 'Description' },
+        labels: { label: 'Labels' },
+      },
+    },
   },
   add_comment: { approval: 'approval', summary: (a) => `Comment on issue #${num(a)}`, changes: issueChanged },
   assign_issue: {
@@ -102,12 +129,16 @@ export const MCP_TOOL_DECLARATIONS = {
     changes: issueChanged,
   },
   notify_webhook: { approval: 'always', summary: () => "Send a message to the project's webhook" },
-} as const satisfies Record<McpToolName, ToolDeclaration>;
+} as const satisfies Record<string, ToolDeclaration>;
+
+/** The names of the declared MCP tools (the registry's). */
+type DeclaredMcpTool = keyof typeof MCP_TOOL_DECLARATIONS;
 
 /** Local tools: run in the assistant's server, not through the MCP endpoint. */
 export const LOCAL_TOOL_DECLARATIONS = {
   navigate: {
     approval: 'auto',
+    title: 'Open a page',
     description:
       "Open a page of this project in the user's browser: the issue list, one issue (with issueNumber), the new-issue form, members or settings.",
     input: z
@@ -120,6 +151,7 @@ export const LOCAL_TOOL_DECLARATIONS = {
   },
   search_docs: {
     approval: 'auto',
+    title: 'Search the help pages',
     description:
       "Search the product's help pages (how to use issues, roles, API keys, the MCP server and this assistant).",
     input: z.object({ query: z.string().min(1).max(200) }).strict(),
@@ -127,6 +159,7 @@ export const LOCAL_TOOL_DECLARATIONS = {
   },
   ask_user: {
     approval: 'auto',
+    title: 'Ask you a question',
     interrupt: 'user_question',
     description:
       'Ask the user a question and wait for the answer instead of guessing: when a request is ambiguous (several ' +
@@ -149,7 +182,7 @@ export function isLocalTool(name: string): name is LocalToolName {
 /** A tool's declaration (MCP or local), or undefined for a tool the module does not know. */
 export function declarationOf(name: string): ToolDeclaration | undefined {
   if (isLocalTool(name)) return LOCAL_TOOL_DECLARATIONS[name];
-  return Object.hasOwn(MCP_TOOL_DECLARATIONS, name) ? MCP_TOOL_DECLARATIONS[name as McpToolName] : undefined;
+  return Object.hasOwn(MCP_TOOL_DECLARATIONS, name) ? MCP_TOOL_DECLARATIONS[name as DeclaredMcpTool] : undefined;
 }
 
 /** The summary line of a held call of `name`. */

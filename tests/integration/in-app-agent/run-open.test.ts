@@ -2,6 +2,7 @@
 // non-member or a role without the scope gets the refusal, and nothing is locked, counted or written.
 import { afterAll, describe, expect, it } from 'vitest';
 import { openRunRow } from '@/features/in-app-agent/server/persistence';
+import { decodeRunSettings, runSettingsRead } from '@/features/in-app-agent/server/settings-store';
 import { closeDb, getPrisma } from '@/server/db';
 import { newId } from '@/server/ids';
 import type { Scope } from '@/server/rbac';
@@ -57,5 +58,65 @@ describe('the run open statement', () => {
     // A viewer may use the assistant but not change issues.
     await expect(open(viewer.id, 'issues:write')).rejects.toMatchObject({ code: 'FORBIDDEN', status: 403 });
     expect(await traces(viewer.id)).toEqual(before);
+  });
+});
+
+describe("the run open statement and the project's assistant settings", () => {
+  it('reads the newest tool permissions, instructions and live grants, and records the versions on the run', async () => {
+    const p = await createProject('Run open settings');
+    const member = p.users.MEMBER;
+    const conversationId = newId('cv_');
+    const openWithSettings = () =>
+      openRunRow(prisma, {
+        runId: newId('run_'),
+        conversationId,
+        projectId: p.id,
+        userId: member.id,
+        modelId: 'test',
+        create: { title: 'Settings' },
+        memberScope: 'agent:use',
+        reads: [runSettingsRead(p.id, conversationId)],
+      });
+    const first = await openWithSettings();
+    expect(decodeRunSettings(first!.row)).toEqual({
+      policy: { version: 0, policy: { cells: {}, rules: {} } },
+      instructions: null,
+      allowed: [],
+    });
+    await prisma.agentRun.update({ where: { id: first!.runId }, data: { status: 'COMPLETED' } });
+
+    const policy = { cells: { create_issue: { MEMBER: 'auto' } }, rules: {} };
+    for (const version of [1, 2])
+      await prisma.agentToolPolicyVersion.create({
+        data: { id: newId('tpv_'), projectId: p.id, version, policy: version === 2 ? policy : {}, changes: {} },
+      });
+    await prisma.agentInstructionsVersion.create({
+      data: { id: newId('inv_'), projectId: p.id, version: 1, text: 'Be brief.' },
+    });
+    const grant = (toolName: string, policyVersion: number, revoked = false) =>
+      prisma.agentConversationAllow.create({
+        data: {
+          id: newId('alw_'),
+          conversationId,
+          userId: member.id,
+          toolName,
+          policyVersion,
+          ...(revoked ? { revokedAt: new Date() } : {}),
+        },
+      });
+    // Only a grant under the newest version that was not revoked counts.
+    await grant('add_comment', 1);
+    await grant('close_issue', 2, true);
+    await grant('update_issue', 2);
+    const second = await openWithSettings();
+    expect(decodeRunSettings(second!.row)).toEqual({
+      policy: { version: 2, policy },
+      instructions: { version: 1, text: 'Be brief.' },
+      allowed: ['update_issue'],
+    });
+    expect(await prisma.agentRun.findUniqueOrThrow({ where: { id: second!.runId } })).toMatchObject({
+      policyVersion: 2,
+      instructionsVersion: 1,
+    });
   });
 });

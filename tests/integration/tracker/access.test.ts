@@ -115,6 +115,16 @@ async function fixtures(p: TestProject, role: Role = 'OWNER'): Promise<Fx> {
   });
   const outsider = await createUser('Invitee');
   const conversation = await conversationOf(p.id, p.users[role].id);
+  // create_issue allowed for the rest of it (what agent.allowances.revoke takes back).
+  await prisma.agentConversationAllow.create({
+    data: {
+      id: newId('alw_'),
+      conversationId: conversation.conversationId,
+      userId: p.users[role].id,
+      toolName: 'create_issue',
+      policyVersion: 0,
+    },
+  });
   const grantId = await connectedAppOf(p.id, p.users[role].id);
   return {
     grantId,
@@ -312,6 +322,37 @@ const CASES: Record<string, Case> = {
   'agent.review.export': {
     scope: 'agent:review',
     call: (c, f) => c.agent.review.export.query({ projectId: f.projectId, conversationId: f.conversationId }),
+  },
+  // Saves that change nothing (no version written): the shared project keeps the defaults.
+  'agent.settings.get': {
+    scope: 'agent:configure',
+    call: (c, f) => c.agent.settings.get.query({ projectId: f.projectId }),
+  },
+  'agent.settings.savePolicy': {
+    scope: 'agent:configure',
+    call: (c, f) =>
+      c.agent.settings.savePolicy.mutate({ projectId: f.projectId, baseVersion: 0, policy: { cells: {}, rules: {} } }),
+  },
+  'agent.settings.saveInstructions': {
+    scope: 'agent:configure',
+    call: (c, f) => c.agent.settings.saveInstructions.mutate({ projectId: f.projectId, baseVersion: 0, text: '' }),
+  },
+  'agent.settings.history': {
+    scope: 'audit:read',
+    call: (c, f) => c.agent.settings.history.query({ projectId: f.projectId }),
+  },
+  'agent.allowances.list': {
+    scope: 'agent:use',
+    call: (c, f) => c.agent.allowances.list.query({ projectId: f.projectId, conversationId: f.conversationId }),
+  },
+  'agent.allowances.revoke': {
+    scope: 'agent:use',
+    call: (c, f) =>
+      c.agent.allowances.revoke.mutate({
+        projectId: f.projectId,
+        conversationId: f.conversationId,
+        toolName: 'create_issue',
+      }),
   },
 };
 

@@ -19,6 +19,7 @@ const STORAGE: Record<string, string> = {
   'server/retention.ts': "the retention purge of the module's old rows",
   'server/attachment-store.ts':
     'attachments: uploads, their bytes (chunks or objects), binding to a conversation, retention',
+  'server/settings-store.ts': "the project's tool permissions and instructions (versions), always-allow grants",
 };
 
 describe("the assistant module's data access", () => {

@@ -71,9 +71,9 @@ function ArgsDiff({
 function Outcome({ decision, proposed }: { decision: ApprovalDecidedValue; proposed: JsonObject }) {
   const text =
     decision.decision === 'approved'
-      ? decision.edited
-        ? 'Approved with edited arguments'
-        : 'Approved'
+      ? `${decision.edited ? 'Approved with edited arguments' : 'Approved'}${
+          decision.alwaysInConversation ? ', and allowed for the rest of this conversation' : ''
+        }`
       : decision.decision === 'rejected'
         ? 'Rejected'
         : 'Expired before an answer';
@@ -369,7 +369,7 @@ function ApprovalCard({ request, state, draft, onDraftChange, now, disabled }: A
               decision="reject"
               chosen={draft.decision === 'reject'}
               disabled={disabled}
-              onChoose={() => onDraftChange({ ...draft, decision: 'reject' })}
+              onChoose={() => onDraftChange({ ...draft, decision: 'reject', alwaysInConversation: false })}
             >
               Reject
             </DecisionButton>
@@ -381,6 +381,31 @@ function ApprovalCard({ request, state, draft, onDraftChange, now, disabled }: A
                   : 'No decision yet'}
             </span>
           </div>
+          {request.canAlwaysAllow ? (
+            <label className="flex items-start gap-2 text-xs" data-testid="approval-always">
+              <input
+                type="checkbox"
+                className="mt-0.5"
+                checked={draft.alwaysInConversation === true}
+                disabled={disabled || argsError}
+                aria-describedby={`${id}-always-help`}
+                onChange={(e) =>
+                  onDraftChange({
+                    ...draft,
+                    alwaysInConversation: e.target.checked,
+                    ...(e.target.checked ? { decision: 'approve' as const } : {}),
+                  })
+                }
+              />
+              <span>
+                <span className="font-medium">Always allow “{title}” in this conversation</span>
+                <span id={`${id}-always-help`} className="block text-slate-600 dark:text-slate-300">
+                  Approves this call; later calls of this tool in this conversation run without asking, until you revoke
+                  it or the project&apos;s tool permissions change.
+                </span>
+              </span>
+            </label>
+          ) : null}
         </div>
       ) : null}
     </article>

@@ -18,6 +18,7 @@ import type { Announcement } from './agent-store';
 import { Composer } from './composer/Composer';
 import { isTextField } from './InAppAgentProvider';
 import { ModelNotice } from './ModelNotice';
+import { ConversationAllowances } from './panel/ConversationAllowances';
 import { MessageList, useFollowLatest } from './panel/MessageList';
 import { PanelHeader } from './panel/PanelHeader';
 import { HistoryUndo, PanelHistory } from './panel/PanelHistory';
@@ -227,6 +228,7 @@ export function AssistantPanel() {
           <>
             <MessageList follow={follow} inputRef={inputRef} />
             <HistoryUndo />
+            <ConversationAllowances />
             <Composer inputRef={inputRef} onSend={onSend} />
           </>
         )}

@@ -33,6 +33,8 @@ export interface ApprovalRequest {
   inputSchema?: JsonObject;
   /** What the call would change, as the server read it when the call was held. */
   preview?: ApprovalPreview;
+  /** The answer may say "always allow in this conversation" (the project's policy lets this tool ask). */
+  canAlwaysAllow: boolean;
 }
 
 /** Reads a tool-approval interrupt; null for any other interrupt kind or a malformed one. */
@@ -53,6 +55,7 @@ export function readApprovalInterrupt(interrupt: Interrupt): ApprovalRequest | n
     expiresAt: interrupt.expiresAt,
     inputSchema: meta.data.inputSchema,
     ...(meta.data.preview ? { preview: meta.data.preview } : {}),
+    canAlwaysAllow: meta.data.canAlwaysAllow === true,
   };
 }
 
@@ -173,6 +176,11 @@ export const REASON_TEXT: Record<ApprovalReason, { label: string; icon: string; 
     description: 'This action removes or closes something and may not be undoable.',
   },
   outward: { label: 'Sends data out', icon: '↗', description: 'This action sends information outside the product.' },
+  policy: {
+    label: 'Project setting',
+    icon: '⚙',
+    description: "This project's tool permissions ask for your approval before the assistant uses this tool.",
+  },
   data_flow: {
     label: 'Data-flow check',
     icon: '⇄',
@@ -229,6 +237,8 @@ export const DraftAnswerSchema = z.object({
   decision: z.enum(['approve', 'reject']).nullable(),
   argsText: z.string().max(200_000),
   feedback: z.string().max(LIMITS.maxFeedbackChars * 2),
+  /** With approve: later calls of the tool in this conversation run without asking. */
+  alwaysInConversation: z.boolean().optional(),
 });
 export type DraftAnswer = z.infer<typeof DraftAnswerSchema>;
 
@@ -272,6 +282,7 @@ export function buildResume(
         };
       }
       if (diffArgs(req.args, checked.value).length > 0) payload.args = checked.value;
+      if (d.alwaysInConversation && req.canAlwaysAllow) payload.alwaysInConversation = true;
     }
     resume.push({ interruptId: req.interruptId, status: 'resolved', payload });
   }

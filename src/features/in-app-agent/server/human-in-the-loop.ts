@@ -199,6 +199,7 @@ function approvalInterrupt(
       destructive: p.decision.reason === 'destructive',
       ...(p.inputSchema ? { inputSchema: p.inputSchema } : {}),
       ...(preview ? { preview } : {}),
+      ...(p.decision.alwaysAllowable ? { canAlwaysAllow: true } : {}),
     },
   };
 }
@@ -235,6 +236,8 @@ interface ApprovalDecision extends DecisionBase {
   /** A local tool (navigate, search_docs): runs in the server, not through the MCP endpoint. */
   local: boolean;
   feedback?: string;
+  /** Approved with "always allow in this conversation": later calls of the tool run without asking. */
+  alwaysInConversation?: boolean;
 }
 
 /** An answered question (`ask_user`): accepted with the form's content, or declined. */
@@ -274,12 +277,15 @@ interface ServerInterruptKind<Answer, D extends Decision, P extends PendingCall>
   /** Said when an answer does not match the kind's schema. */
   answerHint: string;
   /** The decision an answer makes (null: the user cancelled it), or the refusal (thrown). */
-  decide(row: PendingRow, answer: Answer | null, policy: Pick<RunToolPolicy, 'mayRun'>): D;
+  decide(row: PendingRow, answer: Answer | null, policy: ResumePolicy): D;
   /** How the decision is stored on its row (one conditional update, with the others of the batch). */
   record(d: D): Prisma.AgentPendingApprovalUpdateManyMutationInput;
   /** Streams the decision and the tool's result in the resumed run. */
   settle(d: D, ctx: SettleContext): Promise<void>;
 }
+
+/** What deciding an answer asks of the resuming run's policy (the user's role and the project's permissions now). */
+type ResumePolicy = Pick<RunToolPolicy, 'mayRun' | 'canAlwaysAllow' | 'version'>;
 
 /** How long an approved call may take (it is not stopped by Stop, see settleApproval). */
 const APPROVED_CALL_TIMEOUT_MS = 60_000;
@@ -299,11 +305,7 @@ async function withTimeout<T>(ms: number, fn: (signal: AbortSignal) => Promise<T
  * A tool approval answered: approved (with validated, re-fingerprinted arguments when edited, and
  * only while the role still grants the tool: approval never widens permissions) or rejected.
  */
-function decideApproval(
-  row: PendingRow,
-  answer: ApprovalResponse | null,
-  policy: Pick<RunToolPolicy, 'mayRun'>,
-): ApprovalDecision {
+function decideApproval(row: PendingRow, answer: ApprovalResponse | null, policy: ResumePolicy): ApprovalDecision {
   let args = row.args as Record<string, unknown>;
   let edited = false;
   const approved = answer?.approved === true;
@@ -325,6 +327,10 @@ function decideApproval(
   if (approved && (!toolInput(row.toolName) || !policy.mayRun(row.toolName))) {
     throw new AgentRefusal('FORBIDDEN', 'Your role does not allow this action.');
   }
+  // "Always allow in this conversation" only where the policy lets this tool ask (never for tools
+  // that always ask); a rejection allows nothing.
+  const always = approved && answer?.alwaysInConversation === true;
+  if (always && !policy.canAlwaysAllow(row.toolName)) throw new AgentRefusal('ALWAYS_ALLOW_REFUSED');
   return {
     kind: 'tool_approval',
     approvalId: row.id,
@@ -337,6 +343,7 @@ function decideApproval(
     edited,
     local: isLocalTool(row.toolName),
     ...(feedback ? { feedback } : {}),
+    ...(always ? { alwaysInConversation: true } : {}),
   };
 }
 
@@ -351,6 +358,7 @@ async function settleApproval(d: ApprovalDecision, ctx: SettleContext): Promise<
       ...(d.edited ? { edited: true } : {}),
       ...(d.approved ? { args: d.args } : {}),
       ...(d.feedback ? { feedback: d.feedback } : {}),
+      ...(d.alwaysInConversation ? { alwaysInConversation: true } : {}),
     },
   });
   let content: unknown;
@@ -507,8 +515,8 @@ export async function consumeResume(
   input: {
     conversationId: string;
     userId: string;
-    /** The resuming run's tool policy (the user's role now). */
-    policy: Pick<RunToolPolicy, 'mayRun'>;
+    /** The resuming run's tool policy (the user's role and the project's tool permissions now). */
+    policy: ResumePolicy;
     entries: ResumeEntry[];
     resumingRunId?: string;
   },
@@ -566,6 +574,23 @@ export async function consumeResume(
     }
     if (input.resumingRunId && decisions[0]) {
       await tx.agentRun.update({ where: { id: input.resumingRunId }, data: { resumedFromId: decisions[0].runId } });
+    }
+    // "Always allow in this conversation", kept with the tool-permission version it was given
+    // under (a new version ends it) and the approval that gave it (the audit page lists both).
+    const allows = decisions.filter(
+      (d): d is ApprovalDecision => d.kind === 'tool_approval' && d.alwaysInConversation === true,
+    );
+    if (allows.length) {
+      await tx.agentConversationAllow.createMany({
+        data: allows.map((d) => ({
+          id: newId('alw_'),
+          conversationId: input.conversationId,
+          userId: input.userId,
+          toolName: d.toolName,
+          policyVersion: input.policy.version,
+          approvalId: d.approvalId,
+        })),
+      });
     }
   });
   return decisions;

@@ -60,6 +60,8 @@ export interface OpenedRun {
   created: boolean;
   /** Who opened it, as the statement read it (`OpenRunInput.memberScope`). */
   member?: ProjectMember;
+  /** The statement's row: what the `reads` selected. */
+  row: Record<string, unknown>;
 }
 
 /** What opening a run needs. */
@@ -93,6 +95,20 @@ export interface OpenRunInput {
   perMinute?: HitLimitInput;
   /** More checks, decided after the ones above, in this order (see admission.ts). */
   admission?: AdmissionCheck[];
+  /** What else the statement reads for the run, and records on its row (the project's assistant settings). */
+  reads?: OpenStatementRead[];
+}
+
+/**
+ * A read folded into the statement that opens a run, so the run learns it without a round trip of
+ * its own: CTEs (reading nothing the user may not see: they are decoded only for an opened run),
+ * the columns selected from them (the run reads them from `OpenedRun.row`), and columns of the run
+ * row set from them (what the run went by, recorded in the same snapshot it was read in).
+ */
+export interface OpenStatementRead {
+  ctes: Prisma.Sql[];
+  columns: Prisma.Sql[];
+  runColumns: Array<{ name: string; value: Prisma.Sql }>;
 }
 
 /**
@@ -134,6 +150,12 @@ export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Pro
     columns.push(...parts.columns);
     passed = parts.pass;
   }
+  const reads = input.reads ?? [];
+  for (const read of reads) {
+    ctes.push(...read.ctes);
+    columns.push(...read.columns);
+  }
+  const runColumns = reads.flatMap((read) => read.runColumns);
   const owned = Prisma.sql`"AgentConversation"."projectId" = ${pid} AND "AgentConversation"."userId" = ${uid}
     AND "AgentConversation"."deletedAt" IS NULL AND "AgentConversation"."runCount" < ${max}
     AND ${passed}`;
@@ -175,9 +197,16 @@ export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Pro
       conv AS (${conv}),
       run AS (
         INSERT INTO "AgentRun" ("id", "conversationId", "userId", "status", "startedAt", "lastHeartbeatAt", "selectedAt",
-          "modelId", "traceId", "precedingRunId", "resumedFromId")
+          "modelId", "traceId", "precedingRunId", "resumedFromId"${Prisma.raw(runColumns.map((c) => `, "${c.name}"`).join(''))})
         SELECT ${runId}, conv."id", ${uid}, 'RUNNING', ${NOW}, ${NOW}, ${NOW}, ${input.modelId}, ${input.traceId ?? null},
-          ${preceding}, ${input.resumedFromId ?? null}
+          ${preceding}, ${input.resumedFromId ?? null}${
+            runColumns.length
+              ? Prisma.sql`, ${Prisma.join(
+                  runColumns.map((c) => c.value),
+                  ', ',
+                )}`
+              : Prisma.empty
+          }
         FROM conv
         RETURNING "id", "precedingRunId"
       )${keyInsert}
@@ -213,6 +242,7 @@ export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Pro
     precedingRunId: row.precedingRunId,
     created: row.created === true,
     ...(opener ? { member: opener.member } : {}),
+    row,
   };
 }
 
@@ -466,13 +496,23 @@ export function stopStaleSweep(): void {
 
 /**
  * Removes a run that never started (its resume answer was refused): nothing of it was written, and
- * the conversation's last shown run is the one before it again.
+ * the conversation's last shown run is the one before it again. `created`: the open created the
+ * conversation, which goes too when no run is left in it.
  */
-export async function discardRun(prisma: PrismaClient, runId: string): Promise<void> {
+export async function discardRun(
+  prisma: PrismaClient,
+  runId: string,
+  created?: { conversationId: string },
+): Promise<void> {
   await prisma.$executeRaw`
     WITH gone AS (DELETE FROM "AgentRun" WHERE "id" = ${runId} RETURNING "conversationId", "precedingRunId")
     UPDATE "AgentConversation" AS c SET "headRunId" = gone."precedingRunId", "runCount" = c."runCount" - 1
     FROM gone WHERE c."id" = gone."conversationId" AND c."headRunId" = ${runId}`;
+  if (created) {
+    await prisma.$executeRaw`
+      DELETE FROM "AgentConversation" c WHERE c."id" = ${created.conversationId}
+        AND NOT EXISTS (SELECT 1 FROM "AgentRun" r WHERE r."conversationId" = c."id")`;
+  }
 }
 
 export type RunEnd =

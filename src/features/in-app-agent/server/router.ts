@@ -27,6 +27,8 @@ import {
   saveFeedback,
   setConversationDeleted,
 } from './queries';
+import { allowancesRouter, settingsRouter } from './settings-router';
+import { settingsUsedBy } from './settings-store';
 
 const ConversationInput = ProjectInput.extend({ conversationId: ConversationIdSchema });
 const PAGE = 20;
@@ -54,6 +56,11 @@ async function ownConversation(
 }
 
 export const agentRouter = router({
+  /** The project's assistant settings (tool permissions, instructions) and their history. */
+  settings: settingsRouter,
+  /** A conversation's "always allow" grants. */
+  allowances: allowancesRouter,
+
   conversations: router({
     list: projectProcedure('agent:use')
       .input(
@@ -214,11 +221,14 @@ export const agentRouter = router({
 
     get: projectProcedure('agent:review')
       .input(ConversationInput.pick({ conversationId: true }))
-      .query(
-        async ({ ctx, input }) =>
-          (await reviewDetail(ctx.prisma, input.projectId, input.conversationId, { runs: LIMITS.replayPageRuns })) ??
-          notFound(),
-      ),
+      .query(async ({ ctx, input }) => {
+        const [detail, settingsUsed] = await Promise.all([
+          reviewDetail(ctx.prisma, input.projectId, input.conversationId, { runs: LIMITS.replayPageRuns }),
+          settingsUsedBy(ctx.prisma, input.conversationId),
+        ]);
+        // Which tool permissions and instructions the conversation's runs went by.
+        return detail ? { ...detail, settingsUsed } : notFound();
+      }),
 
     /**
      * Tokens and cost of the project's assistant over the last `days` days: per day (UTC), per

@@ -82,6 +82,7 @@ import {
 } from './persistence';
 import { type RunToolPolicy, runToolPolicy } from './policy';
 import { ReferenceWatcher, RunReferences } from './references';
+import { decodeRunSettings, type ProjectRunSettings, runSettingsRead } from './settings-store';
 import type { Usage } from './usage';
 
 /** Settings of a run (from the environment and the handler's options). */
@@ -198,6 +199,8 @@ export async function startRun(input: StartRunInput): Promise<LiveRun> {
     running: { maxRunning: input.settings.maxConcurrentRuns, staleSeconds: input.settings.staleSeconds },
     key: runKey.row,
     ...(input.perMinute ? { perMinute: input.perMinute } : {}),
+    // The project's tool permissions and instructions, read (and recorded on the run) by the same statement.
+    reads: [runSettingsRead(input.projectId, input.conversation.id)],
   };
 
   // 1. Open: the run row (one statement), or why not.
@@ -223,11 +226,28 @@ export async function startRun(input: StartRunInput): Promise<LiveRun> {
     throw new AgentRefusal('CONVERSATION_NOT_FOUND', 'Conversation not found.');
   }
   trace.setRunId(opened.runId);
-  // Read by the open statement (`memberScope`): the role the run's tools and approvals go by.
+  // Read by the open statement (`memberScope`): the role the run's tools and approvals go by, and
+  // the project's settings (the newest tool permissions and instructions, this conversation's
+  // "always allow" grants).
   const member = opened.member!;
-  const policy = runToolPolicy(
+  let settings: ProjectRunSettings;
+  try {
+    settings = decodeRunSettings(opened.row);
+  } catch (err) {
+    // Nothing of the run stays: not the run, its key, nor a conversation the open created for it.
+    const created = opened.created ? { conversationId: opened.conversationId } : undefined;
+    await discardRun(prisma, opened.runId, created).catch(() => undefined);
+    await revokeKey(prisma, runKey.row.id).catch(() => undefined);
+    childLog({ projectId: input.projectId, runId: opened.runId }).error(
+      { event: 'run.settings_unreadable', code: 'SETTINGS_UNREADABLE' },
+      'the project tool permissions could not be read',
+    );
+    endSpan(span, { code: 'SETTINGS_UNREADABLE', message: (err as Error).message });
+    throw err;
+  }
+  let policy = runToolPolicy(
     { role: member.role, isAdmin: member.user.isAdmin },
-    { requireApproval: input.settings.requireApproval },
+    { requireApproval: input.settings.requireApproval, project: settings.policy, allowed: settings.allowed },
   );
 
   if (input.attachmentIds?.length) {
@@ -266,6 +286,10 @@ export async function startRun(input: StartRunInput): Promise<LiveRun> {
       });
       throw err;
     }
+    // Answered "always allow in this conversation": later calls of these tools in this run go unasked too.
+    policy = policy.allowing(
+      decisions.filter((d) => d.kind === 'tool_approval' && d.alwaysInConversation).map((d) => d.toolName),
+    );
   }
 
   if (version) {
@@ -295,6 +319,7 @@ export async function startRun(input: StartRunInput): Promise<LiveRun> {
     input: { ...input, userMessage },
     member,
     policy,
+    instructions: settings.instructions?.text ?? '',
     mark: (step) => {
       timings[step] = performance.now() - t0;
       if (step === 'agentStarted') input.onTimings?.(timings);
@@ -344,12 +369,14 @@ interface OpenedRunContext {
   /** Who asks, as the open statement read them. */
   member: ProjectMember;
   policy: RunToolPolicy;
+  /** The project's assistant instructions (empty: none). */
+  instructions: string;
   mark: (step: Exclude<keyof RunTimings, 'opened'>) => void;
 }
 
 /** Steps 2-5: runs to exactly one terminal event, records it and leaves the registry. Never throws. */
 async function runToEnd(ctx: OpenedRunContext): Promise<void> {
-  const { run, opened, key, decisions, trace, input, member, policy, mark } = ctx;
+  const { run, opened, key, decisions, trace, input, member, policy, instructions, mark } = ctx;
   const { prisma, settings } = input;
   const { runId, conversationId } = opened;
   const signal = run.controller.signal;
@@ -399,7 +426,11 @@ async function runToEnd(ctx: OpenedRunContext): Promise<void> {
   runLog.info({ event: 'run.started', resumed: decisions.length > 0, model: input.model.info.modelId }, 'run started');
   for (const d of decisions) {
     const call = { toolCallId: d.toolCallId, tool: d.toolName, kind: d.kind };
-    runLog.info({ event: 'approval.decided', ...call, decision: decisionOutcome(d) }, 'approval decided');
+    const always =
+      d.kind === 'tool_approval' && d.alwaysInConversation
+        ? { alwaysInConversation: true, policyVersion: policy.version }
+        : {};
+    runLog.info({ event: 'approval.decided', ...call, decision: decisionOutcome(d), ...always }, 'approval decided');
   }
   try {
     // Two turns of the event loop first: in the first the watchers' streams flush RUN_STARTED
@@ -419,7 +450,7 @@ async function runToEnd(ctx: OpenedRunContext): Promise<void> {
           conversationReads(prisma, conversationId),
         ]);
     mark('historyLoaded');
-    const mcp = { gateway: input.gateway, secret: key.secret };
+    const mcp = { gateway: input.gateway, secret: key.secret, keyId: key.id };
     const listing: Promise<ListedTools> = listRunTools(mcp, policy, signal).then((l) => {
       mark('toolsListed');
       return l;
@@ -461,6 +492,7 @@ async function runToEnd(ctx: OpenedRunContext): Promise<void> {
       user: { id: input.userId, name: member.user.name },
       role: member.role,
       policy,
+      instructions,
       history: modelHistory,
       readSoFar,
       pageContext: input.pageContext,

@@ -16,6 +16,7 @@ import {
   LOCAL_TOOL_NAMES,
   type LocalToolName,
   MCP_TOOL_DECLARATIONS,
+  type ToolDeclaration,
 } from '../tool-declarations';
 
 type ApprovalPolicy = 'auto' | 'approval';
@@ -44,6 +45,12 @@ function policyOf(approval: ApprovalClass): Pick<ToolInfo, 'policy' | 'alwaysAsk
   return approval === 'always' ? { policy: 'approval', alwaysAsk: true } : { policy: 'approval' };
 }
 
+/** A registry tool's declaration: indexed by the registry's names, so a tool without one fails the build. */
+function declaredApproval(name: McpToolName): ApprovalClass {
+  const declarations: Record<McpToolName, ToolDeclaration> = MCP_TOOL_DECLARATIONS;
+  return declarations[name].approval;
+}
+
 const MCP_INFO = new Map<string, ToolInfo>(
   MCP_TOOL_METADATA.map((t) => [
     t.name,
@@ -52,7 +59,7 @@ const MCP_INFO = new Map<string, ToolInfo>(
       readOnly: t.annotations.readOnlyHint === true,
       destructive: t.annotations.destructiveHint === true,
       tags: { ...NO_TAGS, ...t.tags },
-      ...policyOf(MCP_TOOL_DECLARATIONS[t.name as McpToolName]?.approval ?? 'approval'),
+      ...policyOf(declaredApproval(t.name)),
     },
   ]),
 );
@@ -97,6 +104,8 @@ export interface ApprovalDecision {
   required: boolean;
   reason: ApprovalReason;
   why: string;
+  /** The user may answer "always allow in this conversation" (the run's policy says so). */
+  alwaysAllowable?: boolean;
 }
 
 /**

@@ -197,6 +197,27 @@ describe('buildResume', () => {
   });
 });
 
+describe('always allow in this conversation', () => {
+  const offered = readApprovalInterrupt(interrupt({}, { canAlwaysAllow: true }))!;
+  const notOffered = readApprovalInterrupt(interrupt())!;
+
+  it('is sent with an approval of a request that offers it, and only then', () => {
+    expect([offered.canAlwaysAllow, notOffered.canAlwaysAllow]).toEqual([true, false]);
+    const approve = { ...initialDraft(offered), decision: 'approve' as const, alwaysInConversation: true };
+    const sent = buildResume([offered], { int_1: approve }, Date.now());
+    expect(sent.ok && sent.resume[0]!.payload).toMatchObject({ approved: true, alwaysInConversation: true });
+    // Not offered (a tool that always asks), or rejected: never sent.
+    const notSent = buildResume([notOffered], { int_1: approve }, Date.now());
+    expect(notSent.ok && notSent.resume[0]!.payload).not.toHaveProperty('alwaysInConversation');
+    const rejected = buildResume([offered], { int_1: { ...approve, decision: 'reject' } }, Date.now());
+    expect(rejected.ok && rejected.resume[0]!.payload).toEqual({ approved: false, argsFingerprint: 'fp1' });
+  });
+
+  it('keeps drafts stored before the choice existed readable', () => {
+    expect(DraftAnswerSchema.safeParse({ decision: 'approve', argsText: '{}', feedback: '' }).success).toBe(true);
+  });
+});
+
 describe('cardState', () => {
   const a = readApprovalInterrupt(interrupt())!;
   it('decided beats expired beats open', () => {

@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
+import { SettingsHistory } from '@/features/in-app-agent/components/settings/SettingsHistory';
 import { AuditListInput } from '@/features/mcp/audit';
 import { AuditFilters, AuditTable, auditQuery, type AuditFilterValues } from '@/features/mcp/components/AuditTable';
 import { NotAllowed, PageIntro } from '@/features/tracker/components/ui';
@@ -39,9 +40,10 @@ export default async function AuditPage({ params, searchParams }: ProjectQueryPa
   };
   const cursor = one(sp.cursor)?.slice(0, 100);
 
-  const [data, facets] = await Promise.all([
+  const [data, facets, assistantChanges] = await Promise.all([
     ctx.caller.mcp.audit.list({ projectId, ...values, ...(cursor ? { cursor } : {}) }),
     ctx.caller.mcp.audit.facets({ projectId }),
+    ctx.caller.agent.settings.history({ projectId }),
   ]);
 
   const query = auditQuery(values);
@@ -73,6 +75,7 @@ export default async function AuditPage({ params, searchParams }: ProjectQueryPa
           </Link>
         ) : null}
       </nav>
+      <SettingsHistory entries={assistantChanges.entries} titles={assistantChanges.titles} projectId={projectId} />
     </main>
   );
 }

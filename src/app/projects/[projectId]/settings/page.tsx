@@ -1,4 +1,5 @@
 import type { Metadata } from 'next';
+import { AssistantSettings } from '@/features/in-app-agent/components/settings/AssistantSettings';
 import { KEY_SCOPES } from '@/features/mcp/key-scopes';
 import { ConnectedAppsTable } from '@/features/mcp/oauth/components/ConnectedAppsTable';
 import { CreateKeyForm, KeyScopeList, RevokeKeyButton, WebhookForm } from '@/features/tracker/components/SettingsForms';
@@ -19,11 +20,13 @@ export default async function SettingsPage({ params }: { params: Promise<{ proje
   const ctx = await requireProjectPage(projectId, `/projects/${projectId}/settings`);
   const webhook = ctx.can('members:manage');
   const keys = ctx.can('apiKeys:manage');
-  if (!webhook && !keys) return <NotAllowed projectId={projectId} what="change the project settings" />;
-  const [settings, list, apps] = await Promise.all([
+  const assistant = ctx.can('agent:configure');
+  if (!webhook && !keys && !assistant) return <NotAllowed projectId={projectId} what="change the project settings" />;
+  const [settings, list, apps, assistantSettings] = await Promise.all([
     webhook ? ctx.caller.tracker.settings.get({ projectId: ctx.project.id }) : null,
     keys ? ctx.caller.tracker.apiKeys.list({ projectId: ctx.project.id }) : [],
     keys ? ctx.caller.mcp.connectedApps.project({ projectId: ctx.project.id }) : [],
+    assistant ? ctx.caller.agent.settings.get({ projectId: ctx.project.id }) : null,
   ]);
   return (
     <main className="space-y-8">
@@ -127,6 +130,7 @@ export default async function SettingsPage({ params }: { params: Promise<{ proje
           )}
         </section>
       ) : null}
+      {assistantSettings ? <AssistantSettings projectId={ctx.project.id} initial={assistantSettings} /> : null}
     </main>
   );
 }

@@ -5,6 +5,7 @@ import { AuditTrail } from '@/features/in-app-agent/components/review/AuditTrail
 import { ReviewConversation } from '@/features/in-app-agent/components/review/ReviewConversation';
 import { ReviewExport } from '@/features/in-app-agent/components/review/ReviewExport';
 import { RunOutcome } from '@/features/in-app-agent/components/review/ReviewTable';
+import { SettingsUsed } from '@/features/in-app-agent/components/review/SettingsUsed';
 import {
   approximately,
   ESTIMATE_TITLE,
@@ -102,7 +103,8 @@ export default async function AssistantReviewConversationPage({
             now={Date.now()}
           />
         </section>
-        <aside aria-label="Audit trail">
+        <aside aria-label="Audit trail" className="space-y-4">
+          <SettingsUsed used={data.settingsUsed} />
           <AuditTrail audit={data.audit} approvals={data.approvals} />
         </aside>
       </div>
