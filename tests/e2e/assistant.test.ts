@@ -550,7 +550,7 @@ describe('assistant panel', () => {
         if (route.request().method() !== 'POST') return route.continue();
         const response = await route.fetch();
         const body = (await response.text()).replace(
-          /"type":"RUN_ERROR","code":"MODEL_UNAVAILABLE"/,
+          /"type":"RUN_ERROR","code":"MODEL_(UNAVAILABLE|OVERLOADED)"/,
           '"type":"RUN_ERROR","code":"TOOLS_UNAVAILABLE"',
         );
         await route.fulfill({ response, body });

@@ -117,6 +117,8 @@ export function turnUsage(view: ConversationView): Map<string, TokenUsage> {
       inputTokens: sum((u) => u.inputTokens),
       outputTokens: sum((u) => u.outputTokens),
       ...(priced ? { costUsd: Math.round(sum((u) => u.costUsd) * 1e8) / 1e8 } : {}),
+      // One run's estimate (an answer stopped or failed midway) makes the turn's figure an estimate.
+      ...(used.some((u) => u.estimated) ? { estimated: true as const } : {}),
     });
   }
   return out;

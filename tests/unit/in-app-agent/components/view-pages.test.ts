@@ -5,6 +5,7 @@ import {
   addVersion,
   joinViews,
   lastTurnRunId,
+  turnUsage,
   viewBefore,
   viewFrom,
 } from '@/features/in-app-agent/components/view-pages';
@@ -78,5 +79,16 @@ describe('view pages', () => {
       r1: two.r1,
       r2c: { index: 3, count: 3, runIds: ['r2', 'r2b', 'r2c'] },
     });
+  });
+
+  it("marks a turn's usage as an estimate when one of its runs was estimated (stopped midway)", () => {
+    const finished = (events: AgentEvent[], usage: Record<string, unknown>) =>
+      events.map((e) => (e.type === 'RUN_FINISHED' ? ({ ...e, usage: [usage] } as AgentEvent) : e));
+    const v = view(
+      finished(turn('r1', 'one'), { inputTokens: 10, outputTokens: 5 }),
+      finished(turn('r2', 'two'), { inputTokens: 20, outputTokens: 7, estimated: true }),
+    );
+    expect(turnUsage(v).get('r1')).toEqual({ inputTokens: 10, outputTokens: 5 });
+    expect(turnUsage(v).get('r2')).toEqual({ inputTokens: 20, outputTokens: 7, estimated: true });
   });
 });
