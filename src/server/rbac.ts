@@ -14,6 +14,7 @@ export const SCOPES = [
   'webhook:send',
   'agent:use',
   'agent:review',
+  'agent:manage',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -26,6 +27,7 @@ const ADMIN: readonly Scope[] = [
   'apiKeys:manage',
   'audit:read',
   'agent:review',
+  'agent:manage',
 ];
 const OWNER: readonly Scope[] = [...ADMIN];
 
