@@ -31,6 +31,11 @@ export const CUSTOM_EVENTS = {
    * stock AG-UI clients still show it). Stored with the message's row, not as a row of its own.
    */
   messageParts: 'in-app-agent.message-parts',
+  /**
+   * The project's budgets as they stand after this run (`BudgetEventValueSchema`, budgets.ts): sent
+   * right before the terminal event of a run in a project with budgets; the panel warns at 80 %.
+   */
+  budget: 'in-app-agent.budget',
 } as const;
 
 /** Reason used on AG-UI interrupts for tool approvals. */

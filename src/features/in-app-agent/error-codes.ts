@@ -83,6 +83,16 @@ export const AGENT_ERRORS = {
       'The assistant is already writing as many answers for you as it can at once (in other conversations or ' +
       'tabs). Wait for one of them to finish, then retry.',
   },
+  /**
+   * A budget of the project's assistant is spent for its window (a member's day or month, the
+   * project's month): 429 with Retry-After = the window's end; the message names the budget.
+   * Retry cannot help before then.
+   */
+  BUDGET_EXCEEDED: {
+    status: 429,
+    retryable: false,
+    text: 'The assistant budget for this period is spent, so no new answer can start until it renews.',
+  },
   MODEL_ERROR: { status: null, retryable: true, text: 'The model failed to answer.' },
   /** The provider is throttling this account's requests or tokens (429, ThrottlingException). */
   MODEL_RATE_LIMITED: {

@@ -30,8 +30,11 @@ const WITH_DETAIL = new Set([
   'TOOL_ERROR',
   'INTERRUPT_INVALID_ARGS',
 ]);
-/** Codes whose server message is the more precise wording (e.g. "Try again in 12 s."). */
-const SERVER_WORDING = new Set(['RATE_LIMITED']);
+/**
+ * Codes whose server message is the more precise wording (e.g. "Try again in 12 s.", or which budget
+ * is spent and when it renews).
+ */
+const SERVER_WORDING = new Set(['RATE_LIMITED', 'BUDGET_EXCEEDED']);
 
 function sharedPrefix(a: string, b: string): number {
   let i = 0;

@@ -66,6 +66,7 @@ import { frameOf, liveRun, sseStream, type Watcher } from './live';
 import { mcpGateway } from './mcp-gateway';
 import { modelFor, ModelConfigError, type ModelHandle } from './model';
 import { findRun, loadRunRows, replayConversation, titleFrom } from './persistence';
+import { maskText } from './redaction';
 import { startRun, stopRun, type RunSettings, type RunTimings } from './run';
 
 export interface HandlerOptions {
@@ -328,7 +329,8 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       memberScope: 'agent:use',
       conversation: {
         id: conversationId,
-        ...(input.userMessage ? { create: { title: titleFrom(textOfParts(input.userMessage)) } } : {}),
+        // Stored text: secrets masked (contacts too, when the project asks, once the run has opened).
+        ...(input.userMessage ? { create: { title: titleFrom(maskText(textOfParts(input.userMessage))) } } : {}),
       },
       ...(input.version ? { version: input.version } : {}),
       userMessage: input.userMessage,

@@ -50,7 +50,10 @@ import {
   textOfParts,
   type TokenUsage,
 } from '../schema';
+import { type BudgetState, budgetsAfterRun } from '../budgets';
 import { capResult, listRunTools, runAgent, type ListedTools, type RunResult } from './agent';
+import { budgetCheck } from './budgets';
+import { dataPolicyRead, maskConversationTitle } from './data-policy';
 import { closeAbandoned, consumeResume, persistPending, settleInterrupt, type Decision } from './human-in-the-loop';
 import { endSpan, RunTrace, traceIdOf, tracer } from './instrumentation';
 import { LiveRun, registerRun, releaseRun } from './live';
@@ -72,6 +75,7 @@ import {
   type RunEnd,
 } from './persistence';
 import { type RunToolPolicy, runToolPolicy } from './policy';
+import { type MaskOptions, maskStoredEvent } from './redaction';
 import type { Usage } from './usage';
 
 /** Settings of a run (from the environment and the handler's options). */
@@ -169,6 +173,10 @@ export async function startRun(input: StartRunInput): Promise<LiveRun> {
   const runId = newId('run_');
   // The run's MCP key is stored by the statement that opens the run; the secret stays in memory.
   const runKey = agentKeyMaterial(runId, input.settings.keyTtlSeconds);
+  // Read by the open statement too: the project's budgets (a spent one refuses the run) and how its
+  // stored text is masked.
+  const budget = budgetCheck(input.projectId, input.userId);
+  const dataPolicy = dataPolicyRead(input.projectId);
   const open = {
     runId,
     conversationId: input.conversation.id,
@@ -182,6 +190,7 @@ export async function startRun(input: StartRunInput): Promise<LiveRun> {
     running: { maxRunning: input.settings.maxConcurrentRuns, staleSeconds: input.settings.staleSeconds },
     key: runKey.row,
     ...(input.perMinute ? { perMinute: input.perMinute } : {}),
+    admission: [budget, dataPolicy],
   };
 
   // 1. Open: the run row (one statement), or why not.
@@ -261,6 +270,8 @@ export async function startRun(input: StartRunInput): Promise<LiveRun> {
     input: { ...input, userMessage },
     member,
     policy,
+    budgets: budget.state(),
+    mask: dataPolicy.maskOptions(),
     mark: (step) => {
       timings[step] = performance.now() - t0;
       if (step === 'agentStarted') input.onTimings?.(timings);
@@ -310,12 +321,16 @@ interface OpenedRunContext {
   /** Who asks, as the open statement read them. */
   member: ProjectMember;
   policy: RunToolPolicy;
+  /** The project's budgets as the open statement read them (null: none). */
+  budgets: BudgetState[] | null;
+  /** How the run's stored rows are masked (the project's data policy). */
+  mask: MaskOptions;
   mark: (step: Exclude<keyof RunTimings, 'opened'>) => void;
 }
 
 /** Steps 2-5: runs to exactly one terminal event, records it and leaves the registry. Never throws. */
 async function runToEnd(ctx: OpenedRunContext): Promise<void> {
-  const { run, opened, key, decisions, trace, input, member, policy, mark } = ctx;
+  const { run, opened, key, decisions, trace, input, member, policy, budgets, mask, mark } = ctx;
   const { prisma, settings } = input;
   const { runId, conversationId } = opened;
   const signal = run.controller.signal;
@@ -323,6 +338,9 @@ async function runToEnd(ctx: OpenedRunContext): Promise<void> {
     flushIntervalMs: settings.flushIntervalMs,
     heartbeatMs: settings.heartbeatMs,
     onLost: () => run.stop('lost'),
+    // Stored rows are masked (secrets; contacts when the project asks); the live stream and the
+    // model's history of this run are not.
+    storedForm: (event) => maskStoredEvent(event, mask),
   });
   // This run's events until the agent starts: the agent's history is the stored conversation
   // plus these. Nothing is collected afterwards.
@@ -375,6 +393,11 @@ async function runToEnd(ctx: OpenedRunContext): Promise<void> {
     // past the window). A conversation this run created has neither.
     keyId = key.id;
     recorder.keepKeyAlive(key.id, settings.keyTtlSeconds);
+    if (opened.created && mask.contacts) {
+      void maskConversationTitle(prisma, conversationId, mask).catch((err: unknown) =>
+        runLog.error({ event: 'run.title_not_masked', error: describeError(err) }, 'could not mask the title'),
+      );
+    }
     const [stored, readSoFar] = opened.created
       ? [emptyView(conversationId), { privateData: false, untrustedContent: false }]
       : await Promise.all([
@@ -447,8 +470,11 @@ async function runToEnd(ctx: OpenedRunContext): Promise<void> {
     await rememberReads(prisma, conversationId, newlyRead).catch((err: unknown) =>
       runLog.error({ event: 'run.reads_not_remembered', error: describeError(err) }, 'could not remember reads'),
     );
-    // 4. The terminal event.
+    // 4. The terminal event, after the budgets as they stand with this run's usage (the panel warns at 80 %).
     const usage = [usageOf(input.model.info, result.usage, settings.prices)];
+    if (budgets && signal.reason !== 'lost') {
+      send({ type: 'CUSTOM', name: CUSTOM_EVENTS.budget, value: { budgets: budgetsAfterRun(budgets, usage[0]) } });
+    }
     if (signal.reason === 'lost') {
       end = { status: 'FAILED', code: 'RUN_STALE', message: 'The run stopped responding and was closed.' };
     } else if (result.kind === 'success') {

@@ -10,6 +10,7 @@ import { LIMITS } from '../../constants';
 import type { ConnectionPhase } from '../agent-store';
 import { useAgentActions, useAgentSelector, usePanelUi } from '../panel-context';
 import { QueuedMessages } from '../QueuedMessages';
+import { BudgetWarning } from './BudgetWarning';
 import { selectBlockedReason, selectBusy, selectCanSend, selectInputHint, selectQueueHeld } from '../selectors';
 
 export interface ComposerProps {
@@ -93,6 +94,7 @@ export const Composer = memo(function Composer({ inputRef, onSend }: ComposerPro
       }}
     >
       <ComposerQueue />
+      <BudgetWarning />
       <SelectionChip />
       <label htmlFor="assistant-input" className="sr-only">
         Message the assistant
