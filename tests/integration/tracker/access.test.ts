@@ -313,6 +313,32 @@ const CASES: Record<string, Case> = {
     scope: 'agent:review',
     call: (c, f) => c.agent.review.export.query({ projectId: f.projectId, conversationId: f.conversationId }),
   },
+  'agent.budgets.get': { scope: 'agent:review', call: (c, f) => c.agent.budgets.get.query({ projectId: f.projectId }) },
+  'agent.budgets.set': {
+    scope: 'agent:manage',
+    call: (c, f) => c.agent.budgets.set.mutate({ projectId: f.projectId, budgets: { MEMBER_DAY: null } }),
+  },
+  'agent.dataPolicy.get': {
+    scope: 'agent:review',
+    call: (c, f) => c.agent.dataPolicy.get.query({ projectId: f.projectId }),
+  },
+  'agent.dataPolicy.set': {
+    scope: 'agent:manage',
+    call: (c, f) => c.agent.dataPolicy.set.mutate({ projectId: f.projectId, retentionDays: null, maskContacts: false }),
+  },
+  'agent.memberData.people': {
+    scope: 'agent:manage',
+    call: (c, f) => c.agent.memberData.people.query({ projectId: f.projectId }),
+  },
+  'agent.memberData.export': {
+    scope: 'agent:manage',
+    call: (c, f) => c.agent.memberData.export.query({ projectId: f.projectId, userId: f.memberId }),
+  },
+  'agent.memberData.delete': {
+    scope: 'agent:manage',
+    call: (c, f) => c.agent.memberData.delete.mutate({ projectId: f.projectId, userId: f.memberId }),
+  },
+  'agent.waiting.list': { scope: 'agent:use', call: (c, f) => c.agent.waiting.list.query({ projectId: f.projectId }) },
 };
 
 let server: TestServer;

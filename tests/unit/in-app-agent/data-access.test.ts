@@ -16,6 +16,10 @@ const STORAGE: Record<string, string> = {
   'server/tools.ts': "the navigate tool's check that an issue number exists in the host's issues",
   'server/fan-out.ts': "LISTEN/NOTIFY on the fan-out's own connection (runs on other instances)",
   'server/retention.ts': "the retention purge of the module's old rows",
+  'server/budgets.ts': 'budgets and the spend per window (the settings, the usage page)',
+  'server/data-policy.ts': "a project's retention and masking settings, a new conversation's masked title",
+  'server/member-data.ts': "one member's assistant data: who has some, its export and its deletion",
+  'server/waiting.ts': 'the approvals and questions waiting for a user, and their expiry',
 };
 
 describe("the assistant module's data access", () => {
