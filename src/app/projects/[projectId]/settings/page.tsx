@@ -1,4 +1,5 @@
 import type { Metadata } from 'next';
+import { AssistantBudgets, AssistantMemberData, AssistantRetention } from '@/features/in-app-agent/components/settings';
 import { KEY_SCOPES } from '@/features/mcp/key-scopes';
 import { ConnectedAppsTable } from '@/features/mcp/oauth/components/ConnectedAppsTable';
 import { CreateKeyForm, KeyScopeList, RevokeKeyButton, WebhookForm } from '@/features/tracker/components/SettingsForms';
@@ -25,6 +26,14 @@ export default async function SettingsPage({ params }: { params: Promise<{ proje
     keys ? ctx.caller.tracker.apiKeys.list({ projectId: ctx.project.id }) : [],
     keys ? ctx.caller.mcp.connectedApps.project({ projectId: ctx.project.id }) : [],
   ]);
+  // The assistant's budgets and retention (the module's settings), for its admins.
+  const assistant = ctx.can('agent:manage')
+    ? await Promise.all([
+        ctx.caller.agent.budgets.get({ projectId: ctx.project.id }),
+        ctx.caller.agent.dataPolicy.get({ projectId: ctx.project.id }),
+        ctx.caller.agent.memberData.people({ projectId: ctx.project.id }),
+      ])
+    : null;
   return (
     <main className="space-y-8">
       <PageHeading title="Settings" />
@@ -126,6 +135,17 @@ export default async function SettingsPage({ params }: { params: Promise<{ proje
             <ConnectedAppsTable apps={apps} view="project" projectId={ctx.project.id} />
           )}
         </section>
+      ) : null}
+      {assistant ? (
+        <CardSection headingId="budgets-heading" title="Budgets">
+          <AssistantBudgets projectId={ctx.project.id} initial={assistant[0]} />
+        </CardSection>
+      ) : null}
+      {assistant ? (
+        <CardSection headingId="retention-heading" title="Retention">
+          <AssistantRetention projectId={ctx.project.id} initial={assistant[1]} />
+          <AssistantMemberData projectId={ctx.project.id} initial={assistant[2]} />
+        </CardSection>
       ) : null}
     </main>
   );
