@@ -38,7 +38,7 @@ import { processWide } from '@/server/process-wide';
 export const RETENTION_LOCK_KEY = 72707370;
 
 /** Spend counters are kept this long after their window started (the usage page reads a month back). */
-export const SPEND_KEEP_DAYS = 400;
+const SPEND_KEEP_DAYS = 400;
 
 export interface PurgeOptions {
   agentRetentionDays: number;

@@ -10,15 +10,15 @@ import { formatTokens, formatUsd } from './components/usage-format';
 /** Which window a budget limits (the database enum `AgentBudgetScope`), in the order they are shown. */
 export const BUDGET_SCOPES = ['MEMBER_DAY', 'MEMBER_MONTH', 'PROJECT_MONTH'] as const;
 export type BudgetScope = (typeof BUDGET_SCOPES)[number];
-export const BudgetScopeSchema = z.enum(BUDGET_SCOPES);
+const BudgetScopeSchema = z.enum(BUDGET_SCOPES);
 
 /** What a budget counts: US dollars at the configured model prices, or tokens (in + out). */
-export const BUDGET_UNITS = ['USD', 'TOKENS'] as const;
+const BUDGET_UNITS = ['USD', 'TOKENS'] as const;
 export type BudgetUnit = (typeof BUDGET_UNITS)[number];
-export const BudgetUnitSchema = z.enum(BUDGET_UNITS);
+const BudgetUnitSchema = z.enum(BUDGET_UNITS);
 
 /** The panel warns once a budget's window has used this much of it. */
-export const BUDGET_WARN_FRACTION = 0.8;
+const BUDGET_WARN_FRACTION = 0.8;
 
 /** The largest budget accepted: a billion dollars, or a trillion tokens. */
 export const MAX_BUDGET = { USD: 1e9, TOKENS: 1e12 } as const;
@@ -36,7 +36,6 @@ export type BudgetState = z.infer<typeof BudgetStateSchema>;
 
 /** The value of `CUSTOM_EVENTS.budget`: the run's budgets as they stand after it (its usage added). */
 export const BudgetEventValueSchema = z.object({ budgets: z.array(BudgetStateSchema).max(BUDGET_SCOPES.length) });
-export type BudgetEventValue = z.infer<typeof BudgetEventValueSchema>;
 
 /** The UTC window of a scope that holds `at`: a day for a member's daily budget, else a calendar month. */
 export function budgetWindow(scope: BudgetScope, at: Date): { start: Date; end: Date } {
@@ -84,7 +83,7 @@ const MONTHS = [
 ];
 
 /** When a window ends, in words: "at 00:00 UTC" (a day) or "on 1 January at 00:00 UTC" (a month). */
-export function renewsAt(scope: BudgetScope, endsAt: Date): string {
+function renewsAt(scope: BudgetScope, endsAt: Date): string {
   if (scope === 'MEMBER_DAY') return 'at 00:00 UTC';
   return `on ${endsAt.getUTCDate()} ${MONTHS[endsAt.getUTCMonth()]} at 00:00 UTC`;
 }

@@ -133,7 +133,7 @@ export interface BudgetSetting {
 }
 
 /** The project's budgets, in the order of `BUDGET_SCOPES`. */
-export async function listBudgets(prisma: PrismaClient, projectId: string): Promise<BudgetSetting[]> {
+async function listBudgets(prisma: PrismaClient, projectId: string): Promise<BudgetSetting[]> {
   const rows = await prisma.agentBudget.findMany({ where: { projectId } });
   return rows
     .map((r) => ({ scope: r.scope, unit: r.unit, amount: r.amount, updatedAt: r.updatedAt }))

@@ -10,7 +10,7 @@ import { loadStoredEvents } from './persistence';
 import { type MaskOptions, maskDeep } from './redaction';
 
 /** Conversations per export page (each line carries a whole conversation). */
-export const EXPORT_PAGE_CONVERSATIONS = 5;
+const EXPORT_PAGE_CONVERSATIONS = 5;
 /** Conversations deleted per statement. */
 const DELETE_BATCH = 100;
 

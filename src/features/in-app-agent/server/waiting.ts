@@ -7,9 +7,9 @@ import type { PrismaClient } from '../host';
 import { INTERRUPT_REASON_TOOL_APPROVAL } from '../constants';
 
 /** Conversations listed at most (the newest requests first); `total` counts them all. */
-export const WAITING_LIST_LIMIT = 50;
+const WAITING_LIST_LIMIT = 50;
 
-export interface WaitingConversation {
+interface WaitingConversation {
   conversationId: string;
   title: string;
   /** Tool approvals waiting. */

@@ -13,7 +13,7 @@ import { type AppRouter, useTRPCClient } from '../../host-client';
 export type WaitingListData = inferRouterOutputs<AppRouter>['agent']['waiting']['list'];
 
 /** How often a visible tab looks again (ms). */
-export const WAITING_POLL_MS = 30_000;
+const WAITING_POLL_MS = 30_000;
 
 export function useWaiting(projectId: string, refreshKey: number): WaitingListData | null {
   const client = useTRPCClient();
