@@ -86,7 +86,9 @@ export const AGENT_ERRORS = {
   /**
    * A budget of the project's assistant is spent for its window (a member's day or month, the
    * project's month): 429 with Retry-After = the window's end; the message names the budget.
-   * Retry cannot help before then.
+   * Retry cannot help before then. 429, not 402: the request is refused for what was used in a
+   * period, which 429 with Retry-After says to any HTTP client and proxy; 402 has no defined
+   * meaning, suggests that paying would help (a member cannot), and clients ignore Retry-After on it.
    */
   BUDGET_EXCEEDED: {
     status: 429,
