@@ -102,15 +102,14 @@ export interface OpenRunInput {
 
 /**
  * Opens a run in ONE statement (one round trip, its own transaction): reads who asks (the
- * membership, when `memberScope` is given), decides the admission checks (admission.ts: running
- * checks that only read (`admission`: the budgets), then running runs and runs per minute, each only
- * when everything before it passed), checks that
- * the conversation is the user's (or creates it, with the id the client chose, when `create` is
- * given), reserves the run's block of row positions on the conversation's counter (so nothing
- * else, such as the stale sweep, can write into it), makes the run the last one of the
- * conversation's shown path (following the previous last one, or, for a new version of a turn,
- * the run that turn follows), counts it against the size limit, inserts the RUNNING run and its
- * MCP key. The row is decoded once: the first refusal is thrown as an `AgentRefusal`
+ * membership, when `memberScope` is given), decides the admission checks (admission.ts: the
+ * checks that only read, `admission`: the budgets; then running runs and runs per minute; each only
+ * when everything before it passed), checks that the conversation is the user's (or creates it,
+ * with the id the client chose, when `create` is given), reserves the run's block of row positions
+ * on the conversation's counter (so nothing else, such as the stale sweep, can write into it),
+ * makes the run the last one of the conversation's shown path (following the previous last one,
+ * or, for a new version of a turn, the run that turn follows), counts it against the size limit,
+ * inserts the RUNNING run and its MCP key. The row is decoded once: the first refusal is thrown as an `AgentRefusal`
  * (PROJECT_NOT_FOUND, FORBIDDEN, then the checks' own; RUN_IN_PROGRESS when a run is already
  * RUNNING there, by the partial unique index; CONVERSATION_TOO_LONG at the size limit). Null: no
  * such conversation of this user and project (or another user's or project's: the same answer).
@@ -702,9 +701,10 @@ export class RunRecorder {
    * Closes the run in one statement, after the writes already under way: the rows still open (the
    * end of the answer, the terminal event), the final status and usage (only while still RUNNING:
    * a sweep may have closed it; the rows are written only then), its spend on the budgets' windows
-   * (budgets.ts), the conversation's time and the revocation of the run's MCP keys. A row the database refuses (text it cannot store) does not
-   * keep the run open: it is logged and the run is closed without it. Resolves to whether that
-   * statement ran (false when the run was closed elsewhere: the caller revokes the keys itself).
+   * (budgets.ts), the conversation's time and the revocation of the run's MCP keys. A row the
+   * database refuses (text it cannot store) does not keep the run open: it is logged and the run is
+   * closed without it. Resolves to whether that statement ran (false when the run was closed
+   * elsewhere: the caller revokes the keys itself).
    */
   async finish(
     end: RunEnd,
