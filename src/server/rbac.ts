@@ -14,7 +14,7 @@ export const SCOPES = [
   'webhook:send',
   'agent:use',
   'agent:review',
-  'agent:configure',
+  'agent:manage',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -27,7 +27,7 @@ const ADMIN: readonly Scope[] = [
   'apiKeys:manage',
   'audit:read',
   'agent:review',
-  'agent:configure',
+  'agent:manage',
 ];
 const OWNER: readonly Scope[] = [...ADMIN];
 

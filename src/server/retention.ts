@@ -6,6 +6,9 @@
  *   approvals and feedback (cascades), never one with a RUNNING run (the module's part); their
  *   attachments first (with their objects, when an object store holds them), and uploads never
  *   sent after a day;
+ * - assistant conversations past their project's retention (the project's "Retention" setting),
+ *   the same way, and the audit previews of their tool calls; spend counters of windows that ended
+ *   more than `SPEND_KEEP_DAYS` ago (the module's part);
  * - MCP audit rows after AUDIT_RETENTION_DAYS;
  * - in-app agent run keys expired or revoked more than AUDIT_RETENTION_DAYS ago (until then the
  *   audit trail still names the key its rows point at), never the key of a RUNNING run;
@@ -23,7 +26,12 @@
  * `maxBatches` per kind and the next pass goes on.
  */
 import 'server-only';
-import { purgeAttachments, purgeDeletedConversations } from '@/features/in-app-agent/server/retention';
+import { purgeOldSpend } from '@/features/in-app-agent/server/budgets';
+import {
+  purgeAttachments,
+  purgeDeletedConversations,
+  purgeExpiredConversations,
+} from '@/features/in-app-agent/server/retention';
 import { purgeOAuthBatch } from '@/features/mcp/oauth/retention';
 import { OVERRIDE_USE_RETENTION_MS } from '@/features/mcp/override-store';
 import type { Database } from './db';
@@ -34,6 +42,9 @@ import { processWide } from '@/server/process-wide';
 
 /** Advisory lock key of the purge (the migration applier uses 72707369). */
 export const RETENTION_LOCK_KEY = 72707370;
+
+/** Spend counters are kept this long after their window started (the usage page reads a month back). */
+const SPEND_KEEP_DAYS = 400;
 
 export interface PurgeOptions {
   agentRetentionDays: number;
@@ -54,6 +65,10 @@ export interface PurgeResult {
   conversations: number;
   /** Assistant attachments (of purged conversations, and uploads never sent). */
   attachments: number;
+  /** Conversations older than their project's retention. */
+  expiredConversations: number;
+  /** Spend counters of windows long gone. */
+  spendWindows: number;
   auditRows: number;
   runKeys: number;
   overrideUses: number;
@@ -118,6 +133,8 @@ export async function purgeExpired(db: Database, opts: PurgeOptions): Promise<Pu
     ran: false,
     conversations: 0,
     attachments: 0,
+    expiredConversations: 0,
+    spendWindows: 0,
     auditRows: 0,
     runKeys: 0,
     overrideUses: 0,
@@ -154,6 +171,8 @@ export async function purgeExpired(db: Database, opts: PurgeOptions): Promise<Pu
         result.conversations = await drain(conversationBatch, (n) =>
           purgeDeletedConversations(session, opts.agentRetentionDays, n),
         );
+        result.expiredConversations = await drain(conversationBatch, (n) => purgeExpiredConversations(session, n));
+        result.spendWindows = await drain(batch, (n) => purgeOldSpend(session, SPEND_KEEP_DAYS, n));
         result.auditRows = await drain(batch, (n) => auditBatch(session, opts.auditRetentionDays, n));
         result.runKeys = await drain(batch, (n) => runKeyBatch(session, opts.auditRetentionDays, n));
         result.overrideUses = await drain(batch, (n) => overrideUseBatch(session, n));
@@ -167,6 +186,8 @@ export async function purgeExpired(db: Database, opts: PurgeOptions): Promise<Pu
             event: 'purge.finished',
             conversations: result.conversations,
             attachments: result.attachments,
+            expiredConversations: result.expiredConversations,
+            spendWindows: result.spendWindows,
             auditRows: result.auditRows,
             runKeys: result.runKeys,
             overrideUses: result.overrideUses,

@@ -1,6 +1,7 @@
 /**
  * What the browser tests' fixtures (tests/e2e/fixtures.ts) write and the tests look for: a
- * conversation of the demo member longer than one page of the panel.
+ * conversation of the demo member longer than one page of the panel, and a project of its own for
+ * the budget and waiting tests (its budgets and approvals touch no other test).
  */
 import { LIMITS } from '@/features/in-app-agent/constants';
 
@@ -12,4 +13,12 @@ export const LONG_CONVERSATION = {
   turns: LIMITS.replayPageRuns + 5,
   question: (n: number) => `Question number ${n}`,
   answer: (n: number) => `Answer number ${n}.`,
+} as const;
+
+/** A project of the demo owner (OWNER) and member (MEMBER) with no data of its own. */
+export const BUDGET_PROJECT = {
+  slug: 'budget-lab',
+  name: 'Budget lab',
+  owner: 'owner@example.com',
+  member: 'member@example.com',
 } as const;

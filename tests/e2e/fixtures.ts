@@ -9,7 +9,7 @@ import type { AgentEvent } from '@/features/in-app-agent/schema';
 import { newId } from '@/server/ids';
 import { DEMO_PROJECT_SLUG } from '@/server/seed';
 import { openConfiguredDatabase } from '../../scripts/configured-db';
-import { LONG_CONVERSATION as LONG } from './fixture-data';
+import { BUDGET_PROJECT, LONG_CONVERSATION as LONG } from './fixture-data';
 
 const { db } = openConfiguredDatabase();
 try {
@@ -51,6 +51,21 @@ try {
       await recorder.finish({ status: 'COMPLETED', outcome: { type: 'success' } }, usage);
     }
     console.log(`Fixture "${LONG.title}" written (${LONG.turns} turns of ${LONG.owner}).`);
+  }
+  // A project of its own for the budget and waiting tests.
+  if (!(await prisma.project.findUnique({ where: { slug: BUDGET_PROJECT.slug } }))) {
+    const [owner, member] = await Promise.all(
+      [BUDGET_PROJECT.owner, BUDGET_PROJECT.member].map((email) => prisma.user.findUniqueOrThrow({ where: { email } })),
+    );
+    const projectId = newId('p_');
+    await prisma.project.create({ data: { id: projectId, slug: BUDGET_PROJECT.slug, name: BUDGET_PROJECT.name } });
+    await prisma.projectMembership.createMany({
+      data: [
+        { id: newId('m_'), projectId, userId: owner!.id, role: 'OWNER' },
+        { id: newId('m_'), projectId, userId: member!.id, role: 'MEMBER' },
+      ],
+    });
+    console.log(`Fixture project "${BUDGET_PROJECT.name}" written.`);
   }
 } catch (err) {
   process.stderr.write(`Writing the browser-test fixtures failed: ${(err as Error).message}\n`);

@@ -20,7 +20,7 @@ const MATRIX: Record<Scope, [boolean, boolean, boolean, boolean]> = {
   'webhook:send': [Y, Y, Y, N],
   'agent:use': [Y, Y, Y, Y],
   'agent:review': [Y, Y, N, N],
-  'agent:configure': [Y, Y, N, N],
+  'agent:manage': [Y, Y, N, N],
 };
 const COLUMNS: Role[] = ['OWNER', 'ADMIN', 'MEMBER', 'VIEWER'];
 
@@ -38,7 +38,7 @@ const INSTANCE_ADMIN: Record<Scope, boolean> = {
   'webhook:send': N,
   'agent:use': N,
   'agent:review': Y,
-  'agent:configure': N,
+  'agent:manage': N,
 };
 
 describe('RBAC matrix', () => {

@@ -47,6 +47,11 @@ export const CUSTOM_EVENTS = {
    * (`elicitation.ts`). Sent before the question's tool result, like `approvalDecided` for approvals.
    */
   questionAnswered: 'in-app-agent.question-answered',
+  /**
+   * The project's budgets as they stand after this run (`BudgetEventValueSchema`, budgets.ts): sent
+   * right before the terminal event of a run in a project with budgets; the panel warns at 80 %.
+   */
+  budget: 'in-app-agent.budget',
 } as const;
 
 /** Reason used on AG-UI interrupts for tool approvals. */

@@ -83,6 +83,18 @@ export const AGENT_ERRORS = {
       'The assistant is already writing as many answers for you as it can at once (in other conversations or ' +
       'tabs). Wait for one of them to finish, then retry.',
   },
+  /**
+   * A budget of the project's assistant is spent for its window (a member's day or month, the
+   * project's month): 429 with Retry-After = the window's end; the message names the budget.
+   * Retry cannot help before then. 429, not 402: the request is refused for what was used in a
+   * period, which 429 with Retry-After says to any HTTP client and proxy; 402 has no defined
+   * meaning, suggests that paying would help (a member cannot), and clients ignore Retry-After on it.
+   */
+  BUDGET_EXCEEDED: {
+    status: 429,
+    retryable: false,
+    text: 'The assistant budget for this period is spent, so no new answer can start until it renews.',
+  },
   MODEL_ERROR: { status: null, retryable: true, text: 'The model failed to answer.' },
   /** The provider is throttling this account's requests or tokens (429, ThrottlingException). */
   MODEL_RATE_LIMITED: {

@@ -12,6 +12,7 @@ import 'server-only';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Prisma, PrismaClient, ToolCallStatus } from '@/generated/prisma/client';
+import { maskText } from '@/features/in-app-agent/server/redaction';
 import { PUBLIC_KEY_PATTERN } from '@/server/api-keys';
 import { newId } from '@/server/ids';
 import type { Scope } from '@/server/rbac';
@@ -45,9 +46,9 @@ function storedToolCallId(id: string | null): string | null {
 }
 
 /**
- * Compact JSON of a value, cut to `max` characters (an ellipsis marks the cut). Control characters
- * are escaped (JSON already does so inside values; raw strings are escaped here), so every preview
- * is storable text.
+ * Compact JSON of a value with its secrets masked (the assistant's pattern list), cut to `max`
+ * characters (an ellipsis marks the cut). Control characters are escaped (JSON already does so
+ * inside values; raw strings are escaped here), so every preview is storable text.
  */
 export function preview(value: unknown, max = PREVIEW_CHARS): string {
   let text: string;
@@ -56,7 +57,18 @@ export function preview(value: unknown, max = PREVIEW_CHARS): string {
   } catch {
     text = '[unserializable]';
   }
-  return storable(text, max);
+  return storable(maskText(text), max);
+}
+
+/**
+ * Previews with e-mail addresses and phone numbers masked too when the project's assistant data
+ * policy asks for it (read only when a preview holds something that looks like one).
+ */
+async function projectPreviews(prisma: PrismaClient, projectId: string, previews: string[]): Promise<string[]> {
+  const masked = previews.map((p) => maskText(p, { contacts: true }));
+  if (masked.every((m, i) => m === previews[i])) return previews;
+  const policy = await prisma.agentDataPolicy.findUnique({ where: { projectId }, select: { maskContacts: true } });
+  return policy?.maskContacts ? masked : previews;
 }
 
 /** The connected app a call came through (OAuth access token). */
@@ -90,6 +102,10 @@ export interface AuditEntry {
 export async function writeAudit(prisma: PrismaClient, e: AuditEntry): Promise<void> {
   const { tool, callerSuppliedTool } = storedToolName(e.tool);
   try {
+    const [argsPreview, resultPreview] = await projectPreviews(prisma, e.projectId, [
+      preview(e.args),
+      preview(e.result),
+    ]);
     await prisma.toolCallAudit.create({
       data: {
         id: newId('aud_'),
@@ -103,8 +119,8 @@ export async function writeAudit(prisma: PrismaClient, e: AuditEntry): Promise<v
         callerSuppliedTool,
         status: e.status,
         errorCode: e.errorCode ? storable(e.errorCode, AUDIT_NAME_CHARS) : null,
-        argsPreview: preview(e.args),
-        resultPreview: preview(e.result),
+        argsPreview,
+        resultPreview,
         durationMs: Math.min(2_147_483_647, Math.max(0, Math.round(e.durationMs))),
         startedAt: e.startedAt,
       },
@@ -159,6 +175,7 @@ export async function countRefusedCalls(prisma: PrismaClient, e: RefusedCalls): 
   const { tool, callerSuppliedTool } = storedToolName(first.name ?? INVALID_TOOL_NAME);
   const result = preview({ error: { code: e.errorCode, message: e.message } });
   try {
+    const [argsPreview] = await projectPreviews(prisma, e.projectId, [preview(first.argumentsText ?? '')]);
     await prisma.$executeRaw`
       INSERT INTO "ToolCallAudit" ("id", "projectId", "apiKeyId", "userId", "runId", "oauthGrantId", "oauthClientId",
         "oauthClientName", "toolCallId", "tool", "callerSuppliedTool", "status", "errorCode", "argsPreview",
@@ -167,7 +184,7 @@ export async function countRefusedCalls(prisma: PrismaClient, e: RefusedCalls): 
         ${oauth.oauthClientId}, ${oauth.oauthClientName}, ${storedToolCallId(first.toolCallId)},
         ${tool},
         ${callerSuppliedTool}, 'DENIED'::"ToolCallStatus", ${storable(e.errorCode, AUDIT_NAME_CHARS)},
-        ${preview(first.argumentsText ?? '')}, ${result}, 0, ${e.calls.length}::int,
+        ${argsPreview}, ${result}, 0, ${e.calls.length}::int,
         to_timestamp(${e.at.getTime() / 1000}::float8) AT TIME ZONE 'UTC')
       ON CONFLICT ("id") DO UPDATE SET "callCount" = "ToolCallAudit"."callCount" + EXCLUDED."callCount"`;
   } catch (err) {

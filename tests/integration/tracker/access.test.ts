@@ -325,16 +325,16 @@ const CASES: Record<string, Case> = {
   },
   // Saves that change nothing (no version written): the shared project keeps the defaults.
   'agent.settings.get': {
-    scope: 'agent:configure',
+    scope: 'agent:manage',
     call: (c, f) => c.agent.settings.get.query({ projectId: f.projectId }),
   },
   'agent.settings.savePolicy': {
-    scope: 'agent:configure',
+    scope: 'agent:manage',
     call: (c, f) =>
       c.agent.settings.savePolicy.mutate({ projectId: f.projectId, baseVersion: 0, policy: { cells: {}, rules: {} } }),
   },
   'agent.settings.saveInstructions': {
-    scope: 'agent:configure',
+    scope: 'agent:manage',
     call: (c, f) => c.agent.settings.saveInstructions.mutate({ projectId: f.projectId, baseVersion: 0, text: '' }),
   },
   'agent.settings.history': {
@@ -354,6 +354,32 @@ const CASES: Record<string, Case> = {
         toolName: 'create_issue',
       }),
   },
+  'agent.budgets.get': { scope: 'agent:review', call: (c, f) => c.agent.budgets.get.query({ projectId: f.projectId }) },
+  'agent.budgets.set': {
+    scope: 'agent:manage',
+    call: (c, f) => c.agent.budgets.set.mutate({ projectId: f.projectId, budgets: { MEMBER_DAY: null } }),
+  },
+  'agent.dataPolicy.get': {
+    scope: 'agent:review',
+    call: (c, f) => c.agent.dataPolicy.get.query({ projectId: f.projectId }),
+  },
+  'agent.dataPolicy.set': {
+    scope: 'agent:manage',
+    call: (c, f) => c.agent.dataPolicy.set.mutate({ projectId: f.projectId, retentionDays: null, maskContacts: false }),
+  },
+  'agent.memberData.people': {
+    scope: 'agent:manage',
+    call: (c, f) => c.agent.memberData.people.query({ projectId: f.projectId }),
+  },
+  'agent.memberData.export': {
+    scope: 'agent:manage',
+    call: (c, f) => c.agent.memberData.export.query({ projectId: f.projectId, userId: f.memberId }),
+  },
+  'agent.memberData.delete': {
+    scope: 'agent:manage',
+    call: (c, f) => c.agent.memberData.delete.mutate({ projectId: f.projectId, userId: f.memberId }),
+  },
+  'agent.waiting.list': { scope: 'agent:use', call: (c, f) => c.agent.waiting.list.query({ projectId: f.projectId }) },
 };
 
 let server: TestServer;

@@ -20,6 +20,10 @@ const STORAGE: Record<string, string> = {
   'server/attachment-store.ts':
     'attachments: uploads, their bytes (chunks or objects), binding to a conversation, retention',
   'server/settings-store.ts': "the project's tool permissions and instructions (versions), always-allow grants",
+  'server/budgets.ts': 'budgets and the spend per window (the settings, the usage page)',
+  'server/data-policy.ts': "a project's retention and masking settings, a new conversation's masked title",
+  'server/member-data.ts': "one member's assistant data: who has some, its export and its deletion",
+  'server/waiting.ts': 'the approvals and questions waiting for a user, and their expiry',
 };
 
 describe("the assistant module's data access", () => {

@@ -229,7 +229,7 @@ function ApprovalCard({ request, state, draft, onDraftChange, now, disabled }: A
       {state.kind === 'decided' ? <Outcome decision={state.decision} proposed={request.args} /> : null}
       {state.kind === 'expired' ? (
         <p className="mt-2 text-sm font-medium" data-testid="approval-outcome" data-decision="expired">
-          <HourglassIcon /> Expired: this request can no longer be approved. Ask again if you still want it.
+          <HourglassIcon /> This request expired: it can no longer be approved. Ask again if you still want it.
         </p>
       ) : null}
       {state.kind === 'unanswered' ? (

@@ -73,6 +73,7 @@ import {
   readyAttachments,
 } from './draft-attachments';
 import { referencePartsFor, type ReferencePart } from './composer/mention-logic';
+import { budgetWarningFor } from './budget-warning';
 import { describeError, type PanelError } from './errors';
 import type { FeedbackValue } from './FeedbackButtons';
 import { LiveView } from './live-view';
@@ -137,6 +138,8 @@ export interface AgentState {
   requestError: PanelError | null;
   /** A short note in the status line (e.g. Stop could not be sent). */
   statusNote: string | null;
+  /** A budget of the project is 80 % used (said once per budget and window: budget-warning.ts). */
+  budgetWarning: string | null;
   model: ModelInfo | null;
   /** The last few live-region messages (new answers, approval requests, failures), oldest first. */
   announcements: Announcement[];
@@ -510,6 +513,7 @@ export class AgentStore {
       pendingUserMessage: null,
       requestError: null,
       statusNote: null,
+      budgetWarning: null,
       model: null,
       announcements: [],
       draft: '',
@@ -1549,6 +1553,8 @@ export class AgentStore {
         } else if (event.name === CUSTOM_EVENTS.changed && !connection.catchingUp) {
           const changed = ChangedValueSchema.safeParse(event.value);
           if (changed.success && changed.data.objects.length) this.deps.onProductChange?.(changed.data.objects);
+        } else if (event.name === CUSTOM_EVENTS.budget && !connection.catchingUp) {
+          this.noteBudget(event.value);
         }
         break;
       case 'RUN_FINISHED': {
@@ -2017,6 +2023,16 @@ export class AgentStore {
     this.cancelFrame?.();
     this.cancelFrame = null;
     if (this.liveView.hasChanges) this.set({ view: this.liveView.snapshot() });
+  }
+
+  /** A run's budgets: the 80 % warning, once per budget and window. */
+  private noteBudget(value: unknown): void {
+    const key = this.keys.budgetWarned();
+    const warning = budgetWarningFor(value, this.local.readList(key, z.string().max(200)));
+    if (!warning) return;
+    this.local.writeList(key, warning.warned);
+    this.set({ budgetWarning: warning.text });
+    this.announce(warning.text);
   }
 
   private announce(text: string): void {

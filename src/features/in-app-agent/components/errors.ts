@@ -33,10 +33,11 @@ const WITH_DETAIL = new Set([
 ]);
 /**
  * Codes whose server message is the more precise wording (e.g. "Try again in 12 s.", "photo.jpg is
- * 12.4 MB; a file may be 10 MB at most.").
+ * 12.4 MB; a file may be 10 MB at most.", which budget is spent and when it renews).
  */
 const SERVER_WORDING = new Set([
   'RATE_LIMITED',
+  'BUDGET_EXCEEDED',
   'ATTACHMENT_TOO_LARGE',
   'ATTACHMENT_IMAGE_TOO_LARGE',
   'ATTACHMENT_NOT_SUPPORTED_BY_MODEL',

@@ -42,6 +42,10 @@ export function storageKeys(userId: string, projectId: string) {
     queue: (conversationId: string | null) => `${project}:queue:${conversationId ?? 'new'}`,
     /** The queue was paused by Stop: it waits until the user sends or clears it (sessionStorage). */
     queuePaused: (conversationId: string | null) => `${project}:queue-paused:${conversationId ?? 'new'}`,
+    /** The budget windows the panel warned about at 80 % (each once). */
+    budgetWarned: () => `${project}:budget-warned`,
+    /** Browser notifications were asked for (once, after a user action). */
+    notificationsAsked: () => `${user}:notifications-asked`,
   };
 }
 export type StorageKeys = ReturnType<typeof storageKeys>;

@@ -5,8 +5,10 @@
  * refusal from the statement's row. `openRunRow` (persistence.ts) folds the list into the
  * statement and decodes the row once: the first check that refused is the answer.
  *
- * A new limit on opening runs (a budget, say) is one more check here, in the order it should be
- * decided; nothing else changes.
+ * A new limit on opening runs is one more check, in the order it should be decided: checks that
+ * only read (the budgets and the data policy: budgets.ts, data-policy.ts) are passed to
+ * `openRunRow` as `admission` and decided first; the ones here lock or count, after them. A check
+ * may also refuse nothing and only read a column for the run (the data policy does).
  */
 import { type HitLimitInput, limitHitParts, limitResult, Prisma } from '../host';
 import { AgentRefusal } from '../error-codes';

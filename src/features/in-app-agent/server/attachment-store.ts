@@ -445,8 +445,8 @@ export async function attachmentContents(
 
 /**
  * Deletes at most `limit` attachments that are kept no longer: uploads never sent, after
- * PENDING_RETENTION_HOURS; those of conversations deleted more than `days` ago (before the
- * conversations themselves go, so their objects can be deleted too). Rows first, then their
+ * PENDING_RETENTION_HOURS; those of conversations deleted more than `days` ago or past their
+ * project's retention (before the conversations themselves go, so their objects can be deleted too). Rows first, then their
  * objects: a row never names a missing object. Returns how many rows went.
  */
 export async function purgeAttachments(session: SqlSession, days: number, limit: number): Promise<number> {
@@ -456,9 +456,12 @@ export async function purgeAttachments(session: SqlSession, days: number, limit:
        LEFT JOIN "AgentConversation" c ON c."id" = a."conversationId"
        WHERE (a."conversationId" IS NULL
               AND a."createdAt" < (now() AT TIME ZONE 'UTC') - make_interval(hours => $3::int))
-          OR (c."deletedAt" IS NOT NULL
-              AND c."deletedAt" < (now() AT TIME ZONE 'UTC') - make_interval(days => $1::int)
-              AND NOT EXISTS (SELECT 1 FROM "AgentRun" r WHERE r."conversationId" = c."id" AND r."status" = 'RUNNING'))
+          OR (NOT EXISTS (SELECT 1 FROM "AgentRun" r WHERE r."conversationId" = c."id" AND r."status" = 'RUNNING')
+              AND ((c."deletedAt" IS NOT NULL
+                    AND c."deletedAt" < (now() AT TIME ZONE 'UTC') - make_interval(days => $1::int))
+                   OR EXISTS (SELECT 1 FROM "AgentDataPolicy" p
+                              WHERE p."projectId" = c."projectId" AND p."retentionDays" IS NOT NULL
+                                AND c."updatedAt" < (now() AT TIME ZONE 'UTC') - make_interval(days => p."retentionDays"))))
        LIMIT $2::int
      )
      DELETE FROM "AgentAttachment" WHERE "id" IN (SELECT "id" FROM doomed) RETURNING "storageKey"`,

@@ -33,7 +33,9 @@ import {
   type FeedbackExportQuery,
   type ViewMessage,
 } from '../schema';
+import { maskOptionsOf } from './data-policy';
 import { replayConversation } from './persistence';
+import { type MaskOptions, maskDeep } from './redaction';
 
 /** Ratings read (and conversations replayed at most) per page. */
 const FEEDBACK_EXPORT_PAGE_SIZE = 100;
@@ -144,7 +146,12 @@ function exportLine(
 }
 
 /** The lines of one page of ratings: each conversation of the page is replayed once. */
-async function pageLines(prisma: PrismaClient, projectId: string, rows: readonly AgentFeedback[]): Promise<string> {
+async function pageLines(
+  prisma: PrismaClient,
+  projectId: string,
+  rows: readonly AgentFeedback[],
+  mask: MaskOptions,
+): Promise<string> {
   const conversationIds = [...new Set(rows.map((r) => r.conversationId))];
   const views = new Map<string, ConversationView>();
   for (const id of conversationIds) views.set(id, await replayConversation(prisma, id));
@@ -157,7 +164,8 @@ async function pageLines(prisma: PrismaClient, projectId: string, rows: readonly
   let text = '';
   for (const row of rows) {
     const line = exportLine(row, projectId, views.get(row.conversationId)!, runs);
-    if (line) text += `${JSON.stringify(line)}\n`;
+    // Masked like stored text (rows stored before masking existed included).
+    if (line) text += `${JSON.stringify(maskDeep(line, mask))}\n`;
     else
       log().warn(
         { event: 'feedback_export.message_missing', feedbackId: row.id, conversationId: row.conversationId },
@@ -176,6 +184,7 @@ function feedbackExportStream(
   prisma: PrismaClient,
   projectId: string,
   query: FeedbackExportQuery,
+  mask: MaskOptions,
   pageSize = FEEDBACK_EXPORT_PAGE_SIZE,
 ): ReadableStream<Uint8Array> {
   const where = feedbackWhere(projectId, query);
@@ -206,7 +215,7 @@ function feedbackExportStream(
           return;
         }
         after = { createdAt: last.createdAt, id: last.id };
-        const text = await pageLines(prisma, projectId, rows);
+        const text = await pageLines(prisma, projectId, rows, mask);
         if (text) controller.enqueue(encoder.encode(text));
         if (rows.length < pageSize) {
           controller.close();
@@ -250,7 +259,8 @@ export function createFeedbackExportHandler(opts: FeedbackExportHandlerOptions =
     if (!parsed.ok) return errorResponse(400, 'INVALID_REQUEST', parsed.message);
 
     const day = new Date().toISOString().slice(0, 10);
-    return new Response(feedbackExportStream(prisma, projectId, parsed.query, opts.pageSize), {
+    const mask = await maskOptionsOf(prisma, projectId);
+    return new Response(feedbackExportStream(prisma, projectId, parsed.query, mask, opts.pageSize), {
       status: 200,
       headers: {
         'content-type': 'application/x-ndjson; charset=utf-8',

@@ -69,6 +69,7 @@ import { mcpGateway } from './mcp-gateway';
 import { type AttachmentLimits, messageAttachmentParts } from './attachments';
 import { modelAccepts, modelFor, ModelConfigError, type ModelHandle } from './model';
 import { findRun, loadRunRows, replayConversation, titleFrom } from './persistence';
+import { maskText } from './redaction';
 import { startRun, stopRun, type RunSettings, type RunTimings } from './run';
 
 export interface HandlerOptions {
@@ -368,10 +369,13 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       memberScope: 'agent:use',
       conversation: {
         id: conversationId,
+        // Stored text: secrets masked (contacts too, when the project asks, once the run has opened).
         ...(input.userMessage
           ? {
               create: {
-                title: titleFrom(textOfParts(input.userMessage) || (attachmentsOf(input.userMessage)[0]?.name ?? '')),
+                title: titleFrom(
+                  maskText(textOfParts(input.userMessage)) || (attachmentsOf(input.userMessage)[0]?.name ?? ''),
+                ),
               },
             }
           : {}),

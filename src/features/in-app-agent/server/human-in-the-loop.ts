@@ -527,9 +527,13 @@ export async function consumeResume(
   const found = await prisma.agentPendingApproval.findMany({ where: { id: { in: ids } } });
   const rows = found.filter((r) => r.userId === input.userId && r.conversationId === input.conversationId);
   if (rows.length !== ids.length) throw new AgentRefusal('INTERRUPT_UNKNOWN', 'This approval request does not exist.');
-  for (const r of rows)
+  for (const r of rows) {
+    // Expired by the housekeeping at its expiry: it says so, like one found lapsed here.
+    if (r.status === 'EXPIRED' && r.expiresAt.getTime() <= Date.now())
+      throw new AgentRefusal('INTERRUPT_EXPIRED', 'This approval request expired. Ask again to retry.');
     if (r.status !== 'PENDING')
       throw new AgentRefusal('INTERRUPT_ALREADY_DECIDED', 'This request was already answered.');
+  }
   const now = Date.now();
   if (rows.some((r) => r.expiresAt.getTime() <= now)) {
     await prisma.agentPendingApproval.updateMany({

@@ -25,6 +25,8 @@ import { LIMITS, STORED_EVENT_VERSION } from '../constants';
 import { AgentRefusal, type AgentErrorCode } from '../error-codes';
 import { emptyView, foldEvents } from '../fold';
 import { type AdmissionCheck, perWindowCheck, runningRunsCheck } from './admission';
+import { spendCte } from './budgets';
+import { expireLapsedRequests } from './waiting';
 import {
   upgradeStoredEvent,
   type AgentEvent,
@@ -93,7 +95,10 @@ export interface OpenRunInput {
    * run refused for any reason counts nothing (`perWindowCheck`).
    */
   perMinute?: HitLimitInput;
-  /** More checks, decided after the ones above, in this order (see admission.ts). */
+  /**
+   * More checks that only read (a budget), decided first, in this order (see admission.ts): a run
+   * they refuse takes no lock and counts nothing.
+   */
   admission?: AdmissionCheck[];
   /** What else the statement reads for the run, and records on its row (the project's assistant settings). */
   reads?: OpenStatementRead[];
@@ -113,14 +118,14 @@ export interface OpenStatementRead {
 
 /**
  * Opens a run in ONE statement (one round trip, its own transaction): reads who asks (the
- * membership, when `memberScope` is given), decides the admission checks (admission.ts: running
- * runs, runs per minute, then `admission`, each only when everything before it passed), checks that
- * the conversation is the user's (or creates it, with the id the client chose, when `create` is
- * given), reserves the run's block of row positions on the conversation's counter (so nothing
- * else, such as the stale sweep, can write into it), makes the run the last one of the
- * conversation's shown path (following the previous last one, or, for a new version of a turn,
- * the run that turn follows), counts it against the size limit, inserts the RUNNING run and its
- * MCP key. The row is decoded once: the first refusal is thrown as an `AgentRefusal`
+ * membership, when `memberScope` is given), decides the admission checks (admission.ts: the
+ * checks that only read, `admission`: the budgets; then running runs and runs per minute; each only
+ * when everything before it passed), checks that the conversation is the user's (or creates it,
+ * with the id the client chose, when `create` is given), reserves the run's block of row positions
+ * on the conversation's counter (so nothing else, such as the stale sweep, can write into it),
+ * makes the run the last one of the conversation's shown path (following the previous last one,
+ * or, for a new version of a turn, the run that turn follows), counts it against the size limit,
+ * inserts the RUNNING run and its MCP key. The row is decoded once: the first refusal is thrown as an `AgentRefusal`
  * (PROJECT_NOT_FOUND, FORBIDDEN, then the checks' own; RUN_IN_PROGRESS when a run is already
  * RUNNING there, by the partial unique index; CONVERSATION_TOO_LONG at the size limit). Null: no
  * such conversation of this user and project (or another user's or project's: the same answer).
@@ -136,9 +141,9 @@ export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Pro
   const { conversationId: cid, projectId: pid, userId: uid, runId, key } = input;
   const member = input.memberScope ? memberParts(pid, uid, input.memberScope) : null;
   const checks: AdmissionCheck[] = [
+    ...(input.admission ?? []),
     ...(input.running ? [runningRunsCheck(uid, input.running)] : []),
     ...(input.perMinute ? [perWindowCheck(input.perMinute)] : []),
-    ...(input.admission ?? []),
   ];
   // Folded in order: each check runs only when the membership and every check before it passed.
   let passed = member ? member.allowed : Prisma.sql`true`;
@@ -461,7 +466,8 @@ export function recoverAfterRestart(prisma: PrismaClient, embedded: boolean): Pr
 
 /**
  * Starts the periodic stale-run sweep once per process (every half stale window, at least 5 s,
- * unless `everyMs` says otherwise). Runs of conversations nobody posts to again are closed too.
+ * unless `everyMs` says otherwise). Runs of conversations nobody posts to again are closed too; so
+ * are requests (approvals, questions) past their expiry.
  */
 export function startStaleSweep(getPrisma: () => Promise<PrismaClient>, staleSeconds: number, everyMs?: number): void {
   const g = sweepHolder();
@@ -472,7 +478,8 @@ export function startStaleSweep(getPrisma: () => Promise<PrismaClient>, staleSec
       if (running) return;
       running = true;
       getPrisma()
-        .then((p) => recoverStaleRuns(p, staleSeconds))
+        // Approvals and questions past their expiry are marked expired on the same beat (waiting.ts).
+        .then((p) => Promise.all([recoverStaleRuns(p, staleSeconds), expireLapsedRequests(p)]))
         .catch((err: unknown) =>
           log().error({ event: 'stale_sweep.failed', error: describeError(err) }, 'stale sweep failed'),
         )
@@ -530,6 +537,11 @@ export interface RecorderOptions {
   onLost?: () => void;
   /** ops: how long a write is retried while the database is unavailable (default 30 s). */
   writeRetryBudgetMs?: number;
+  /**
+   * What a row becomes before it is stored (masking: redaction.ts). It must keep every text's
+   * length, so stored positions stay those of the live stream. The live stream is not changed.
+   */
+  storedForm?: (event: StoredEvent) => StoredEvent;
 }
 
 /**
@@ -678,11 +690,12 @@ export class RunRecorder {
   private eventWrites(ops: WriteOp[], guard: Prisma.Sql): { updates: Prisma.Sql | null; inserts: Prisma.Sql | null } {
     const inserts = ops.filter((o) => o.kind === 'insert');
     const updates = ops.filter((o) => o.kind === 'update');
+    const stored = this.opts.storedForm ?? ((e: StoredEvent) => e);
     return {
       updates: updates.length
         ? Prisma.sql`
         UPDATE "AgentEvent" AS e SET "payload" = x.payload::jsonb
-        FROM unnest(${updates.map((o) => o.seq)}::int[], ${updates.map((o) => JSON.stringify(o.event))}::text[]) AS x(seq, payload)
+        FROM unnest(${updates.map((o) => o.seq)}::int[], ${updates.map((o) => JSON.stringify(stored(o.event)))}::text[]) AS x(seq, payload)
         WHERE e."conversationId" = ${this.conversationId} AND e."seq" = x.seq AND ${guard}`
         : null,
       inserts: inserts.length
@@ -692,7 +705,7 @@ export class RunRecorder {
         FROM unnest(
           ${inserts.map(() => newId('ev_'))}::text[], ${inserts.map((o) => o.seq)}::int[],
           ${inserts.map((o) => o.event.type)}::text[], ${inserts.map((o) => o.event.v)}::int[],
-          ${inserts.map((o) => JSON.stringify(o.event))}::text[],
+          ${inserts.map((o) => JSON.stringify(stored(o.event)))}::text[],
           ${inserts.map((o) => (o.event.type === 'TEXT_MESSAGE' ? o.event.messageId : null))}::text[]
         ) AS x(id, seq, type, v, payload, message_id)
         WHERE ${guard}`
@@ -727,10 +740,11 @@ export class RunRecorder {
   /**
    * Closes the run in one statement, after the writes already under way: the rows still open (the
    * end of the answer, the terminal event), the final status and usage (only while still RUNNING:
-   * a sweep may have closed it; the rows are written only then), the conversation's time and the
-   * revocation of the run's MCP keys. A row the database refuses (text it cannot store) does not
-   * keep the run open: it is logged and the run is closed without it. Resolves to whether that
-   * statement ran (false when the run was closed elsewhere: the caller revokes the keys itself).
+   * a sweep may have closed it; the rows are written only then), its spend on the budgets' windows
+   * (budgets.ts), the conversation's time and the revocation of the run's MCP keys. A row the
+   * database refuses (text it cannot store) does not keep the run open: it is logged and the run is
+   * closed without it. Resolves to whether that statement ran (false when the run was closed
+   * elsewhere: the caller revokes the keys itself).
    */
   async finish(
     end: RunEnd,
@@ -773,6 +787,8 @@ export class RunRecorder {
   ): Prisma.Sql {
     const failed = end.status === 'FAILED';
     const { updates, inserts } = this.eventWrites(rows, Prisma.sql`EXISTS (SELECT 1 FROM run)`);
+    // The run's spend, counted on its windows for the budgets (budgets.ts), in the same statement.
+    const spent = spendCte('run', usage);
     return Prisma.sql`
         WITH run AS (
           UPDATE "AgentRun" SET "status" = ${end.status}::"AgentRunStatus", "finishedAt" = ${NOW},
@@ -780,8 +796,8 @@ export class RunRecorder {
             "costUsd" = ${usage?.costUsd ?? null}::double precision, "usageEstimated" = ${usage?.estimated === true},
             "errorCode" = ${failed ? end.code : null}, "errorMessage" = ${failed ? end.message.slice(0, 1000) : null}
           WHERE "id" = ${this.runId} AND "status" = 'RUNNING'
-          RETURNING "conversationId"
-        ),${updates ? Prisma.sql` updated AS (${updates}),` : Prisma.empty}${inserts ? Prisma.sql` inserted AS (${inserts}),` : Prisma.empty}
+          RETURNING "conversationId", "userId"
+        ),${spent ? Prisma.sql` ${spent},` : Prisma.empty}${updates ? Prisma.sql` updated AS (${updates}),` : Prisma.empty}${inserts ? Prisma.sql` inserted AS (${inserts}),` : Prisma.empty}
         revoked AS (
           UPDATE "ApiKey" SET "revokedAt" = ${NOW} WHERE "runId" = ${this.runId} AND "revokedAt" IS NULL
         )

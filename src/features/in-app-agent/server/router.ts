@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { appError, env, type PrismaClient, ProjectInput, projectProcedure, router } from '../host';
 import { LIMITS } from '../constants';
 import { ConversationIdSchema, FeedbackReasonSchema, FeedbackSubmitSchema, normalizeFeedbackReasons } from '../schema';
+import { maskOptionsOf } from './data-policy';
 import { createModel, DEMO_MODEL_INFO, ModelConfigError, modelAccepts } from './model';
 import { loadStoredEvents, replayPage, runningRunOf, selectVersion } from './persistence';
 import {
@@ -27,6 +28,8 @@ import {
   saveFeedback,
   setConversationDeleted,
 } from './queries';
+import { maskDeep, maskText } from './redaction';
+import { budgetsRouter, dataPolicyRouter, memberDataRouter, waitingRouter } from './budget-data-router';
 import { allowancesRouter, settingsRouter } from './settings-router';
 import { settingsUsedBy } from './settings-store';
 
@@ -161,8 +164,11 @@ export const agentRouter = router({
         if (!(await isAssistantMessage(ctx.prisma, c.id, input.messageId))) {
           throw appError('NOT_FOUND', 'MESSAGE_NOT_FOUND', 'Message not found.');
         }
-        // A comment is kept with either rating (what was good is worth as much as what was not).
-        const comment = input.comment ? input.comment : null;
+        // A comment is kept with either rating (what was good is worth as much as what was not),
+        // masked like all stored text.
+        const comment = input.comment
+          ? maskText(input.comment, await maskOptionsOf(ctx.prisma, input.projectId))
+          : null;
         // Reasons explain a thumbs down; a new rating replaces the old one's reasons (none for a
         // thumbs up), so a changed mind never leaves stale reasons behind.
         const reasons = input.value === -1 ? normalizeFeedbackReasons(input.reasons ?? []) : [];
@@ -254,18 +260,30 @@ export const agentRouter = router({
       .input(ConversationInput.pick({ conversationId: true }))
       .query(async ({ ctx, input }) => {
         const detail = (await reviewDetail(ctx.prisma, input.projectId, input.conversationId)) ?? notFound();
-        const [runs, events] = await Promise.all([
+        const [runs, events, mask] = await Promise.all([
           listConversationRuns(ctx.prisma, input.conversationId),
           loadStoredEvents(ctx.prisma, input.conversationId),
+          maskOptionsOf(ctx.prisma, input.projectId),
         ]);
-        return {
-          format: 'in-app-agent.conversation',
-          version: 2,
-          exportedAt: new Date().toISOString(),
-          ...detail,
-          runs,
-          events,
-        };
+        // Exports are masked like stored text (rows stored before masking existed included).
+        return maskDeep(
+          {
+            format: 'in-app-agent.conversation',
+            version: 2,
+            exportedAt: new Date().toISOString(),
+            ...detail,
+            runs,
+            events,
+          },
+          mask,
+        );
       }),
   }),
+
+  // The project's settings for the assistant (budgets, retention, one member's data) and what
+  // waits for the caller: budget-data-router.ts.
+  budgets: budgetsRouter,
+  dataPolicy: dataPolicyRouter,
+  memberData: memberDataRouter,
+  waiting: waitingRouter,
 });

@@ -51,8 +51,11 @@ import {
   textOfParts,
   type TokenUsage,
 } from '../schema';
+import { type BudgetState, budgetsAfterRun } from '../budgets';
 import { capResult, listRunTools, runAgent, type ListedTools, type RunResult } from './agent';
 import { bindMessageAttachments } from './attachments';
+import { budgetCheck } from './budgets';
+import { dataPolicyRead, maskConversationTitle } from './data-policy';
 import {
   closeAbandoned,
   consumeResume,
@@ -83,6 +86,7 @@ import {
 import { type RunToolPolicy, runToolPolicy } from './policy';
 import { ReferenceWatcher, RunReferences } from './references';
 import { decodeRunSettings, type ProjectRunSettings, runSettingsRead } from './settings-store';
+import { type MaskOptions, maskStoredEvent } from './redaction';
 import type { Usage } from './usage';
 
 /** Settings of a run (from the environment and the handler's options). */
@@ -186,6 +190,10 @@ export async function startRun(input: StartRunInput): Promise<LiveRun> {
   const runId = newId('run_');
   // The run's MCP key is stored by the statement that opens the run; the secret stays in memory.
   const runKey = agentKeyMaterial(runId, input.settings.keyTtlSeconds);
+  // Read by the open statement too: the project's budgets (a spent one refuses the run) and how its
+  // stored text is masked.
+  const budget = budgetCheck(input.projectId, input.userId);
+  const dataPolicy = dataPolicyRead(input.projectId);
   const open = {
     runId,
     conversationId: input.conversation.id,
@@ -201,6 +209,7 @@ export async function startRun(input: StartRunInput): Promise<LiveRun> {
     ...(input.perMinute ? { perMinute: input.perMinute } : {}),
     // The project's tool permissions and instructions, read (and recorded on the run) by the same statement.
     reads: [runSettingsRead(input.projectId, input.conversation.id)],
+    admission: [budget, dataPolicy],
   };
 
   // 1. Open: the run row (one statement), or why not.
@@ -320,6 +329,8 @@ export async function startRun(input: StartRunInput): Promise<LiveRun> {
     member,
     policy,
     instructions: settings.instructions?.text ?? '',
+    budgets: budget.state(),
+    mask: dataPolicy.maskOptions(),
     mark: (step) => {
       timings[step] = performance.now() - t0;
       if (step === 'agentStarted') input.onTimings?.(timings);
@@ -371,12 +382,16 @@ interface OpenedRunContext {
   policy: RunToolPolicy;
   /** The project's assistant instructions (empty: none). */
   instructions: string;
+  /** The project's budgets as the open statement read them (null: none). */
+  budgets: BudgetState[] | null;
+  /** How the run's stored rows are masked (the project's data policy). */
+  mask: MaskOptions;
   mark: (step: Exclude<keyof RunTimings, 'opened'>) => void;
 }
 
 /** Steps 2-5: runs to exactly one terminal event, records it and leaves the registry. Never throws. */
 async function runToEnd(ctx: OpenedRunContext): Promise<void> {
-  const { run, opened, key, decisions, trace, input, member, policy, instructions, mark } = ctx;
+  const { run, opened, key, decisions, trace, input, member, policy, instructions, budgets, mask, mark } = ctx;
   const { prisma, settings } = input;
   const { runId, conversationId } = opened;
   const signal = run.controller.signal;
@@ -384,6 +399,9 @@ async function runToEnd(ctx: OpenedRunContext): Promise<void> {
     flushIntervalMs: settings.flushIntervalMs,
     heartbeatMs: settings.heartbeatMs,
     onLost: () => run.stop('lost'),
+    // Stored rows are masked (secrets; contacts when the project asks); the live stream and the
+    // model's history of this run are not.
+    storedForm: (event) => maskStoredEvent(event, mask),
   });
   // This run's events until the agent starts: the agent's history is the stored conversation
   // plus these. Nothing is collected afterwards.
@@ -443,6 +461,11 @@ async function runToEnd(ctx: OpenedRunContext): Promise<void> {
     // past the window). A conversation this run created has neither.
     keyId = key.id;
     recorder.keepKeyAlive(key.id, settings.keyTtlSeconds);
+    if (opened.created && mask.contacts) {
+      void maskConversationTitle(prisma, conversationId, mask).catch((err: unknown) =>
+        runLog.error({ event: 'run.title_not_masked', error: describeError(err) }, 'could not mask the title'),
+      );
+    }
     const [stored, readSoFar] = opened.created
       ? [emptyView(conversationId), { privateData: false, untrustedContent: false }]
       : await Promise.all([
@@ -516,9 +539,13 @@ async function runToEnd(ctx: OpenedRunContext): Promise<void> {
     await rememberReads(prisma, conversationId, newlyRead).catch((err: unknown) =>
       runLog.error({ event: 'run.reads_not_remembered', error: describeError(err) }, 'could not remember reads'),
     );
-    // 4. The terminal event, after the answer's references are checked.
+    // 4. The terminal event, after the answer's references are checked and the budgets as they
+    // stand with this run's usage (the panel warns at 80 %).
     await watcher.settle();
     const usage = [usageOf(input.model.info, result.usage, settings.prices)];
+    if (budgets && signal.reason !== 'lost') {
+      send({ type: 'CUSTOM', name: CUSTOM_EVENTS.budget, value: { budgets: budgetsAfterRun(budgets, usage[0]) } });
+    }
     if (signal.reason === 'lost') {
       end = { status: 'FAILED', code: 'RUN_STALE', message: 'The run stopped responding and was closed.' };
     } else if (result.kind === 'success') {

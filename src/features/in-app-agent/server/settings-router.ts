@@ -1,6 +1,6 @@
 /**
  * tRPC for the project's assistant settings and a conversation's "always allow" grants:
- * - `settings.get` / `savePolicy` / `saveInstructions` (`agent:configure`: admins and owners): the
+ * - `settings.get` / `savePolicy` / `saveInstructions` (`agent:manage`: admins and owners): the
  *   tool permissions (the tools by role, within each role's ceiling, and argument rules) and the
  *   instructions, each saved as a new version after the one the editor started from (a save from an
  *   older version is refused SETTINGS_CONFLICT, so nobody overwrites a change they did not see);
@@ -74,7 +74,7 @@ function conflict(what: string, version: number): never {
 }
 
 export const settingsRouter = router({
-  get: projectProcedure('agent:configure').query(async ({ ctx, input }) => {
+  get: projectProcedure('agent:manage').query(async ({ ctx, input }) => {
     const saved = await loadAssistantSettings(ctx.prisma, input.projectId);
     return {
       roles: ROLES,
@@ -85,7 +85,7 @@ export const settingsRouter = router({
   }),
 
   /** A new version of the tool permissions, after `baseVersion` (the one the editor started from). */
-  savePolicy: projectProcedure('agent:configure')
+  savePolicy: projectProcedure('agent:manage')
     .input(z.object({ baseVersion: Version, policy: ToolPolicySchema }))
     .mutation(async ({ ctx, input }) => {
       const issue = policyIssues(input.policy, ceilingsOf)[0];
@@ -123,7 +123,7 @@ export const settingsRouter = router({
     }),
 
   /** A new version of the instructions (empty text: none), after `baseVersion`. */
-  saveInstructions: projectProcedure('agent:configure')
+  saveInstructions: projectProcedure('agent:manage')
     .input(z.object({ baseVersion: Version, text: z.string().max(LIMITS.maxInstructionsChars * 2) }))
     .mutation(async ({ ctx, input }) => {
       const text = input.text.replace(/\r\n?/g, '\n').trimEnd();

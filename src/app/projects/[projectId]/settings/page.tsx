@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
 import { AssistantSettings } from '@/features/in-app-agent/components/settings/AssistantSettings';
+import { AssistantBudgets, AssistantMemberData, AssistantRetention } from '@/features/in-app-agent/components/settings';
 import { KEY_SCOPES } from '@/features/mcp/key-scopes';
 import { ConnectedAppsTable } from '@/features/mcp/oauth/components/ConnectedAppsTable';
 import { CreateKeyForm, KeyScopeList, RevokeKeyButton, WebhookForm } from '@/features/tracker/components/SettingsForms';
@@ -20,13 +21,21 @@ export default async function SettingsPage({ params }: { params: Promise<{ proje
   const ctx = await requireProjectPage(projectId, `/projects/${projectId}/settings`);
   const webhook = ctx.can('members:manage');
   const keys = ctx.can('apiKeys:manage');
-  const assistant = ctx.can('agent:configure');
+  const assistant = ctx.can('agent:manage');
   if (!webhook && !keys && !assistant) return <NotAllowed projectId={projectId} what="change the project settings" />;
-  const [settings, list, apps, assistantSettings] = await Promise.all([
+  // The assistant's settings (the module's: tool permissions and instructions, budgets, retention), for its admins.
+  const [settings, list, apps, assistantSettings, spendAndData] = await Promise.all([
     webhook ? ctx.caller.tracker.settings.get({ projectId: ctx.project.id }) : null,
     keys ? ctx.caller.tracker.apiKeys.list({ projectId: ctx.project.id }) : [],
     keys ? ctx.caller.mcp.connectedApps.project({ projectId: ctx.project.id }) : [],
     assistant ? ctx.caller.agent.settings.get({ projectId: ctx.project.id }) : null,
+    assistant
+      ? Promise.all([
+          ctx.caller.agent.budgets.get({ projectId: ctx.project.id }),
+          ctx.caller.agent.dataPolicy.get({ projectId: ctx.project.id }),
+          ctx.caller.agent.memberData.people({ projectId: ctx.project.id }),
+        ])
+      : null,
   ]);
   return (
     <main className="space-y-8">
@@ -131,6 +140,17 @@ export default async function SettingsPage({ params }: { params: Promise<{ proje
         </section>
       ) : null}
       {assistantSettings ? <AssistantSettings projectId={ctx.project.id} initial={assistantSettings} /> : null}
+      {spendAndData ? (
+        <CardSection headingId="budgets-heading" title="Budgets">
+          <AssistantBudgets projectId={ctx.project.id} initial={spendAndData[0]} />
+        </CardSection>
+      ) : null}
+      {spendAndData ? (
+        <CardSection headingId="retention-heading" title="Retention">
+          <AssistantRetention projectId={ctx.project.id} initial={spendAndData[1]} />
+          <AssistantMemberData projectId={ctx.project.id} initial={spendAndData[2]} />
+        </CardSection>
+      ) : null}
     </main>
   );
 }

@@ -24,6 +24,7 @@ import { AttachButton } from './AttachButton';
 import { AttachmentTray } from './AttachmentTray';
 import { useAttachmentInput } from './use-attachment-input';
 import { useMentionTypeahead } from './MentionTypeahead';
+import { BudgetWarning } from './BudgetWarning';
 
 export interface ComposerProps {
   /** The message field (the panel focuses it when the user opens the panel). */
@@ -117,6 +118,7 @@ export const Composer = memo(function Composer({ inputRef, onSend }: ComposerPro
       }}
     >
       <ComposerQueue />
+      <BudgetWarning />
       <SelectionChip />
       <AttachmentTray />
       <label htmlFor="assistant-input" className="sr-only">

@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
+import { BudgetUsage } from '@/features/in-app-agent/components/review/BudgetUsage';
 import { FeedbackExportForm } from '@/features/in-app-agent/components/review/FeedbackExportForm';
 import {
   REVIEW_FILTERS,
@@ -38,7 +39,7 @@ export default async function AssistantReviewPage({ params, searchParams }: Proj
   // The usage period: one of the offered ranges; anything else (an edited link) shows the default.
   const rawDays = Number(one(sp.days));
   const days = USAGE_RANGES.find((d) => d === rawDays) ?? DEFAULT_USAGE_DAYS;
-  const [data, usage] = await Promise.all([
+  const [data, usage, budgets] = await Promise.all([
     gate.caller.agent.review.list({
       projectId,
       filter,
@@ -46,6 +47,7 @@ export default async function AssistantReviewPage({ params, searchParams }: Proj
       ...(cursor ? { cursor } : {}),
     }),
     gate.caller.agent.review.usage({ projectId, days }),
+    gate.caller.agent.budgets.get({ projectId }),
   ]);
 
   return (
@@ -55,6 +57,7 @@ export default async function AssistantReviewPage({ params, searchParams }: Proj
         read-only with its tool audit trail.
       </PageIntro>
       <UsageSummary usage={usage} hrefForDays={(d) => reviewHref(basePath, { filter, reason, days: d })} />
+      <BudgetUsage data={budgets} />
       <FeedbackExportForm projectId={projectId} />
       <ReviewFilters basePath={basePath} current={filter} reason={reason} days={days} />
       <ReviewTable rows={data.items} basePath={basePath} />

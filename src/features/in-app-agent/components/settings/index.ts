@@ -1,0 +1,3 @@
+export { AssistantBudgets } from './Budgets';
+export { AssistantMemberData } from './MemberData';
+export { AssistantRetention } from './Retention';
