@@ -27,6 +27,7 @@ const STORAGE: Record<string, string> = {
   'features/tracker/services/api-keys.ts': "a project's PROJECT keys as its settings list them",
   'features/mcp/audit.ts': 'the MCP tool-call audit trail (with the names of the keys and users it shows)',
   'features/mcp/override-store.ts': 'single-use overrides already spent',
+  'features/mcp/ledger.ts': "the tool-call ledger: an assistant's changing call once, in its change's transaction",
   'features/mcp/oauth/clients.ts': 'OAuth clients: registrations, cached metadata documents, client authentication',
   'features/mcp/oauth/tokens.ts': 'OAuth codes, grants and tokens: issue, exchange, refresh, revoke, check',
   'features/mcp/oauth/grants.ts': "connected apps: a user's or a project's grants, and their revocation",

@@ -16,6 +16,7 @@ const STORAGE: Record<string, string> = {
   'server/tools.ts': "the navigate tool's check that an issue number exists in the host's issues",
   'server/fan-out.ts': "LISTEN/NOTIFY on the fan-out's own connection (runs on other instances)",
   'server/retention.ts': "the retention purge of the module's old rows",
+  'server/takeover.ts': 'the claim of runs whose instance stopped (lease, generation, what is kept, a new key)',
 };
 
 describe("the assistant module's data access", () => {
