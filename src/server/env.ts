@@ -115,6 +115,7 @@ const EnvSchema = z.object({
   AGENT_MODEL_MAX_RETRIES: intIn(0, 10, 2),
   AGENT_CONTEXT_TOKENS: intIn(1000, 1_000_000, 24_000),
   AGENT_RUN_STALE_SECONDS: intIn(5, 3600, 60),
+  AGENT_RUN_LEASE_SECONDS: intIn(3, 300, 8),
   AGENT_APPROVAL_TTL_SECONDS: intIn(10, 86_400, 600),
   /** Assistant runs a user may start per minute (counted in the limits store, across instances). */
   AGENT_RATE_LIMIT_PER_MINUTE: intIn(1, 10_000, 20),

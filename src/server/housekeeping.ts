@@ -7,6 +7,7 @@
 import 'server-only';
 import { startAgentServices } from '@/features/in-app-agent/server/boot';
 import { stopStaleSweep } from '@/features/in-app-agent/server/persistence';
+import { stopTakeovers } from '@/features/in-app-agent/server/takeover-state';
 import { getDb } from './db';
 import { env } from './env';
 import { describeError } from './errors';
@@ -58,9 +59,9 @@ export function startHousekeeping(opts: HousekeepingOptions = {}): void {
   holder.started = true;
   holder.stopping = false;
   const settings = env();
-  // The assistant's services: its stale-run sweep, trace exporter, cross-instance connection and,
-  // on the embedded database (one process owns it), closing the runs a previous process left
-  // RUNNING, now rather than at the first assistant request.
+  // The assistant's services: its stale-run sweep, trace exporter, cross-instance connection and
+  // taking over runs whose instance stopped (on the embedded database, one process owns it: the
+  // runs a previous process left RUNNING, now rather than at the first assistant request).
   void startAgentServices({ staleSweepMs: opts.staleSweepMs });
   const every = opts.purgeEveryMs ?? settings.RETENTION_PURGE_INTERVAL_SECONDS * 1000;
   // The first pass soon after boot (not at once: boot has enough to do), then every period.
@@ -74,6 +75,7 @@ export function startHousekeeping(opts: HousekeepingOptions = {}): void {
 export async function stopHousekeeping(waitMs = 10_000): Promise<void> {
   holder.stopping = true;
   stopStaleSweep();
+  stopTakeovers();
   if (holder.firstPurge) clearTimeout(holder.firstPurge);
   if (holder.purgeTimer) clearInterval(holder.purgeTimer);
   holder.firstPurge = holder.purgeTimer = undefined;

@@ -4,11 +4,12 @@
  *
  * 1. draining: readiness answers 503 at once and new runs are refused (503 DRAINING, Retry-After);
  *    every other request is still served;
- * 2. running answers get SHUTDOWN_DRAIN_SECONDS to finish; the rest are stopped and end ABORTED
- *    with what they produced kept and their keys revoked (the module's `drainRuns`);
+ * 2. running answers get SHUTDOWN_DRAIN_SECONDS to finish; the rest are released (the module's
+ *    `drainRuns`): another instance takes each over at once from its last stored step and
+ *    finishes it (on the embedded database, the next start of the process does);
  * 3. the housekeeping stops, the fan-out connection and the database pool are closed;
- * 4. the process exits 0 (1 if a run could not record its end; the stale sweep of another
- *    instance closes it).
+ * 4. the process exits 0 (1 if a run could not be released; its lease runs out and another
+ *    instance takes it over all the same).
  *
  * A repeated signal within a second is the same request (a terminal sends Ctrl+C to the whole
  * process group, and `npm start` forwards it too); one a second or more later exits at once.
@@ -77,14 +78,14 @@ function shutdown(reason: string): Promise<number> {
       {
         event: 'drain.finished',
         finished: result.finished,
-        stopped: result.stopped,
+        released: result.stopped,
         left: result.left.length,
         ms: Date.now() - started,
       },
       'drain finished',
     );
     if (result.left.length) {
-      logger().error({ event: 'drain.incomplete', runIds: result.left }, 'runs could not record their end in time');
+      logger().error({ event: 'drain.incomplete', runIds: result.left }, 'runs could not be released in time');
     }
     await stopHousekeeping().catch(() => undefined);
     const warn = (event: string) => (err: unknown) => logger().warn({ event, error: describeError(err) });

@@ -214,3 +214,50 @@ export async function startRunStream(
   });
   return { status: res.status, events: await readSse(res, { until, controller }) };
 }
+
+/**
+ * Follows a run as the panel does, until its terminal event: from `after`, and again from the last
+ * position whenever a stream ends or breaks without one (the instance it came from stopped), on the
+ * next of `bases` (round robin: another instance, or the same proxy). Returns every event received.
+ */
+export async function followToEnd(
+  bases: string[],
+  projectId: string,
+  runId: string,
+  cookie: string,
+  opts: {
+    after?: number | null;
+    /** Called with the events so far after each batch (e.g. to kill an instance at a point). */
+    onEvents?: (events: PositionedSse[]) => void;
+    timeoutMs?: number;
+  } = {},
+): Promise<PositionedSse[]> {
+  const all: PositionedSse[] = [];
+  let after: number | null = opts.after ?? null;
+  const until = Date.now() + (opts.timeoutMs ?? 90_000);
+  const terminal = (e: PositionedSse) => e.event.type === 'RUN_FINISHED' || e.event.type === 'RUN_ERROR';
+  for (let attempt = 0; Date.now() < until; attempt++) {
+    const base = bases[attempt % bases.length]!;
+    // The events of this attempt as they arrive (kept when the connection breaks).
+    let got: PositionedSse[] = [];
+    try {
+      const res = await followRun(base, projectId, runId, cookie, {
+        after,
+        until: (events) => {
+          got = events;
+          opts.onEvents?.([...all, ...events]);
+          return events.some(terminal);
+        },
+      });
+      got = res.events;
+    } catch {
+      // The instance went away mid-stream: go on from the last position elsewhere.
+    }
+    all.push(...got);
+    const last = [...got].reverse().find((e) => e.id !== null);
+    if (last) after = last.id;
+    if (got.some(terminal)) return all;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`the run did not end within the time allowed (${all.length} events received)`);
+}

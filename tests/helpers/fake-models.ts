@@ -29,6 +29,12 @@ export interface ScriptedTurn {
   delayMs?: number;
   /** After the text, send nothing for this long before finishing (a stalled model). */
   stallMs?: number;
+  /**
+   * After the first `holdAfter` text chunks (default all of them), send nothing until this
+   * settles (a test that kills the instance reading this answer mid-stream); then go on.
+   */
+  hold?: Promise<unknown>;
+  holdAfter?: number;
 }
 
 /** An image or document a request carried, decoded from the provider's wire format. */
@@ -68,6 +74,18 @@ function pause(ms: number, res: http.ServerResponse): Promise<void> {
       res.off('close', done);
       resolve();
     }
+  });
+}
+
+/** Waits for `hold` to settle, or less when the client has gone away. */
+function untilSettledOrGone(hold: Promise<unknown>, res: http.ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('close', done);
+      resolve();
+    };
+    res.once('close', done);
+    hold.then(done, done);
   });
 }
 
@@ -272,11 +290,14 @@ export async function startFakeOpenAI(script: Script): Promise<FakeServer> {
     };
     const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: String(body.model ?? 'm') };
     send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
-    for (const t of turn.text ?? []) {
+    const texts = turn.text ?? [];
+    for (const [i, t] of texts.entries()) {
+      if (turn.hold && i === (turn.holdAfter ?? texts.length)) await untilSettledOrGone(turn.hold, res);
       if (turn.delayMs) await pause(turn.delayMs, res);
       if (res.destroyed) return;
       send({ ...base, choices: [{ index: 0, delta: { content: t }, finish_reason: null }] });
     }
+    if (turn.hold && (turn.holdAfter ?? texts.length) >= texts.length) await untilSettledOrGone(turn.hold, res);
     if (turn.stallMs) await pause(turn.stallMs, res);
     if (res.destroyed) return;
     (turn.toolCalls ?? []).forEach((tc, i) => {

@@ -23,7 +23,7 @@ export async function startInstance(env: Record<string, string | undefined>): Pr
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`instance did not start:\n${out}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`instance did not start:\n${out}`)), 150_000);
     const onData = () => {
       const m = /READY (http:\/\/\S+)/.exec(out);
       if (m) {

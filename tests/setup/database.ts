@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll } from 'vitest';
 import { stopStaleSweep } from '@/features/in-app-agent/server/persistence';
+import { stopTakeovers } from '@/features/in-app-agent/server/takeover-state';
 import { closeDb } from '@/server/db';
 
 const adminUrl = process.env.TEST_DATABASE_URL;
@@ -27,6 +28,7 @@ process.env.AUTO_SEED = '0';
 afterAll(async () => {
   // The assistant's periodic sweep would reopen the database after it is closed.
   stopStaleSweep();
+  stopTakeovers();
   await closeDb();
   if (adminUrl && dbName) {
     const admin = new pg.Client({ connectionString: adminUrl });

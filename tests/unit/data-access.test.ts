@@ -28,6 +28,7 @@ const STORAGE: Record<string, string> = {
   'features/mcp/audit.ts': 'the MCP tool-call audit trail (with the names of the keys and users it shows)',
   'features/mcp/override-store.ts': 'single-use overrides already spent',
   'features/mcp/elicitation-store.ts': "the MCP server's open questions to clients and the answers that came back",
+  'features/mcp/ledger.ts': "the tool-call ledger: an assistant's changing call once, in its change's transaction",
   'features/mcp/oauth/clients.ts': 'OAuth clients: registrations, cached metadata documents, client authentication',
   'features/mcp/oauth/tokens.ts': 'OAuth codes, grants and tokens: issue, exchange, refresh, revoke, check',
   'features/mcp/oauth/grants.ts': "connected apps: a user's or a project's grants, and their revocation",

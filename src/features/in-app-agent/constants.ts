@@ -52,6 +52,18 @@ export const CUSTOM_EVENTS = {
    * right before the terminal event of a run in a project with budgets; the panel warns at 80 %.
    */
   budget: 'in-app-agent.budget',
+  /**
+   * Another instance took the run over after its instance stopped (server/takeover.ts):
+   * `{ generation, keep: { messageIds, toolCallIds } }`, the first event of that generation. What
+   * the run showed that is not in `keep` (the model step that was cut off, results that are asked
+   * again) is dropped: the new owner streams it again. Stored like any event, so a replay is the same.
+   */
+  resumed: 'in-app-agent.resumed',
+  /**
+   * The run's instance stopped answering and another one is about to take it over: `{}`. Sent to a
+   * watcher without a position and never stored (the panel shows a "resuming" status).
+   */
+  resuming: 'in-app-agent.resuming',
 } as const;
 
 /** Reason used on AG-UI interrupts for tool approvals. */
@@ -98,8 +110,16 @@ export const LIMITS = {
   maxRunsPerConversation: 1_000,
   /** Runs of the shown path per page of a conversation's replay (the panel loads older on scroll). */
   replayPageRuns: 40,
-  /** Heartbeat cadence for a running run (ms). */
-  heartbeatMs: 5_000,
+  /**
+   * How long a run's lease lasts after its last heartbeat (s; `AGENT_RUN_LEASE_SECONDS`). The
+   * heartbeat renews it every third of that, so the lease outlives two missed beats but not a dead
+   * instance; once it has expired, any instance takes the run over and finishes it.
+   */
+  leaseSeconds: 8,
+  /** How often an instance looks for runs whose lease expired (ms), besides being woken. */
+  claimPollMs: 1_000,
+  /** A run taken over more often than this fails with RUN_TAKEOVER_LIMIT (each takeover costs a model step). */
+  maxTakeovers: 3,
   /**
    * Lifetime of the per-run MCP key (seconds). The heartbeat extends it while the run is alive, so
    * a long run never outlives its key; it is revoked when the run ends anyway.

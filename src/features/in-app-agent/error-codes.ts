@@ -134,6 +134,14 @@ export const AGENT_ERRORS = {
       'The server that was writing this answer stopped, so the answer was ended. What was already written is kept; ' +
       'Retry asks again.',
   },
+  /** The run's instance stopped more often than LIMITS.maxTakeovers: it is not taken over again. */
+  RUN_TAKEOVER_LIMIT: {
+    status: null,
+    retryable: true,
+    text:
+      'The servers writing this answer stopped several times in a row, so it was ended rather than tried again. ' +
+      'What was already written is kept; Retry asks again.',
+  },
   INTERNAL_ERROR: { status: 500, retryable: true, text: 'Something went wrong.' },
   /** The database is unreachable right now (503 with Retry-After): retry shortly. */
   DATABASE_UNAVAILABLE: {

@@ -14,6 +14,7 @@ import {
   NavigateValueSchema,
   ReferencesValueSchema,
   SuggestionsValueSchema,
+  ResumedValueSchema,
   type AgentEvent,
   type ConversationView,
   type RunState,
@@ -55,6 +56,27 @@ function settleRun(view: ConversationView, runId: string): void {
     m.streaming = false;
     for (const tc of m.toolCalls) if (tc.status === 'streaming') tc.status = 'called';
   }
+}
+
+/**
+ * A run taken over by another instance keeps only what its stored steps hold: its other messages
+ * and tool calls (the step that was cut off, results asked again) are dropped, to be streamed anew.
+ */
+function dropUnkept(
+  view: ConversationView,
+  runId: string,
+  keep: { messageIds: string[]; toolCallIds: string[] },
+): void {
+  const messages = new Set(keep.messageIds);
+  const calls = new Set(keep.toolCallIds);
+  view.messages = view.messages.filter((m) => {
+    if (m.runId !== runId) return true;
+    if (m.role === 'assistant') {
+      m.toolCalls = m.toolCalls.filter((tc) => calls.has(tc.id));
+      return messages.has(m.id) || m.toolCalls.length > 0;
+    }
+    return messages.has(m.id);
+  });
 }
 
 /** Applies one event in place and returns the view (callers that need immutability clone first). */
@@ -153,6 +175,9 @@ export function foldEvent(view: ConversationView, event: AgentEvent): Conversati
         const parsed = SuggestionsValueSchema.safeParse(event.value);
         const m = parsed.success ? findAssistant(view, parsed.data.messageId) : undefined;
         if (parsed.success && m) m.suggestions = parsed.data.suggestions;
+      } else if (event.name === CUSTOM_EVENTS.resumed) {
+        const parsed = ResumedValueSchema.safeParse(event.value);
+        if (parsed.success) dropUnkept(view, runId, parsed.data.keep);
       } else if (event.name === CUSTOM_EVENTS.snapshot) {
         // The conversation so far (a watcher attaching without a position): replaces everything.
         const parsed = ConversationViewSchema.safeParse((event.value as { view?: unknown } | null)?.view);

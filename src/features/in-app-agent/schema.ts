@@ -352,6 +352,19 @@ export const ChangedValueSchema = z.object({
   objects: z.array(ProductObjectSchema).max(50),
 });
 
+/**
+ * The value of `CUSTOM_EVENTS.resumed`: the run's new generation, and what it keeps of what the run
+ * showed (its messages and tool calls whose output was stored before the cut-off step).
+ */
+export const ResumedValueSchema = z.object({
+  generation: z.number().int().min(2),
+  keep: z.object({
+    messageIds: z.array(z.string()).max(2_000),
+    toolCallIds: z.array(z.string()).max(2_000),
+  }),
+});
+export type ResumedValue = z.infer<typeof ResumedValueSchema>;
+
 // ------------------------------------------------------------------------------------------------
 // The request the route accepts (AG-UI RunAgentInput, sanitized server-side)
 // ------------------------------------------------------------------------------------------------

@@ -82,6 +82,12 @@ export const MCP_ERROR_CODES = [
   'WEBHOOK_NOT_CONFIGURED',
   'WEBHOOK_FAILED',
   'WEBHOOK_URL_REFUSED',
+  /** The tool-call ledger (ledger.ts): an assistant's call repeated with other arguments. */
+  'TOOL_CALL_CONFLICT',
+  /** An outside call that started before the assistant's server stopped: not sent again. */
+  'OUTCOME_UNKNOWN',
+  /** The assistant's run ended, or another server goes on with it: its old key makes no call. */
+  'RUN_ENDED',
   'INTERNAL_ERROR',
 ] as const;
 export type McpErrorCode = (typeof MCP_ERROR_CODES)[number];

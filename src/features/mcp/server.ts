@@ -86,6 +86,7 @@ import { formatScopes } from './oauth/scopes';
 import { consumeOverride } from './override-store';
 import { isToolName, MCP_TOOLS, TOOL_NAMES, toolInputJsonSchema, type McpToolName } from './registry';
 import { storable } from './text';
+import { callOnce, callOutsideOnce, earlierCall, idempotencyKeyOf, ledgerEntryOf } from './ledger';
 import { runTool, type ToolOutput } from './tools';
 
 const SERVER_INFO = { name: 'tracker', version: '1.0.0' } as const;
@@ -778,6 +779,23 @@ function createMcpServer(prisma: PrismaClient, principal: McpPrincipal, signal: 
       return refuse(RPC.FORBIDDEN, 'MISSING_SCOPE', `${holder} not allow ${name} (needs ${def.scope}).`);
     }
 
+    // An assistant's call of a tool that changes something happens once (ledger.ts): a repeat
+    // (its run was taken over by another server) gets the stored outcome and runs nothing.
+    const entry = def.annotations.readOnlyHint ? null : ledgerEntryOf(principal, meta, name, args);
+    if (entry) {
+      try {
+        const earlier = await earlierCall(prisma, entry);
+        if (earlier) {
+          await audit('OK', null, earlier);
+          return okResult(earlier);
+        }
+      } catch (err) {
+        if (!(err instanceof ToolFailure)) throw err;
+        await audit('ERROR', err.appCode, { error: { code: err.appCode, message: err.message } });
+        return errorResult(err.appCode, err.message, err.details);
+      }
+    }
+
     let override: OverridePayload | null = null;
     if (principal.kind === 'run-key' && !def.annotations.readOnlyHint) {
       const token = meta[OVERRIDE_META_KEY];
@@ -810,25 +828,41 @@ function createMcpServer(prisma: PrismaClient, principal: McpPrincipal, signal: 
 
     try {
       // Consume once: the nonce is the primary key, so a second use fails on every instance.
-      if (
-        override &&
-        principal.kind === 'run-key' &&
-        !(await consumeOverride(prisma, { payload: override, apiKeyId: principal.key.id, tool: name }))
-      ) {
-        return await refuse(
-          RPC.FORBIDDEN,
-          'OVERRIDE_REUSED',
-          'This approval was already used. Ask for approval again.',
-        );
+      const consume = async (db: PrismaClient) => {
+        if (
+          override &&
+          principal.kind === 'run-key' &&
+          !(await consumeOverride(db, { payload: override, apiKeyId: principal.key.id, tool: name }))
+        ) {
+          await refuse(RPC.FORBIDDEN, 'OVERRIDE_REUSED', 'This approval was already used. Ask for approval again.');
+        }
+      };
+      const exec = (db: PrismaClient) =>
+        runTool(name, input.data as never, {
+          prisma: db,
+          projectId: principal.projectId,
+          principal,
+          signal,
+          ...(entry ? { idempotencyKey: idempotencyKeyOf(entry) } : {}),
+          // A question ends with the call (its server closed) or the request.
+          ...(elicit ? { ask: (q) => elicit(q, AbortSignal.any([signal, extra.signal])) } : {}),
+        });
+      let out: ToolOutput;
+      if (!entry) {
+        await consume(prisma);
+        out = await exec(prisma);
+      } else if (def.tags.communicatesOutside) {
+        await consume(prisma);
+        out = (await callOutsideOnce(prisma, entry, () => exec(prisma))).result;
+      } else {
+        // The product's own change and its ledger row commit together.
+        out = (
+          await callOnce(prisma, entry, async (db) => {
+            await consume(db);
+            return exec(db);
+          })
+        ).result;
       }
-      const out = await runTool(name, input.data as never, {
-        prisma,
-        projectId: principal.projectId,
-        principal,
-        signal,
-        // A question ends with the call (its server closed) or the request.
-        ...(elicit ? { ask: (q) => elicit(q, AbortSignal.any([signal, extra.signal])) } : {}),
-      });
       await audit('OK', null, out);
       return okResult(out);
     } catch (err) {

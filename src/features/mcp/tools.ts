@@ -42,6 +42,8 @@ export interface ToolContext {
    * questions, on a call answered as a stream (see elicitation.ts).
    */
   ask?: (request: ElicitRequest) => Promise<ElicitOutcome>;
+  /** The call's key in the tool-call ledger (ledger.ts): sent to outside services as Idempotency-Key. */
+  idempotencyKey?: string;
 }
 
 type Handlers = { [N in McpToolName]: (ctx: ToolContext, input: McpToolInput<N>) => Promise<ToolOutput> };
@@ -262,7 +264,7 @@ const HANDLERS: Handlers = {
     const res = await deliverWebhook(
       project.webhookUrl,
       { project: { id: project.id, slug: project.slug, name: project.name }, message: input.message },
-      { signal: ctx.signal },
+      { signal: ctx.signal, ...(ctx.idempotencyKey ? { idempotencyKey: ctx.idempotencyKey } : {}) },
     );
     return { delivered: res.delivered, status: res.status };
   },

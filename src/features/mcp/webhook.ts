@@ -66,6 +66,11 @@ export interface WebhookDelivery {
 
 export interface WebhookOptions {
   signal?: AbortSignal;
+  /**
+   * Sent as `Idempotency-Key`: the same key for a repeat of the same call (an assistant's run and
+   * tool call), so a receiver that honours it can drop a duplicate.
+   */
+  idempotencyKey?: string;
   timeoutMs?: number;
   /** Defaults to WEBHOOK_ALLOW_PRIVATE_NETWORKS. */
   allowPrivateNetworks?: boolean;
@@ -109,7 +114,7 @@ export async function deliverWebhook(
 
   let status: number;
   try {
-    status = await post(target, body, { signal, lookup });
+    status = await post(target, body, { signal, lookup, idempotencyKey: opts.idempotencyKey });
   } catch (err) {
     if (isRefusedDestination(err)) {
       throw new ToolFailure('WEBHOOK_URL_REFUSED', REFUSED_MESSAGE);
@@ -128,12 +133,17 @@ export async function deliverWebhook(
 }
 
 /** One POST without redirects; resolves with the status after reading at most a few KiB of the answer. */
-function post(target: URL, body: string, opts: { signal: AbortSignal; lookup: net.LookupFunction }): Promise<number> {
+function post(
+  target: URL,
+  body: string,
+  opts: { signal: AbortSignal; lookup: net.LookupFunction; idempotencyKey?: string },
+): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     const request = (target.protocol === 'https:' ? https : http).request(target, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
+        ...(opts.idempotencyKey ? { 'idempotency-key': opts.idempotencyKey } : {}),
         'content-length': Buffer.byteLength(body),
         'user-agent': 'tracker-webhook/1.0',
       },

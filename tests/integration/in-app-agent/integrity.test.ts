@@ -22,10 +22,12 @@ beforeAll(async () => {
     (body.messages as Array<{ role: string }>).at(-1)!.role === 'tool' ? { text: ['Done.'] } : reply(),
   );
   for (const k of ['AGENT_MCP_URL', 'NEXTAUTH_URL']) delete process.env[k];
-  useScriptedModelEnv(model.url, { AGENT_RUN_STALE_SECONDS: '5' });
-  // A fast stale sweep (the assistant's services start with the first server of the process)…
+  // A short lease (no other instance takes the run over: this process owns it), and…
+  useScriptedModelEnv(model.url, { AGENT_RUN_STALE_SECONDS: '5', AGENT_RUN_LEASE_SECONDS: '3' });
+  // …a fast stale sweep (the assistant's services start with the first server of the process)…
   server = await startTestServer({ staleSweepMs: 200 });
-  // …and a heartbeat far slower than the stale window: the sweep closes live runs.
+  // …and a heartbeat far slower than the stale window: the sweep closes live runs (a stale window
+  // after their lease ran out with nobody taking them over).
   const port = process.env.PORT;
   late = await startTestServer({
     agentRoutes: createAgentRoutes({ heartbeatMs: 60_000, flushIntervalMs: 300 }) as never,
@@ -110,7 +112,7 @@ describe('a run the stale sweep closes while it is still writing', () => {
   it('stops writing at once, keeps every row it wrote, and its watchers learn RUN_STALE', {
     timeout: 60_000,
   }, async () => {
-    reply = () => ({ text: Array.from({ length: 100 }, (_, i) => `w${i} `), delayMs: 100 });
+    reply = () => ({ text: Array.from({ length: 250 }, (_, i) => `w${i} `), delayMs: 100 });
     const run = await startRunStream(late.url, project.id, member().cookie, userMessageBody('long'));
     const { runId, threadId } = run.events[0]!.event as { runId: string; threadId: string };
     expect(run.events.at(-1)!.event).toMatchObject({ type: 'RUN_ERROR', code: 'RUN_STALE' });

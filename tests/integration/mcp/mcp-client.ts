@@ -44,14 +44,25 @@ export async function projectKey(project: TestProject, scopes: readonly Scope[] 
 }
 
 let runCounter = 0;
+/**
+ * An assistant's run key, as a run holds it: for a RUNNING run of a conversation of `userId` (a
+ * run's changing calls are recorded in the tool-call ledger of that run).
+ */
 export async function agentKey(project: TestProject, userId: string, ttlSeconds = 300): Promise<IssuedKey> {
   runCounter += 1;
-  return mintAgentKey(await getPrisma(), {
-    projectId: project.id,
-    userId,
-    runId: `run_test_${runCounter}`,
-    ttlSeconds,
+  const prisma = await getPrisma();
+  const runId = `run_test_${runCounter}_${Date.now().toString(36)}`;
+  await prisma.agentConversation.create({
+    data: {
+      id: `cv_${runId}`,
+      projectId: project.id,
+      userId,
+      title: 'MCP test',
+      // Its heartbeat stays fresh for the whole file, as a live run's heartbeat keeps it.
+      runs: { create: { id: runId, userId, status: 'RUNNING', lastHeartbeatAt: new Date(Date.now() + 3_600_000) } },
+    },
   });
+  return mintAgentKey(prisma, { projectId: project.id, userId, runId, ttlSeconds });
 }
 
 /** Message of the MCP/JSON-RPC error a promise failed with (throws if it succeeded). */

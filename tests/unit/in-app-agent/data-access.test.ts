@@ -24,6 +24,7 @@ const STORAGE: Record<string, string> = {
   'server/data-policy.ts': "a project's retention and masking settings, a new conversation's masked title",
   'server/member-data.ts': "one member's assistant data: who has some, its export and its deletion",
   'server/waiting.ts': 'the approvals and questions waiting for a user, and their expiry',
+  'server/takeover.ts': 'the claim of runs whose instance stopped (lease, generation, what is kept, a new key)',
 };
 
 describe("the assistant module's data access", () => {

@@ -132,6 +132,11 @@ export interface AgentState {
   liveRunId: string | null;
   /** Failed reattach attempts in a row (0 while connected). */
   reconnectAttempt: number;
+  /**
+   * The server writing the answer stopped and another one is taking it over (the server says so);
+   * cleared when the answer goes on or ends.
+   */
+  resuming: boolean;
   /** A user message sent but not yet echoed by the server. */
   pendingUserMessage: string | null;
   /** An error of the request itself (refused before any event arrived). */
@@ -510,6 +515,7 @@ export class AgentStore {
       connection: 'idle',
       liveRunId: null,
       reconnectAttempt: 0,
+      resuming: false,
       pendingUserMessage: null,
       requestError: null,
       statusNote: null,
@@ -1550,6 +1556,13 @@ export class AgentStore {
         } else if (event.name === CUSTOM_EVENTS.navigate) {
           const navigation = NavigateValueSchema.safeParse(event.value);
           if (navigation.success) this.navigateFor(connection, navigation.data.href);
+        } else if (event.name === CUSTOM_EVENTS.resuming) {
+          if (!this.state.resuming) {
+            this.set({ resuming: true });
+            this.announce('The server writing the answer stopped. Another one is taking it over…');
+          }
+        } else if (event.name === CUSTOM_EVENTS.resumed) {
+          if (this.state.resuming) this.set({ resuming: false });
         } else if (event.name === CUSTOM_EVENTS.changed && !connection.catchingUp) {
           const changed = ChangedValueSchema.safeParse(event.value);
           if (changed.success && changed.data.objects.length) this.deps.onProductChange?.(changed.data.objects);
@@ -1655,6 +1668,7 @@ export class AgentStore {
       connection: 'idle',
       liveRunId: null,
       reconnectAttempt: 0,
+      resuming: false,
       runsFinished: this.state.runsFinished + 1,
       ...patch,
     });

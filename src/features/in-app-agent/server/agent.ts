@@ -23,7 +23,7 @@ import {
 import { z } from 'zod';
 import { CUSTOM_EVENTS, LIMITS } from '../constants';
 import type { AgentErrorCode } from '../error-codes';
-import { isErrorResult } from '../fold';
+import { foldEvent, isErrorResult } from '../fold';
 import { attachmentTokens, isTextMediaType } from '../attachments';
 import { type AttachmentSlot, omittedAttachment, withAttachmentContents } from './attachments';
 import { partsOf, type AgentEvent, type ConversationView, type MessagePart, type PageContext } from '../schema';
@@ -39,6 +39,7 @@ import {
 } from '../tool-declarations';
 import type { RunToolPolicy } from './policy';
 import { SUGGESTIONS_INSTRUCTION, SuggestionsFilter } from './suggestions';
+import { type StepEnd, StepProgress, withStepCheckpoints } from './step-checkpoint';
 import { runLocalTool, taintAfter, toolInfo, type ApprovalDecision, type Taint } from './tools';
 import { instructionsSection } from './instructions';
 import { type Usage, UsageMeter } from './usage';
@@ -86,6 +87,18 @@ export interface RunContext {
   onModelStart?: () => void;
   /** What the conversation read before the history window (the data-flow guard's memory). */
   readSoFar?: Taint;
+  /**
+   * Stores the run's checkpoint after each model step, before its tools run (step-checkpoint.ts);
+   * `caughtUp` false: the step's events could not all be sent in time, do not store it.
+   */
+  onStep?: (step: StepEnd, caughtUp: boolean) => Promise<void>;
+  /**
+   * Calls of the last stored step that have no result yet (a run taken over between a step and
+   * its tools): settled first, as the runtime would (held for approval, or run), then the model goes on.
+   */
+  openCalls?: Array<{ toolCallId: string; toolName: string; args: Record<string, unknown> }>;
+  /** Characters a cut-off model call streamed before the run was taken over (its usage is estimated). */
+  lostOutputChars?: number;
 }
 
 export type RunResult = (
@@ -513,6 +526,7 @@ class Normalizer {
     private readonly emit: (e: AgentEvent) => void,
     private readonly meter: UsageMeter,
     private readonly spans?: ModelCallSpans,
+    private readonly progress?: StepProgress,
   ) {}
 
   handle(chunk: Chunk): void {
@@ -538,6 +552,7 @@ class Normalizer {
         }
         const shown = this.suggestions.push(delta);
         if (shown) this.emit({ type: 'TEXT_MESSAGE_CONTENT', messageId: this.textId, delta: shown });
+        this.progress?.sawText(delta.length);
         break;
       }
       case 'text-end':
@@ -569,6 +584,7 @@ class Normalizer {
           this.emit({ type: 'TOOL_CALL_ARGS', toolCallId: id, delta: args });
         }
         this.endCall(id);
+        this.progress?.sawCall(id);
         break;
       }
       case 'tool-result': {
@@ -576,19 +592,7 @@ class Normalizer {
         const result = p.result as Record<string, unknown> | undefined;
         if (result && typeof result === 'object' && result[PENDING_MARKER]) break; // held for approval
         this.endCall(id);
-        // The runtime answers invalid tool input with `{error: true, message}`: one error shape.
-        const content =
-          result && result.error === true && typeof result.message === 'string'
-            ? { isError: true, error: result.message }
-            : result;
-        this.emit({
-          type: 'TOOL_CALL_RESULT',
-          messageId: newId('msg_'),
-          toolCallId: id,
-          content: capResult(content),
-          role: 'tool',
-        });
-        this.changed(id, (p.args ?? {}) as Record<string, unknown>, content);
+        this.toolResult(id, this.startedCalls.get(id) ?? '', (p.args ?? {}) as Record<string, unknown>, result);
         break;
       }
       case 'tool-error': {
@@ -647,9 +651,26 @@ class Normalizer {
     this.emit({ type: 'TOOL_CALL_START', toolCallId: id, toolCallName: name, parentMessageId: this.stepMessageId });
   }
 
-  /** After a call's result: the objects of the product it changed, for the page behind the panel. */
-  private changed(id: string, args: Record<string, unknown>, result: unknown): void {
-    const objects = changedObjects(this.startedCalls.get(id) ?? '', args, result);
+  /**
+   * A call's result, and then the objects of the product it changed (for the page behind the
+   * panel). The runtime answers invalid tool input with `{error: true, message}`: one error shape.
+   */
+  toolResult(id: string, name: string, args: Record<string, unknown>, result: unknown): void {
+    const r = result as Record<string, unknown> | undefined;
+    const content =
+      r && r.error === true && typeof r.message === 'string' ? { isError: true, error: r.message } : result;
+    this.emit({
+      type: 'TOOL_CALL_RESULT',
+      messageId: newId('msg_'),
+      toolCallId: id,
+      content: capResult(content),
+      role: 'tool',
+    });
+    this.changed(id, name, args, content);
+  }
+
+  private changed(id: string, name: string, args: Record<string, unknown>, result: unknown): void {
+    const objects = changedObjects(name, args, result);
     if (objects.length) {
       this.emit({ type: 'CUSTOM', name: CUSTOM_EVENTS.changed, value: { toolCallId: id, objects } });
     }
@@ -675,6 +696,33 @@ class Normalizer {
   }
 }
 
+/**
+ * The calls of a stored step that have no result (a run taken over after its checkpoint): each goes
+ * through the run's tool as the runtime would call it (RBAC, the approval gate, the ledger of the
+ * product's tools: a call that already ran returns its stored result), and its result is streamed
+ * and added to the history the model is sent.
+ */
+async function settleOpenCalls(ctx: RunContext, runtime: ToolRuntime): Promise<void> {
+  const emit = (e: AgentEvent) => {
+    ctx.emit(e);
+    foldEvent(ctx.history, e);
+  };
+  const results = new Normalizer(emit, new UsageMeter());
+  for (const call of ctx.openCalls ?? []) {
+    if (ctx.signal.aborted) return;
+    // The tool as the runtime calls it (its own input validation, then this module's wrapper).
+    const tool = runtime.tools[call.toolName] as
+      | { execute?: (input: unknown, c: unknown) => Promise<unknown> }
+      | undefined;
+    const callTool = tool?.execute?.bind(tool);
+    const result = callTool
+      ? await callTool(call.args, { agent: { toolCallId: call.toolCallId } })
+      : { isError: true, error: `${call.toolName} is not available to this user any more.` };
+    if (result && typeof result === 'object' && (result as Record<string, unknown>)[PENDING_MARKER]) continue;
+    results.toolResult(call.toolCallId, call.toolName, call.args, result);
+  }
+}
+
 /** Runs the agent until it answers, needs approval, is aborted or fails. Never throws. */
 export async function runAgent(ctx: RunContext): Promise<RunResult> {
   const seen = taintOf(ctx.history);
@@ -689,8 +737,9 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
     'model.id': ctx.model.info.modelId,
   });
   // What the run used, also when it is stopped or fails mid-answer (then partly estimated).
-  const meter = new UsageMeter();
-  const normalizer = new Normalizer(ctx.emit, meter, spans);
+  const meter = new UsageMeter(ctx.lostOutputChars);
+  const stepProgress = ctx.onStep ? new StepProgress() : undefined;
+  const normalizer = new Normalizer(ctx.emit, meter, spans, stepProgress);
   // The model stream stops when the run is stopped (Stop from any tab, the drain, a lost heartbeat:
   // the run's signal) and on an idle timeout. A client that disconnects only stops watching.
   const idle = new AbortController();
@@ -721,6 +770,11 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
   try {
     runtime = await buildTools(ctx, state, spans);
     if (ctx.signal.aborted) return finish({ kind: 'cancelled', usage: {} });
+    if (ctx.openCalls?.length) {
+      await settleOpenCalls(ctx, runtime);
+      if (ctx.signal.aborted) return finish({ kind: 'cancelled', usage: {} });
+      if (runtime.pending.length) return finish({ kind: 'interrupt', pending: [...runtime.pending], usage: {} });
+    }
     const system = systemPrompt(ctx);
     const budget = Math.max(500, ctx.contextTokens - Math.ceil(system.length / 4) - 1_000);
     const accepts = ctx.model.accepts ?? modelAccepts(env(), ctx.model.info.provider);
@@ -733,11 +787,21 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
     if (ctx.signal.aborted) return finish({ kind: 'cancelled', usage: {} });
     const pending = runtime.pending;
     const inflight = runtime.inflight;
+    const metered = meter.watch(withFreshToolCallIds(ctx.model.model));
     const agent = new Agent({
       id: 'in-app-agent',
       name: 'In-app assistant',
       instructions: system,
-      model: meter.watch(withFreshToolCallIds(ctx.model.model)) as never,
+      model: (stepProgress && ctx.onStep
+        ? withStepCheckpoints(metered, stepProgress, {
+            signal: modelSignal,
+            onStep: async (step, caughtUp) => {
+              // The step's text message is whole: end it before its checkpoint.
+              normalizer.closeText();
+              await ctx.onStep!(step, caughtUp);
+            },
+          })
+        : metered) as never,
       tools: runtime.tools as never,
     });
     ctx.onModelStart?.();
@@ -748,6 +812,8 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
         modelSettings: { maxRetries: ctx.maxRetries },
         abortSignal: modelSignal,
         stopWhen: () => pending.length > 0,
+        // A step's tools start once the step is stored (its checkpoint), not while it streams.
+        eagerToolExecution: false,
       } as never,
     );
     const reader = (output.fullStream as unknown as ReadableStream<Chunk>).getReader();

@@ -2,17 +2,22 @@
  * What the assistant's server part starts once per process, at boot (the host calls it from its
  * start-up: `src/server/housekeeping.ts`, which `src/instrumentation.ts` runs; the test servers
  * call it too), so that no request pays for it: the trace exporter (when configured), the
- * cross-instance fan-out's listening connection (PostgreSQL), the periodic stale-run sweep, and,
- * on the embedded database, closing the runs a previous process left running.
+ * cross-instance fan-out's listening connection (PostgreSQL), the periodic stale-run sweep, and
+ * taking over runs whose instance stopped (takeover.ts: on PostgreSQL every second and when another
+ * instance lets a run go; on the embedded database, the runs a previous process left running, once
+ * at start; runs from before takeovers existed are closed as stale instead).
  */
 import { childLog, describeError, env, getDb, getPrisma, processWide } from '../host';
 import { fanOut } from './fan-out';
 import { configureTracing } from './instrumentation';
 import { recoverAfterRestart, startStaleSweep } from './persistence';
+import { startTakeovers } from './takeover';
 
 export interface AgentServicesOptions {
   /** Period of the stale-run sweep (default: half the stale window, at least 5 s). */
   staleSweepMs?: number;
+  /** How often to look for runs to take over (default LIMITS.claimPollMs). */
+  claimPollMs?: number;
 }
 
 /**
@@ -32,8 +37,11 @@ async function start(opts: AgentServicesOptions): Promise<void> {
     ['tracing', () => configureTracing(settings)],
     ['fan-out', () => fanOut(settings.DATABASE_URL).listen()],
     [
-      'restart-recovery',
+      'takeovers',
       async () => {
+        // The fan-out listens first: an instance that lets a run go wakes this one.
+        await fanOut(settings.DATABASE_URL).listen();
+        await startTakeovers({ everyMs: opts.claimPollMs });
         const db = await getDb();
         return db.kind === 'pglite' ? recoverAfterRestart(db.prisma, true) : 0;
       },

@@ -54,6 +54,10 @@ export interface FanOut {
   watch(runId: string, after: number, sink: RemoteSink, waitMs?: number): Promise<RemoteWatch>;
   /** Ask whoever runs `runId` on another instance to stop it; true when one acknowledged. */
   cancel(runId: string, waitMs?: number): Promise<boolean>;
+  /** Tells every instance that a run was let go (the drain): they look for runs to take over now. */
+  released(): Promise<void>;
+  /** Called when another instance let a run go (see `released`). One listener per process. */
+  onReleased(listener: () => void): void;
   close(): Promise<void>;
 }
 
@@ -67,6 +71,8 @@ const NO_FAN_OUT: FanOut = {
   async cancel() {
     return false;
   },
+  async released() {},
+  onReleased() {},
   async close() {},
 };
 
@@ -74,7 +80,8 @@ type Control =
   | { t: 'watch'; run: string; after: number; from: string; w: string }
   | { t: 'keep'; run: string; w: string }
   | { t: 'unwatch'; run: string; w: string }
-  | { t: 'cancel'; run: string; from: string; c: string };
+  | { t: 'cancel'; run: string; from: string; c: string }
+  | { t: 'released'; from: string };
 type Direct =
   | { t: 'ack'; w: string }
   | { t: 'frames'; w: string; f: string[] }
@@ -110,6 +117,7 @@ class PgFanOut implements FanOut {
   /** Watches this instance placed with others, by watch id. */
   private readonly incoming = new Map<string, Incoming>();
   private readonly cancels = new Map<string, () => void>();
+  private releasedListener: (() => void) | undefined;
   private sweeper: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -208,6 +216,8 @@ class PgFanOut implements FanOut {
       if (!run || msg.from === this.instanceId) return;
       run.stop('user');
       void this.notify(`iaa_${msg.from}`, { t: 'cancelled', c: msg.c });
+    } else if (msg.t === 'released') {
+      if (msg.from !== this.instanceId) this.releasedListener?.();
     }
   }
 
@@ -358,6 +368,14 @@ class PgFanOut implements FanOut {
     clearTimeout(timer);
     this.cancels.delete(c);
     return ok;
+  }
+
+  async released(): Promise<void> {
+    await this.notify(CONTROL, { t: 'released', from: this.instanceId });
+  }
+
+  onReleased(listener: () => void): void {
+    this.releasedListener = listener;
   }
 
   async close(): Promise<void> {

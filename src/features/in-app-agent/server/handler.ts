@@ -24,10 +24,9 @@ import {
   describeError,
   DRAINING_RETRY_AFTER_SECONDS,
   env,
-  type Env,
   getPrisma,
+  type Env,
   getSessionUserId,
-  handleMcpPost,
   hasProjectAccess,
   hasUnstorableText,
   isDraining,
@@ -68,43 +67,19 @@ import { frameOf, liveRun, sseStream, type Watcher } from './live';
 import { mcpGateway } from './mcp-gateway';
 import { type AttachmentLimits, messageAttachmentParts } from './attachments';
 import { modelAccepts, modelFor, ModelConfigError, type ModelHandle } from './model';
-import { findRun, loadRunRows, replayConversation, titleFrom } from './persistence';
+import { findRun, loadRunRows, replayConversation, requestCancel, titleFrom } from './persistence';
 import { maskText } from './redaction';
-import { startRun, stopRun, type RunSettings, type RunTimings } from './run';
+import { startRun, stopRun, type RunTimings } from './run';
+import { resolveMcpTarget, type RunOptions, runSettingsFrom, setRunOptions } from './run-deps';
 
-export interface HandlerOptions {
-  /** Builds the model for a run; defaults to the provider selected by the environment. */
-  model?: () => ModelHandle;
-  /** URL of the product's MCP endpoint, reached over HTTP; defaults to `resolveMcpTarget(env)`. */
-  mcpUrl?: string;
-  /** Tools that need approval on top of the approval map (tightens only; e.g. `navigate`). */
-  requireApproval?: readonly string[];
-  /** Persistence cadence (tests, bench). */
-  flushIntervalMs?: number;
-  heartbeatMs?: number;
-  /** Model idle timeout (default AGENT_MODEL_IDLE_TIMEOUT_SECONDS). */
-  modelIdleTimeoutMs?: number;
-  /** Lifetime of the per-run MCP key, extended by the heartbeat (default LIMITS.runKeyTtlSeconds). */
-  runKeyTtlSeconds?: number;
+export interface HandlerOptions extends RunOptions {
   /** How often a watcher of a run on another instance checks the run in the database (default 1 s). */
   watchPollMs?: number;
   /** Set-up timings of each run (the benchmark). */
   onRunTimings?: (t: RunTimings) => void;
 }
 
-/**
- * Where the run's key is sent. `AGENT_MCP_URL` set: that endpoint, over HTTP (an MCP server run
- * on its own). Unset: the product's MCP handler in this process, called with the same Request
- * object and authentication path as over HTTP, without a socket. Never derived from the request:
- * a crafted Host header cannot receive the key.
- */
-export function resolveMcpTarget(
-  settings: Pick<Env, 'AGENT_MCP_URL'>,
-  override?: string,
-): { url: string } | { dispatch: typeof handleMcpPost } {
-  const url = override ?? settings.AGENT_MCP_URL;
-  return url ? { url } : { dispatch: (req: Request) => handleMcpPost(req) };
-}
+export { resolveMcpTarget } from './run-deps';
 
 type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
 export type Route = (req: Request, ctx: RouteContext) => Promise<Response>;
@@ -257,22 +232,8 @@ export interface AgentRoutes {
 }
 
 export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
-  const settingsOf = (settings: Env): RunSettings => ({
-    maxSteps: settings.AGENT_MAX_STEPS,
-    maxRetries: settings.AGENT_MODEL_MAX_RETRIES,
-    contextTokens: settings.AGENT_CONTEXT_TOKENS,
-    staleSeconds: settings.AGENT_RUN_STALE_SECONDS,
-    maxConcurrentRuns: settings.AGENT_MAX_CONCURRENT_RUNS_PER_USER,
-    approvalTtlSeconds: settings.AGENT_APPROVAL_TTL_SECONDS,
-    keyTtlSeconds: opts.runKeyTtlSeconds ?? LIMITS.runKeyTtlSeconds,
-    idleTimeoutMs: opts.modelIdleTimeoutMs ?? settings.AGENT_MODEL_IDLE_TIMEOUT_SECONDS * 1000,
-    flushIntervalMs: opts.flushIntervalMs,
-    heartbeatMs: opts.heartbeatMs,
-    requireApproval: opts.requireApproval?.length ? new Set(opts.requireApproval) : undefined,
-    ...(settings.AGENT_MODEL_PRICE_INPUT !== undefined && settings.AGENT_MODEL_PRICE_OUTPUT !== undefined
-      ? { prices: { input: settings.AGENT_MODEL_PRICE_INPUT, output: settings.AGENT_MODEL_PRICE_OUTPUT } }
-      : {}),
-  });
+  // Runs this process takes over from a stopped instance are made with the same options.
+  setRunOptions(opts);
 
   const start: Route = async (req, ctx) => {
     const receivedAt = performance.now();
@@ -387,7 +348,7 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
       pageContext: input.pageContext,
       model,
       gateway: mcpGateway(resolveMcpTarget(settings, opts.mcpUrl)),
-      settings: settingsOf(settings),
+      settings: runSettingsFrom(settings, opts),
       // Runs per user and minute, in the limits store shared by every instance: counted by the
       // statement that opens the run, so a run refused for any reason counts nothing.
       perMinute: {
@@ -467,9 +428,9 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
         headers: JSON_HEADERS,
       });
     }
-    const now = await findRun(prisma, run.id);
-    if (now?.status === 'RUNNING') {
-      // Nobody runs it live any more (its instance stopped): the stale sweep closes it shortly.
+    if (await requestCancel(prisma, run.id)) {
+      // Nobody runs it live now (its instance stopped): the instance that takes it over ends it
+      // as cancelled (takeover.ts), or its own instance does at its next heartbeat.
       return new Response(JSON.stringify({ runId: run.id, status: 'stopping' }), {
         status: 202,
         headers: JSON_HEADERS,
@@ -515,11 +476,15 @@ const positionOf = (frame: string): number | null => {
   return m ? Number(m[1]) : null;
 };
 
+/** A terminal event's frame (quotes inside JSON strings are escaped, so text cannot look like one). */
+const isTerminalFrame = (frame: string) => /^(?:id: \d+\n)?data: \{"type":"RUN_(?:FINISHED|ERROR)"/.test(frame);
+
 /**
  * Follows one run for one watcher, from wherever it lives: this process's registry, another
- * instance (fan-out), or storage once it ended. A remote run that goes quiet is checked in the
- * database; when its instance died, the stale sweep closes it and the watcher gets the stored
- * RUN_ERROR (RUN_STALE).
+ * instance (fan-out), or storage once it ended. When the run's instance stops, another instance
+ * takes the run over (takeover.ts): the watcher is told the answer is resuming, then follows the
+ * run on its new owner, from where it was (its positions go on increasing). A run that ends
+ * without a terminal event here went on elsewhere: the watcher follows it there.
  */
 class Follower {
   private watcher: Watcher | undefined;
@@ -529,6 +494,11 @@ class Follower {
   private remote: RemoteWatch | undefined;
   private poll: NodeJS.Timeout | undefined;
   private done = false;
+  private sawTerminal = false;
+  /** The run's generation when this watcher last found its owner. */
+  private generation = 0;
+  /** The generation the watcher was told is resuming (once per takeover). */
+  private resumingSaid = 0;
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -544,6 +514,7 @@ class Follower {
       if (pos <= this.position) return; // never twice
       this.position = pos;
     }
+    if (isTerminalFrame(frame)) this.sawTerminal = true;
     this.watcher?.send(frame);
   }
 
@@ -554,8 +525,20 @@ class Follower {
     this.watcher?.end();
   }
 
+  /** The run's stream ended here: after its terminal event, so does the watcher's; otherwise it went on elsewhere. */
+  private ended(): void {
+    if (this.done) return;
+    if (this.sawTerminal || isDraining()) {
+      this.finish();
+      return;
+    }
+    this.cleanup();
+    void this.follow().catch((err: unknown) => this.failed(err));
+  }
+
   private cleanup(): void {
     this.detach();
+    this.detach = () => undefined;
     this.remote?.close();
     this.remote = undefined;
     if (this.poll) clearTimeout(this.poll);
@@ -580,19 +563,23 @@ class Follower {
       this.position = after;
       await this.follow();
     } catch (err) {
-      log().error(
-        { event: 'follow.failed', runId: this.runId, error: describeError(err), frames: stackFrames(err) },
-        'following a run failed',
-      );
-      this.send(
-        frameOf({
-          type: 'RUN_ERROR',
-          code: 'INTERNAL_ERROR',
-          message: 'Following the answer failed. Reload to see it.',
-        }),
-      );
-      this.finish();
+      this.failed(err);
     }
+  }
+
+  private failed(err: unknown): void {
+    log().error(
+      { event: 'follow.failed', runId: this.runId, error: describeError(err), frames: stackFrames(err) },
+      'following a run failed',
+    );
+    this.send(
+      frameOf({
+        type: 'RUN_ERROR',
+        code: 'INTERNAL_ERROR',
+        message: 'Following the answer failed. Reload to see it.',
+      }),
+    );
+    this.finish();
   }
 
   private snapshot(view: ConversationView): void {
@@ -600,21 +587,29 @@ class Follower {
     this.watcher?.send(frameOf({ type: 'CUSTOM', name: CUSTOM_EVENTS.snapshot, value: { view } }));
   }
 
+  /** Its instance stopped and another one is about to take it over: said once per takeover, never stored. */
+  private resuming(generation: number): void {
+    if (this.resumingSaid >= generation) return;
+    this.resumingSaid = generation;
+    this.send(frameOf({ type: 'CUSTOM', name: CUSTOM_EVENTS.resuming, value: {} }));
+  }
+
   /** Local, else remote, else storage. */
   private async follow(): Promise<void> {
-    if (this.stopped) return;
+    if (this.stopped || this.done) return;
     const local = liveRun(this.runId);
     if (local) {
-      this.detach = local.attach(this.position, { send: (f) => this.send(f), end: () => this.finish() });
+      this.detach = local.attach(this.position, { send: (f) => this.send(f), end: () => this.ended() });
       return;
     }
     const row = await findRun(this.prisma, this.runId);
     if (row?.status !== 'RUNNING') return this.fromStorage();
+    this.generation = row.generation;
     const fan = fanOut(env().DATABASE_URL);
     if (fan.kind !== 'none') {
       this.remote = await fan.watch(this.runId, this.position, {
         frame: (f) => this.send(f),
-        end: () => this.finish(),
+        end: () => this.ended(),
       });
       if (this.stopped) return this.remote.close();
       if (this.remote.acked) return this.watchRemote();
@@ -622,34 +617,56 @@ class Follower {
     this.waitForEnd();
   }
 
-  /** While following another instance: if frames stop coming and the run ended or died, use storage. */
+  /** What the database says of a run nobody streams to this watcher right now. */
+  private async check(): Promise<'ended' | 'moved' | 'same'> {
+    const row = await findRun(this.prisma, this.runId).catch(() => undefined);
+    if (!row) return 'same';
+    if (row.status !== 'RUNNING') return 'ended';
+    if (row.generation !== this.generation) return 'moved';
+    if (row.leaseExpiresAt && row.leaseExpiresAt.getTime() < Date.now()) this.resuming(row.generation + 1);
+    return 'same';
+  }
+
+  /** While following another instance: if frames stop coming, the run may have ended, or moved. */
   private watchRemote(): void {
     let seen = this.position;
-    const check = async () => {
+    const tick = async () => {
       if (this.done) return;
       if (this.position === seen) {
-        const row = await findRun(this.prisma, this.runId).catch(() => undefined);
-        if (row && row.status !== 'RUNNING') {
+        const now = await this.check();
+        if (this.done) return;
+        if (now === 'ended') {
           this.cleanup();
           return this.fromStorage();
         }
+        if (now === 'moved') {
+          this.cleanup();
+          return this.follow();
+        }
       }
       seen = this.position;
-      this.poll = setTimeout(() => void check(), this.pollMs * 3);
+      this.poll = setTimeout(() => void tick().catch((err: unknown) => this.failed(err)), this.pollMs);
     };
-    this.poll = setTimeout(() => void check(), this.pollMs * 3);
+    this.poll = setTimeout(() => void tick().catch((err: unknown) => this.failed(err)), this.pollMs);
   }
 
-  /** RUNNING in the database, but nobody runs it live: wait until it ends (or is swept), then storage. */
+  /**
+   * RUNNING in the database, but nobody streams it here: wait until it ends or an instance runs it
+   * (every third look, its owner is asked again: it may have just taken the run over).
+   */
   private waitForEnd(): void {
-    const check = async () => {
+    let looks = 0;
+    const tick = async () => {
       if (this.done) return;
       if (liveRun(this.runId)) return this.follow();
-      const row = await findRun(this.prisma, this.runId).catch(() => undefined);
-      if (row && row.status !== 'RUNNING') return this.fromStorage();
-      this.poll = setTimeout(() => void check(), this.pollMs);
+      const now = await this.check();
+      if (this.done) return;
+      if (now === 'ended') return this.fromStorage();
+      looks += 1;
+      if (now === 'moved' || looks % 3 === 0) return this.follow();
+      this.poll = setTimeout(() => void tick().catch((err: unknown) => this.failed(err)), this.pollMs);
     };
-    this.poll = setTimeout(() => void check(), this.pollMs);
+    this.poll = setTimeout(() => void tick().catch((err: unknown) => this.failed(err)), this.pollMs);
   }
 
   private async fromStorage(): Promise<void> {

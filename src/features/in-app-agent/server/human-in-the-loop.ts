@@ -600,6 +600,47 @@ export async function consumeResume(
   return decisions;
 }
 
+/**
+ * The answers a resume gave, read back from the interrupted run's rows (a run taken over before it
+ * settled them): each is settled again, and an approved call that already ran returns its stored
+ * result (the ledger of the product's tools).
+ */
+export async function decisionsOf(prisma: PrismaClient, interruptedRunId: string): Promise<Decision[]> {
+  const rows = await prisma.agentPendingApproval.findMany({
+    where: { runId: interruptedRunId, status: { in: ['APPROVED', 'REJECTED', 'CONSUMED'] } },
+    orderBy: { createdAt: 'asc' },
+  });
+  const decisions: Decision[] = [];
+  for (const r of rows) {
+    const kind = interruptKindOf(r.kind);
+    if (!kind) continue;
+    const base = { approvalId: r.id, runId: r.runId, toolCallId: r.toolCallId, toolName: r.toolName };
+    if (kind === 'user_question') {
+      decisions.push(
+        r.status === 'REJECTED'
+          ? { kind, ...base, action: 'decline' }
+          : { kind, ...base, action: 'accept', content: (r.answer ?? {}) as AnswerContent },
+      );
+      continue;
+    }
+    const args = (r.decidedArgs ?? r.args) as Record<string, unknown>;
+    decisions.push({
+      kind,
+      approvalId: r.id,
+      runId: r.runId,
+      toolCallId: r.toolCallId,
+      toolName: r.toolName,
+      approved: r.status !== 'REJECTED',
+      args,
+      argsFingerprint: fingerprintArgs(args),
+      edited: r.decidedArgs !== null,
+      local: isLocalTool(r.toolName),
+      ...(r.feedback ? { feedback: r.feedback } : {}),
+    });
+  }
+  return decisions;
+}
+
 async function markConsumed(prisma: PrismaClient, approvalId: string): Promise<void> {
   await prisma.agentPendingApproval.updateMany({
     where: { id: approvalId, status: 'APPROVED' },

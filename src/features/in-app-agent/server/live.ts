@@ -7,6 +7,8 @@
  * after n, then the live ones. When the run ends, it leaves the registry with its log and
  * watchers: nothing of it stays in the process.
  */
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import { EventEncoder } from '@ag-ui/encoder';
 import { processWide, registerGauge } from '../host';
 import { eventWeight } from '../compact';
@@ -20,6 +22,18 @@ export interface Watcher {
 }
 
 const encoder = new EventEncoder();
+
+const owner = processWide('__inAppAgentOwner', () => ({
+  id: `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+}));
+
+/**
+ * This process as the owner of the runs it runs (their lease): unique per process, also across
+ * restarts of a container whose process id is always the same.
+ */
+export function ownerId(): string {
+  return owner.id;
+}
 
 /**
  * One SSE frame: the position as `id`, the event as `data`. The per-token events (the hot path)
@@ -41,15 +55,32 @@ export interface LiveRunInfo {
   userId: string;
 }
 
+/**
+ * Where a generation's positions start. A run taken over goes on above anything its earlier
+ * generation may have sent (it may have streamed past what it stored), so a watcher's positions
+ * keep increasing across a takeover.
+ */
+export function generationBase(generation: number): number {
+  return (generation - 1) * 2 ** 32;
+}
+
 export class LiveRun {
   private readonly log: Array<{ pos: number; frame: string }> = [];
   private readonly watchers = new Set<Watcher>();
-  private position = 0;
+  private position: number;
   private ended = false;
+  /** The run went on elsewhere (another instance took it over): watchers follow it there. */
+  private handedOver = false;
   /** Aborting it stops the model and every tool call in flight. */
   readonly controller = new AbortController();
 
-  constructor(readonly info: LiveRunInfo) {}
+  constructor(
+    readonly info: LiveRunInfo,
+    /** The run's generation (1 for a run that was never taken over). */
+    readonly generation = 1,
+  ) {
+    this.position = generationBase(generation);
+  }
 
   get runId(): string {
     return this.info.runId;
@@ -68,6 +99,11 @@ export class LiveRun {
     return this.watchers.size;
   }
 
+  /** Whether the run went on on another instance when this one ended (see `handOver`). */
+  get wasHandedOver(): boolean {
+    return this.handedOver;
+  }
+
   /** Gives the event its position, keeps its frame and sends it to every watcher. */
   emit(event: AgentEvent): number {
     if (this.ended) return this.position;
@@ -76,6 +112,26 @@ export class LiveRun {
     this.log.push({ pos: this.position, frame });
     for (const w of this.watchers) w.send(frame);
     return this.position;
+  }
+
+  /**
+   * Gives the event its position but sends it only when `release` is called: the terminal event
+   * goes out once the run's end is stored, so no watcher sees an end the database does not have
+   * (an instance that dies in between leaves the run to the next owner, which sends its own).
+   */
+  hold(event: AgentEvent): { pos: number; release: () => void } {
+    if (this.ended) return { pos: this.position, release: () => undefined };
+    this.position += eventWeight(event);
+    const pos = this.position;
+    const frame = frameOf(event, pos);
+    return {
+      pos,
+      release: () => {
+        if (this.ended) return;
+        this.log.push({ pos, frame });
+        for (const w of this.watchers) w.send(frame);
+      },
+    };
   }
 
   /**
@@ -95,8 +151,12 @@ export class LiveRun {
     };
   }
 
-  /** Stops the run (Stop from any tab or instance, or shutdown). The run writes its own end. */
-  stop(reason: 'user' | 'shutdown' | 'lost'): void {
+  /**
+   * Stops the run here: Stop from any tab or instance (`user`), the stale sweep closed it (`lost`),
+   * another instance took it over (`taken`), or the drain let it go for another instance to take
+   * (`released`). The run writes its own end (or, taken or released, nothing more).
+   */
+  stop(reason: 'user' | 'lost' | 'taken' | 'released'): void {
     if (!this.controller.signal.aborted) this.controller.abort(reason);
   }
 
@@ -110,6 +170,15 @@ export class LiveRun {
     const watchers = [...this.watchers];
     this.watchers.clear();
     for (const w of watchers) w.end();
+  }
+
+  /**
+   * Another instance took the run over: ends every watcher without a terminal event; they follow
+   * the run where it goes on (see the Follower in handler.ts).
+   */
+  handOver(): void {
+    this.handedOver = true;
+    this.close();
   }
 
   /** Lets go of the log (the run left the registry; its rows are stored). */

@@ -32,10 +32,12 @@ import {
   type AgentEvent,
   type ConversationView,
   type MessagePart,
+  type PageContext,
   type RunOutcome,
   type StoredEvent,
   type StoredEventUpgrade,
 } from '../schema';
+import type { Usage } from './usage';
 
 export function titleFrom(message: string): string {
   const oneLine = message.replace(/\s+/g, ' ').trim();
@@ -43,7 +45,8 @@ export function titleFrom(message: string): string {
 }
 
 /** Database time in UTC, as the schema's `timestamp(3)` columns hold it (instances' clocks may differ). */
-const NOW = Prisma.sql`(now() AT TIME ZONE 'UTC')`;
+/** The database's time, as the timestamps are stored (UTC, without a zone). */
+export const NOW = Prisma.sql`(now() AT TIME ZONE 'UTC')`;
 
 function isRunConflict(err: unknown): boolean {
   if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') return true;
@@ -102,6 +105,10 @@ export interface OpenRunInput {
   admission?: AdmissionCheck[];
   /** What else the statement reads for the run, and records on its row (the project's assistant settings). */
   reads?: OpenStatementRead[];
+  /** The instance that runs it, and how long its first lease lasts (seconds). */
+  lease?: { owner: string; seconds: number };
+  /** What the run is asked (stored with it, so another instance can go on with it). */
+  input?: RunInput;
 }
 
 /**
@@ -114,6 +121,15 @@ export interface OpenStatementRead {
   ctes: Prisma.Sql[];
   columns: Prisma.Sql[];
   runColumns: Array<{ name: string; value: Prisma.Sql }>;
+}
+
+/** What a run was asked, stored with it: another instance that takes it over goes on from this. */
+export interface RunInput {
+  /** The user message's parts (null: a resume answering interrupts). */
+  userMessage: MessagePart[] | null;
+  /** Its message id, so an instance that sends it again sends the same message. */
+  userMessageId?: string;
+  pageContext: PageContext;
 }
 
 /**
@@ -202,9 +218,13 @@ export async function openRunRow(prisma: PrismaClient, input: OpenRunInput): Pro
       conv AS (${conv}),
       run AS (
         INSERT INTO "AgentRun" ("id", "conversationId", "userId", "status", "startedAt", "lastHeartbeatAt", "selectedAt",
-          "modelId", "traceId", "precedingRunId", "resumedFromId"${Prisma.raw(runColumns.map((c) => `, "${c.name}"`).join(''))})
+          "modelId", "traceId", "precedingRunId", "resumedFromId", "owner", "leaseExpiresAt", "input", "seqFrom"${Prisma.raw(
+            runColumns.map((c) => `, "${c.name}"`).join(''),
+          )})
         SELECT ${runId}, conv."id", ${uid}, 'RUNNING', ${NOW}, ${NOW}, ${NOW}, ${input.modelId}, ${input.traceId ?? null},
-          ${preceding}, ${input.resumedFromId ?? null}${
+          ${preceding}, ${input.resumedFromId ?? null}, ${input.lease?.owner ?? null},
+          ${NOW} + make_interval(secs => ${input.lease?.seconds ?? LIMITS.leaseSeconds}::int),
+          ${input.input ? JSON.stringify(input.input) : null}::jsonb, conv."lastSeq" - ${block}::int${
             runColumns.length
               ? Prisma.sql`, ${Prisma.join(
                   runColumns.map((c) => c.value),
@@ -399,6 +419,10 @@ export async function recoverStaleRuns(
       UPDATE "AgentRun" SET "status" = 'FAILED', "finishedAt" = ${NOW}, "errorCode" = 'RUN_STALE',
         "errorMessage" = 'The run stopped responding and was closed.'
       WHERE "status" = 'RUNNING' AND "lastHeartbeatAt" < ${NOW} - make_interval(secs => ${staleSeconds})
+        -- A run that can be taken over is left to the instances that take runs over (takeover.ts),
+        -- unless none did for a whole stale window after its lease expired.
+        AND ("input" IS NULL OR "leaseExpiresAt" IS NULL
+          OR "leaseExpiresAt" < ${NOW} - make_interval(secs => ${staleSeconds}))
         ${conversationId ? Prisma.sql`AND "conversationId" = ${conversationId}` : Prisma.empty}
       RETURNING "id", "conversationId"
     ), revoked AS (
@@ -528,13 +552,22 @@ export type RunEnd =
   | { status: 'ABORTED' }
   | { status: 'FAILED'; code: AgentErrorCode; message: string };
 
+/** Why a recorder stopped writing: the run was closed elsewhere (the stale sweep), or another instance took it over. */
+export type LostReason = 'closed' | 'taken';
+
 export interface RecorderOptions {
   flushIntervalMs?: number;
   heartbeatMs?: number;
   /** How long after a message or tool call ended it is written (default `LIMITS.writeDelayMs`). */
   writeDelayMs?: number;
-  /** The run was closed elsewhere (stale sweep): its writes are refused from now on. */
-  onLost?: () => void;
+  /** The generation this recorder writes as (the fencing token of the run's lease; default 1). */
+  generation?: number;
+  /** How long each heartbeat extends the run's lease (seconds; default `LIMITS.leaseSeconds`). */
+  leaseSeconds?: number;
+  /** The run was closed elsewhere, or taken over: its writes are refused from now on. */
+  onLost?: (why: LostReason) => void;
+  /** Stop was pressed where nobody ran the run live (read by the heartbeat). */
+  onCancelRequested?: () => void;
   /** ops: how long a write is retried while the database is unavailable (default 30 s). */
   writeRetryBudgetMs?: number;
   /**
@@ -546,9 +579,9 @@ export interface RecorderOptions {
 
 /**
  * Records one run's events: feeds the compactor, writes its row operations in order (one write
- * chain per run), flushes long messages on a timer and keeps the heartbeat fresh. Every write
- * requires the run to still be RUNNING: once something else closed it, nothing more is written and
- * `onLost` is called.
+ * chain per run), flushes long messages on a timer and keeps the heartbeat (and the lease) fresh.
+ * Every write requires the run to still be RUNNING in this recorder's generation: once something
+ * else closed it or another instance took it over, nothing more is written and `onLost` is called.
  */
 export class RunRecorder {
   private readonly compactor: Compactor;
@@ -561,6 +594,8 @@ export class RunRecorder {
   private key: { id: string; ttlSeconds: number; extendAt: number } | undefined;
   private writeError: unknown;
   private lost = false;
+  private lostReason: LostReason | undefined;
+  private readonly generation: number;
   /** Statements issued, for the bench's O(messages) check. */
   statements = 0;
 
@@ -572,6 +607,18 @@ export class RunRecorder {
     private readonly opts: RecorderOptions = {},
   ) {
     this.compactor = new Compactor(seqs.seqFrom, opts.flushIntervalMs ?? LIMITS.flushIntervalMs, Date.now, seqs.seqTo);
+    this.generation = opts.generation ?? 1;
+  }
+
+  /** A third of the lease: two beats may be late before the lease runs out. */
+  private heartbeatMs(): number {
+    return this.opts.heartbeatMs ?? Math.round(((this.opts.leaseSeconds ?? LIMITS.leaseSeconds) * 1000) / 3);
+  }
+
+  /** The run is still RUNNING in this recorder's generation (every write's guard). */
+  private running(): Prisma.Sql {
+    return Prisma.sql`EXISTS (SELECT 1 FROM "AgentRun" WHERE "id" = ${this.runId} AND "status" = 'RUNNING'
+      AND "generation" = ${this.generation}::int)`;
   }
 
   /** Whether the run was closed elsewhere while this recorder wrote it. */
@@ -579,11 +626,13 @@ export class RunRecorder {
     return this.lost;
   }
 
+  /** Whether another instance took the run over while this recorder wrote it. */
+  get isTaken(): boolean {
+    return this.lostReason === 'taken';
+  }
+
   start(): void {
-    const every = Math.min(
-      this.opts.flushIntervalMs ?? LIMITS.flushIntervalMs,
-      this.opts.heartbeatMs ?? LIMITS.heartbeatMs,
-    );
+    const every = Math.min(this.opts.flushIntervalMs ?? LIMITS.flushIntervalMs, this.heartbeatMs());
     this.timer = setInterval(() => this.tick(), every);
     this.timer.unref();
   }
@@ -597,19 +646,31 @@ export class RunRecorder {
     this.key = { id: keyId, ttlSeconds, extendAt: Date.now() + (ttlSeconds * 1000) / 2 };
   }
 
-  private markLost(): void {
+  private markLost(why: LostReason): void {
     if (this.lost) return;
     this.lost = true;
+    this.lostReason = why;
     if (this.timer) clearInterval(this.timer);
     clearTimeout(this.soon);
-    this.opts.onLost?.();
+    this.opts.onLost?.(why);
+  }
+
+  /** After a refused write: why (the run closed, or another generation holds it). */
+  private async lostWhy(): Promise<LostReason> {
+    const rows = await driverOf(this.prisma)
+      .queryRows<{ status: string; generation: number }>(
+        Prisma.sql`SELECT "status"::text AS "status", "generation" FROM "AgentRun" WHERE "id" = ${this.runId}`,
+      )
+      .catch(() => []);
+    const row = rows[0];
+    return row && row.status === 'RUNNING' && row.generation !== this.generation ? 'taken' : 'closed';
   }
 
   private tick(): void {
     const due = this.compactor.flushDue();
     if (due.length) this.enqueue(due, true);
     const now = Date.now();
-    if (now - this.lastHeartbeat >= (this.opts.heartbeatMs ?? LIMITS.heartbeatMs)) {
+    if (now - this.lastHeartbeat >= this.heartbeatMs()) {
       this.lastHeartbeat = now;
       const key = this.key && now >= this.key.extendAt ? this.key : undefined;
       if (key) key.extendAt = now + (key.ttlSeconds * 1000) / 2;
@@ -617,9 +678,15 @@ export class RunRecorder {
         .then(async () => {
           if (this.lost) return;
           this.statements += 1;
-          const alive = await driverOf(this.prisma).execute(Prisma.sql`
-            UPDATE "AgentRun" SET "lastHeartbeatAt" = ${NOW} WHERE "id" = ${this.runId} AND "status" = 'RUNNING'`);
-          if (alive === 0) return this.markLost();
+          // The heartbeat renews the lease, in this generation only; it also reads whether Stop was
+          // pressed where nobody ran the run live.
+          const lease = this.opts.leaseSeconds ?? LIMITS.leaseSeconds;
+          const [beat] = await driverOf(this.prisma).queryRows<{ cancel: boolean }>(Prisma.sql`
+            UPDATE "AgentRun" SET "lastHeartbeatAt" = ${NOW}, "leaseExpiresAt" = ${NOW} + make_interval(secs => ${lease}::int)
+            WHERE "id" = ${this.runId} AND "status" = 'RUNNING' AND "generation" = ${this.generation}::int
+            RETURNING "cancelRequested" AS "cancel"`);
+          if (!beat) return this.markLost(await this.lostWhy());
+          if (beat.cancel) this.opts.onCancelRequested?.();
           if (key) {
             this.statements += 1;
             await this.prisma.apiKey.updateMany({
@@ -722,12 +789,11 @@ export class RunRecorder {
     if (this.lost) return;
     // Every run writes through here: straight to the driver (see Database.queryRows).
     const db = driverOf(this.prisma);
-    const running = Prisma.sql`EXISTS (SELECT 1 FROM "AgentRun" WHERE "id" = ${this.runId} AND "status" = 'RUNNING')`;
-    const { updates, inserts } = this.eventWrites(ops, running);
+    const { updates, inserts } = this.eventWrites(ops, this.running());
     for (const statement of [updates, inserts]) {
       if (!statement) continue;
       this.statements += 1;
-      if ((await db.execute(statement)) === 0) return this.markLost();
+      if ((await db.execute(statement)) === 0) return this.markLost(await this.lostWhy());
     }
   }
 
@@ -735,6 +801,62 @@ export class RunRecorder {
   async settle(): Promise<void> {
     this.flushPending();
     await this.chain;
+  }
+
+  /**
+   * A model step's output is whole at `pos` (the position its last event took): writes every row
+   * that ended so far and the run's checkpoint (`pos`, how many steps, their usage, whether the
+   * step ended the answer) in one statement, in this generation only, after the writes under way.
+   * Resolves once it is stored; false when the run is no longer this recorder's to write.
+   */
+  async checkpoint(point: { pos: number; steps: number; usage: Usage; final: boolean }): Promise<boolean> {
+    clearTimeout(this.soon);
+    this.soon = undefined;
+    const rows = coalesce(this.pending);
+    this.pending = [];
+    await this.chain;
+    if (this.lost) return false;
+    const write = async () => {
+      this.statements += 1;
+      const { updates, inserts } = this.eventWrites(rows, Prisma.sql`EXISTS (SELECT 1 FROM run)`);
+      const done = await driverOf(this.prisma).queryRows<{ ok: number }>(Prisma.sql`
+        WITH run AS (
+          UPDATE "AgentRun" SET "checkpointPos" = ${point.pos}::double precision, "checkpointSteps" = ${point.steps}::int,
+            "checkpointFinal" = ${point.final}, "checkpointUsage" = ${JSON.stringify(point.usage)}::jsonb
+          WHERE "id" = ${this.runId} AND "status" = 'RUNNING' AND "generation" = ${this.generation}::int
+          RETURNING "id"
+        )${updates ? Prisma.sql`, updated AS (${updates})` : Prisma.empty}${inserts ? Prisma.sql`, inserted AS (${inserts})` : Prisma.empty}
+        SELECT 1 AS "ok" FROM run`);
+      if (done.length === 0) this.markLost(await this.lostWhy());
+    };
+    const next = this.chain.then(() => this.durable(write));
+    this.chain = next.catch((err: unknown) => {
+      this.writeError ??= err;
+    });
+    await next.catch(() => undefined);
+    return !this.lost;
+  }
+
+  /**
+   * Lets the run go without ending it (the drain's end: this instance stops): its lease expires now
+   * and it has no owner, in this generation only, so another instance takes it over at once. What
+   * was not stored at a checkpoint is left to the next owner, which streams it again. Nothing more
+   * is written by this recorder. Resolves to whether the run was still this recorder's.
+   */
+  async release(): Promise<boolean> {
+    if (this.timer) clearInterval(this.timer);
+    clearTimeout(this.soon);
+    this.pending = [];
+    await this.chain;
+    if (this.lost) return false;
+    this.lost = true;
+    this.statements += 1;
+    const released = await this.durable(() =>
+      driverOf(this.prisma).execute(Prisma.sql`
+        UPDATE "AgentRun" SET "owner" = NULL, "leaseExpiresAt" = ${NOW}
+        WHERE "id" = ${this.runId} AND "status" = 'RUNNING' AND "generation" = ${this.generation}::int`),
+    );
+    return released === 1;
   }
 
   /**
@@ -791,11 +913,12 @@ export class RunRecorder {
     const spent = spendCte('run', usage);
     return Prisma.sql`
         WITH run AS (
-          UPDATE "AgentRun" SET "status" = ${end.status}::"AgentRunStatus", "finishedAt" = ${NOW},
+          UPDATE "AgentRun" SET "status" = ${end.status}::"AgentRunStatus", "finishedAt" = ${NOW}, "owner" = NULL,
+            "leaseExpiresAt" = NULL,
             "inputTokens" = ${usage?.inputTokens ?? null}, "outputTokens" = ${usage?.outputTokens ?? null},
             "costUsd" = ${usage?.costUsd ?? null}::double precision, "usageEstimated" = ${usage?.estimated === true},
             "errorCode" = ${failed ? end.code : null}, "errorMessage" = ${failed ? end.message.slice(0, 1000) : null}
-          WHERE "id" = ${this.runId} AND "status" = 'RUNNING'
+          WHERE "id" = ${this.runId} AND "status" = 'RUNNING' AND "generation" = ${this.generation}::int
           RETURNING "conversationId", "userId"
         ),${spent ? Prisma.sql` ${spent},` : Prisma.empty}${updates ? Prisma.sql` updated AS (${updates}),` : Prisma.empty}${inserts ? Prisma.sql` inserted AS (${inserts}),` : Prisma.empty}
         revoked AS (
@@ -828,9 +951,22 @@ export async function findRun(prisma: PrismaClient, runId: string) {
       id: true,
       status: true,
       conversationId: true,
+      generation: true,
+      leaseExpiresAt: true,
       conversation: { select: { projectId: true, userId: true, deletedAt: true } },
     },
   });
+}
+
+/**
+ * Stop pressed where no instance runs the run live (its instance died): the next owner ends it as
+ * cancelled. False when it is no longer RUNNING.
+ */
+export async function requestCancel(prisma: PrismaClient, runId: string): Promise<boolean> {
+  const n = await driverOf(prisma).execute(
+    Prisma.sql`UPDATE "AgentRun" SET "cancelRequested" = true WHERE "id" = ${runId} AND "status" = 'RUNNING'`,
+  );
+  return n === 1;
 }
 
 /** The RUNNING run of a conversation, if any (the panel reattaches to it). */

@@ -94,6 +94,27 @@ export function decodeRunSettings(row: Record<string, unknown>): ProjectRunSetti
   };
 }
 
+/**
+ * The settings a run went by, read again for an instance that takes it over (takeover.ts): the
+ * tool-permission and instruction versions recorded on its row (not newer ones: a run goes by one
+ * set of settings to its end) and the conversation's "always allow" grants under that version
+ * (those given while it ran included). Throws SETTINGS_UNREADABLE as the open statement would.
+ */
+export async function runSettingsOfRun(prisma: PrismaClient, runId: string): Promise<ProjectRunSettings> {
+  const rows = await prisma.$queryRaw<Record<string, unknown>[]>`
+    SELECT p."version" AS "settingsPolicyVersion", p."policy"::text AS "settingsPolicy",
+      i."version" AS "settingsInstructionsVersion", i."text" AS "settingsInstructions",
+      (SELECT COALESCE(json_agg(DISTINCT a."toolName")::text, '[]') FROM "AgentConversationAllow" a
+        WHERE a."conversationId" = r."conversationId" AND a."revokedAt" IS NULL
+          AND a."policyVersion" = COALESCE(r."policyVersion", 0)) AS "settingsAllowed"
+    FROM "AgentRun" r
+    JOIN "AgentConversation" c ON c."id" = r."conversationId"
+    LEFT JOIN "AgentToolPolicyVersion" p ON p."projectId" = c."projectId" AND p."version" = r."policyVersion"
+    LEFT JOIN "AgentInstructionsVersion" i ON i."projectId" = c."projectId" AND i."version" = r."instructionsVersion"
+    WHERE r."id" = ${runId}`;
+  return decodeRunSettings(rows[0] ?? {});
+}
+
 const author = { select: { id: true, name: true } } as const;
 
 /** The newest tool permissions and instructions of a project, with who saved them and when. */

@@ -1,9 +1,10 @@
 /**
  * The module's part of a graceful shutdown: the runs live in this process get until `deadlineMs`
- * (epoch ms) to finish on their own; the rest are stopped (`LiveRun.stop('shutdown')`: they end
- * ABORTED with what they produced kept, and revoke their keys) and get `stopGraceMs` to record
- * their end. Runs that start while this waits (a request already past the draining check) are
- * included. The host refuses new runs before calling this (503 DRAINING).
+ * (epoch ms) to finish on their own; the rest are released (`LiveRun.stop('released')`: their
+ * lease is let go at once, so another instance takes each over from its last stored step and
+ * finishes it; on the embedded database the next start of the process does) and get
+ * `stopGraceMs` to do so. Runs that start while this waits (a request already past the draining
+ * check) are included. The host refuses new runs before calling this (503 DRAINING).
  */
 import 'server-only';
 import { childLog } from '../host';
@@ -12,7 +13,7 @@ import { liveRuns } from './live';
 export interface DrainResult {
   /** Runs that ended on their own within the window. */
   finished: number;
-  /** Runs stopped at the deadline. */
+  /** Runs released at the deadline (another instance goes on with them). */
   stopped: number;
   /** Runs still live after the grace (their end could not be recorded in time). */
   left: string[];
@@ -37,12 +38,12 @@ export async function drainRuns(
   const remaining = liveRuns();
   for (const run of remaining) {
     childLog({ runId: run.runId, projectId: run.info.projectId, userId: run.info.userId }).info(
-      { event: 'run.stopped', reason: 'shutdown' },
-      'run stopped: the drain window ended',
+      { event: 'run.released', reason: 'shutdown' },
+      'run released: the drain window ended; another instance goes on with it',
     );
-    run.stop('shutdown');
+    run.stop('released');
   }
-  // Recording the end needs the database (retried while it is briefly away): bounded all the same.
+  // Releasing needs the database (retried while it is briefly away): bounded all the same.
   const graceUntil = Date.now() + (opts.stopGraceMs ?? 15_000);
   while (liveRuns().length > 0 && Date.now() < graceUntil) await sleep(pollMs);
   const left = liveRuns().map((r) => r.runId);

@@ -52,6 +52,14 @@ export function promptChars(options: unknown): number {
 }
 
 export class UsageMeter {
+  /**
+   * @param lostOutputChars what a model call streamed before the run's instance stopped (a run
+   *   taken over): that call was paid for and is asked again, so it is counted, estimated (its
+   *   prompt is the first call's of this run).
+   */
+  constructor(private readonly lostOutputChars = 0) {}
+
+  private firstCallOptions: unknown;
   private reportedInput = 0;
   private reportedOutput = 0;
   private reportedSteps = 0;
@@ -74,6 +82,7 @@ export class UsageMeter {
         if (prop === 'doStream') {
           return (options: unknown) => {
             this.callOptions = options;
+            this.firstCallOptions ??= options;
             return doStream(options);
           };
         }
@@ -106,6 +115,16 @@ export class UsageMeter {
    * calls as reported plus the estimate for a call cut off after it streamed; nothing when neither.
    */
   usage(): Usage {
+    const own = this.ownUsage();
+    if (this.lostOutputChars <= 0) return own;
+    return {
+      inputTokens: (own.inputTokens ?? 0) + tokens(promptChars(this.firstCallOptions)),
+      outputTokens: (own.outputTokens ?? 0) + tokens(this.lostOutputChars),
+      estimated: true,
+    };
+  }
+
+  private ownUsage(): Usage {
     if (this.total) return this.total;
     const cut = this.streamedChars > 0;
     if (!cut && this.reportedSteps === 0) return {};

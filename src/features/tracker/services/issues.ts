@@ -20,6 +20,7 @@ import {
   parseInput,
   requireIssue,
   sourceOf,
+  inTransaction,
 } from './shared';
 
 const IssueStatusSchema = z.enum(ISSUE_STATUSES);
@@ -289,7 +290,7 @@ export async function createIssue(
   actor: Actor,
 ): Promise<IssueRecord> {
   const input = parseInput(CreateIssueInput, raw);
-  const number = await prisma.$transaction(async (tx) => {
+  const number = await inTransaction(prisma, async (tx) => {
     const assignee = input.assigneeId ? await resolveMember(tx, projectId, input.assigneeId) : null;
     const labelIds = await resolveLabelIds(tx, projectId, input.labels);
     // The increment takes a row lock on the project: concurrent creates get distinct numbers.
@@ -344,7 +345,7 @@ export async function updateIssue(
 ): Promise<IssueRecord> {
   const input = parseInput(UpdateIssueInput, raw);
   const source = sourceOf(actor);
-  await prisma.$transaction(async (tx) => {
+  await inTransaction(prisma, async (tx) => {
     const issue = await requireIssue(tx, projectId, input.number);
     const data: Prisma.IssueUpdateInput = {};
     if (input.title !== undefined) {
@@ -379,7 +380,7 @@ async function setIssueStatus(
   number: number,
   status: IssueStatus,
 ): Promise<IssueRecord> {
-  await prisma.$transaction(async (tx) => {
+  await inTransaction(prisma, async (tx) => {
     const issue = await requireIssue(tx, projectId, number);
     const data = statusChange(issue.status, status);
     if (Object.keys(data).length) await tx.issue.update({ where: { id: issue.id }, data });

@@ -10,7 +10,7 @@ import { newId } from '@/server/ids';
 import { ROLES, type Role } from '@/server/rbac';
 import { Identifier, SafeText } from '@/server/text';
 import { appError } from '@/server/trpc';
-import { countedPage, type Db, type PageInput, parseInput } from './shared';
+import { countedPage, type Db, inTransaction, type PageInput, parseInput } from './shared';
 
 /** A user id (`u_...`) or the email of a user. */
 export const UserRefSchema = SafeText.trim().min(1).max(320);
@@ -160,7 +160,7 @@ async function withProjectLock<T>(
   projectId: string,
   fn: (tx: Prisma.TransactionClient) => Promise<T>,
 ): Promise<T> {
-  return prisma.$transaction(async (tx) => {
+  return inTransaction(prisma, async (tx) => {
     const locked = await tx.project.updateMany({ where: { id: projectId }, data: { updatedAt: new Date() } });
     if (locked.count === 0) throw appError('NOT_FOUND', 'PROJECT_NOT_FOUND', 'Project not found.');
     return fn(tx);

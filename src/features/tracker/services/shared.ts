@@ -76,6 +76,34 @@ export function parseInput<S extends z.ZodType>(schema: S, raw: unknown): z.outp
 
 export type Db = PrismaClient | Prisma.TransactionClient;
 
+/** The transactions `withTransaction` opened that are still running (their clients). */
+const openTransactions = new WeakSet<object>();
+
+/**
+ * Runs `fn` in a transaction whose client the services recognise: a service given that client runs
+ * inside it instead of opening its own (an MCP tool call that records itself in the tool-call
+ * ledger in the same transaction as its change: mcp/ledger.ts).
+ */
+export function withTransaction<T>(
+  prisma: PrismaClient,
+  fn: (db: PrismaClient) => Promise<T>,
+  opts?: { maxWait?: number; timeout?: number },
+): Promise<T> {
+  return prisma.$transaction(async (tx) => {
+    openTransactions.add(tx);
+    try {
+      return await fn(tx as unknown as PrismaClient);
+    } finally {
+      openTransactions.delete(tx);
+    }
+  }, opts);
+}
+
+/** Runs `fn` in a transaction, or in the caller's when `db` is one `withTransaction` opened. */
+export function inTransaction<T>(db: PrismaClient, fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+  return openTransactions.has(db) ? fn(db as unknown as Prisma.TransactionClient) : db.$transaction(fn);
+}
+
 /** The issue an operation targets (id and status); ISSUE_NOT_FOUND when the project has no such number. */
 export async function requireIssue(
   db: Db,

@@ -41,6 +41,8 @@ const CONNECTION_TEXT: Record<ConnectionPhase, string> = {
   reconnecting: 'Reconnecting…',
   stopping: 'Stopping…',
 };
+/** While another server takes the answer over from one that stopped. */
+const RESUMING_TEXT = 'Resuming the answer on another server…';
 
 /** Which queued messages show, and what their buttons do. */
 function ComposerQueue() {
@@ -89,6 +91,7 @@ export const Composer = memo(function Composer({ inputRef, onSend }: ComposerPro
   const draft = useAgentSelector((state) => state.draft);
   const connection = useAgentSelector((state) => state.connection);
   const statusNote = useAgentSelector((state) => state.statusNote);
+  const resuming = useAgentSelector((state) => state.resuming);
   const canSend = useAgentSelector(selectCanSend);
   const blockedReason = useAgentSelector(selectBlockedReason);
   const inputHint = useAgentSelector(selectInputHint);
@@ -158,11 +161,18 @@ export const Composer = memo(function Composer({ inputRef, onSend }: ComposerPro
           id="assistant-blocked"
           data-testid="assistant-status"
           data-connection={connection}
+          data-resuming={resuming || undefined}
           className="min-w-0 flex-1 text-xs text-slate-600 dark:text-slate-300"
         >
           {blockedReason ??
             statusNote ??
-            (busy ? CONNECTION_TEXT[connection] : uploading ? 'Uploading your files…' : (inputHint ?? ''))}
+            (busy
+              ? resuming
+                ? RESUMING_TEXT
+                : CONNECTION_TEXT[connection]
+              : uploading
+                ? 'Uploading your files…'
+                : (inputHint ?? ''))}
         </p>
         {busy ? (
           <>
