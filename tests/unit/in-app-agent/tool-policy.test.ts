@@ -48,7 +48,7 @@ describe('tool permissions: defaults', () => {
   });
 
   it('lists every tool of the assistant with ceilings by role', () => {
-    expect(POLICY_TOOL_NAMES).toEqual([...MCP_TOOL_METADATA.map((t) => t.name), 'navigate', 'search_docs']);
+    expect(POLICY_TOOL_NAMES).toEqual([...MCP_TOOL_METADATA.map((t) => t.name), 'navigate', 'search_docs', 'ask_user']);
     const viewer = ceilingsOf('create_issue')!.VIEWER;
     expect(viewer).toEqual({ granted: false, alwaysAsks: false, default: 'off' });
     expect(ceilingsOf('delete_issue')!.OWNER).toEqual({ granted: true, alwaysAsks: true, default: 'ask' });
