@@ -113,7 +113,7 @@ describe('override failures', () => {
 });
 
 describe('override success', () => {
-  it('runs the approved call exactly once, records the tool-call id, and refuses the replay', async () => {
+  it('runs the approved call exactly once, records the tool-call id, answers its retry from the ledger and refuses another use', async () => {
     const t = token();
     const meta = { [OVERRIDE_META_KEY]: t, [TOOL_CALL_META_KEY]: 'call_abc' };
     const res = await agent.call('notify_webhook', args, meta);
@@ -129,11 +129,17 @@ describe('override success', () => {
     expect(ok.runId).toMatch(/^run_test_/);
 
     receiver.received.length = 0;
-    await expectRefused(meta, 'OVERRIDE_REUSED');
+    // The same tool call again (a retry): its recorded outcome, not a second delivery (the ledger).
+    const retried = await agent.call('notify_webhook', args, meta);
+    expect(retried.structuredContent).toEqual(res.structuredContent);
+    expect(receiver.received).toHaveLength(0);
+    // The override for another call: refused, it was used.
+    const other = { [OVERRIDE_META_KEY]: t, [TOOL_CALL_META_KEY]: 'call_other' };
+    await expectRefused(other, 'OVERRIDE_REUSED');
 
     // The replay also fails from a brand-new client (the nonce is consumed in the database).
     const again = await connect(server.url, agentSecret);
-    const err = await rpcError(again.call('notify_webhook', args, meta));
+    const err = await rpcError(again.call('notify_webhook', args, other));
     expect(err.data?.code).toBe('OVERRIDE_REUSED');
     await again.close();
     expect(receiver.received).toHaveLength(0);
