@@ -363,7 +363,6 @@ export const ResumedValueSchema = z.object({
     toolCallIds: z.array(z.string()).max(2_000),
   }),
 });
-export type ResumedValue = z.infer<typeof ResumedValueSchema>;
 
 // ------------------------------------------------------------------------------------------------
 // The request the route accepts (AG-UI RunAgentInput, sanitized server-side)

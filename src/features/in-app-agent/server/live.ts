@@ -60,7 +60,7 @@ export interface LiveRunInfo {
  * generation may have sent (it may have streamed past what it stored), so a watcher's positions
  * keep increasing across a takeover.
  */
-export function generationBase(generation: number): number {
+function generationBase(generation: number): number {
   return (generation - 1) * 2 ** 32;
 }
 

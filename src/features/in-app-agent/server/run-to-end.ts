@@ -160,7 +160,7 @@ function usageOf(info: ModelInfo, usage: Usage, prices?: { input: number; output
 }
 
 /** Two usages together (earlier generations' stored steps and this one's). */
-export function addUsage(a: Usage, b: Usage): Usage {
+function addUsage(a: Usage, b: Usage): Usage {
   const sum = (x?: number, y?: number) => (x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0));
   const inputTokens = sum(a.inputTokens, b.inputTokens);
   const outputTokens = sum(a.outputTokens, b.outputTokens);

@@ -72,7 +72,7 @@ import type { RunReferences } from './references';
 import { decodeRunSettings, type ProjectRunSettings, runSettingsRead } from './settings-store';
 import { type RunBeginning, type RunSettings, type RunTimings, runToEnd } from './run-to-end';
 
-export type { RunSettings, RunTimings } from './run-to-end';
+export type { RunTimings } from './run-to-end';
 
 export interface StartRunInput {
   prisma: PrismaClient;

@@ -349,7 +349,7 @@ const CLAIMS_PER_LOOK = 10;
  * Looks for runs to take over now, and goes on with each one claimed. Resolves once the claims are
  * made (the runs go on). On the embedded database every run this process does not own is taken.
  */
-export async function takeOverRuns(prisma: PrismaClient, embedded: boolean): Promise<number> {
+async function takeOverRuns(prisma: PrismaClient, embedded: boolean): Promise<number> {
   if (claimer.running) {
     claimer.again = true;
     return 0;
