@@ -194,7 +194,8 @@ export class Cluster {
       .replace(/^\s*server 127\.0\.0\.1:\d+ max_fails=1 fail_timeout=5s;\n/gm, '')
       .replace('upstream tracker {', `upstream tracker {\n${servers}`)
       .replace('listen 127.0.0.1:8080;', `listen ${new URL(this.proxyUrl).host};`);
-    if (!conf.includes(servers) || conf.includes(':3001')) throw new Error('deploy/nginx.conf changed shape');
+    if (!conf.includes(servers) || /^\s*server 127\.0\.0\.1:300[12]/m.test(conf))
+      throw new Error('deploy/nginx.conf changed shape');
     writeFileSync(path.join(this.dir, 'nginx.conf'), conf);
     await import('node:fs/promises').then((fs) => fs.mkdir(path.join(this.dir, 'logs'), { recursive: true }));
     await new Promise<void>((resolve, reject) => {

@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eventWeight } from '@/features/in-app-agent/compact';
 import { emptyView, foldEvents } from '@/features/in-app-agent/fold';
 import type { AgentEvent, ConversationView } from '@/features/in-app-agent/schema';
@@ -296,6 +296,10 @@ describe('a run survives the death of its instance (three instances behind nginx
   beforeAll(async () => {
     await cluster.heal();
   });
+  // Every instance a scenario killed or paused is back before the next one (also after a failure).
+  afterEach(async () => {
+    await cluster.heal();
+  });
 
   it('kill -9 mid model stream: the step is asked again once and replaces the cut text', async () => {
     const hold = deferred();
@@ -308,7 +312,6 @@ describe('a run survives the death of its instance (three instances behind nginx
     await sleep(1_500); // the long message's first flush (every second while it streams)
     await killOwner(s.runId);
     const events = [...s.first, ...(await w.done)];
-    expect(events.some((e) => e.event.type === 'CUSTOM' && e.event.name === 'in-app-agent.resuming')).toBe(true);
     const view = await checkWatched(s.runId, s.threadId, events, { type: 'RUN_FINISHED', outcome: 'success' });
     expect(shape(view, s.runId).at(-1)).toMatchObject({ role: 'assistant', content: 'Whole answer.' });
     expect(askedOf('midstream')).toEqual([0, 0]);

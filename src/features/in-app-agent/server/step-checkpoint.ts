@@ -27,6 +27,15 @@ export interface StepEnd {
   final: boolean;
 }
 
+/**
+ * A token count of a provider's `finish` part: a number, or (the provider interface of AI SDK 6)
+ * an object whose `total` is the count. Anything else is no count.
+ */
+export function tokenCount(v: unknown): number | undefined {
+  const n = typeof v === 'object' && v !== null ? (v as { total?: unknown }).total : v;
+  return typeof n === 'number' && Number.isFinite(n) ? n : undefined;
+}
+
 /** What the run's reader has turned into events so far (fed by the normalizer). */
 export class StepProgress {
   private text = 0;
@@ -103,12 +112,14 @@ export function withStepCheckpoints(
                 stepCalls += 1;
               } else if (value.type === 'finish') {
                 const caughtUp = await progress.caughtUp(text, calls, opts.catchUpMs ?? 5_000, opts.signal);
-                const u = (value.usage ?? {}) as { inputTokens?: number; outputTokens?: number };
+                const u = (value.usage ?? {}) as { inputTokens?: unknown; outputTokens?: unknown };
+                const inputTokens = tokenCount(u.inputTokens);
+                const outputTokens = tokenCount(u.outputTokens);
                 await opts.onStep(
                   {
                     usage: {
-                      ...(u.inputTokens !== undefined ? { inputTokens: u.inputTokens } : {}),
-                      ...(u.outputTokens !== undefined ? { outputTokens: u.outputTokens } : {}),
+                      ...(inputTokens !== undefined ? { inputTokens } : {}),
+                      ...(outputTokens !== undefined ? { outputTokens } : {}),
                     },
                     final: stepCalls === 0,
                   },

@@ -201,7 +201,8 @@ function takeoverBeginning(input: {
       history,
       readSoFar,
       stepsDone: claim.checkpointSteps,
-      usageBefore: claim.checkpointUsage ?? {},
+      // (Past the takeover limit the run only ends: nothing stored is read that could keep it from ending.)
+      usageBefore: claim.takeovers > LIMITS.maxTakeovers ? {} : (claim.checkpointUsage ?? {}),
       ...(claim.lostChars > 0 ? { lostOutputChars: claim.lostChars } : {}),
     };
     if (!input.member) {
