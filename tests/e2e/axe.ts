@@ -46,6 +46,19 @@ function describeViolations(vs: AxeViolation[]): string {
 
 /** Scans the page and fails on serious or critical violations, printing all of them. */
 export async function expectAccessible(page: Page, label: string): Promise<void> {
+  // Colours mid-transition (a panel sliding in, a theme being applied) are not what a user reads:
+  // finite animations end first (at most 2 s; endless ones, such as a spinner, are not waited for).
+  await page.evaluate(() =>
+    Promise.race([
+      Promise.all(
+        document
+          .getAnimations()
+          .filter((a) => a.effect?.getComputedTiming().endTime !== Number.POSITIVE_INFINITY)
+          .map((a) => a.finished.catch(() => undefined)),
+      ),
+      new Promise((r) => setTimeout(r, 2_000)),
+    ]),
+  );
   const violations = await scan(page);
   if (violations.length) process.stdout.write(`[axe] ${label}:\n${describeViolations(violations)}\n`);
   const blocking = violations.filter((v) => BLOCKING.has(v.impact ?? '') || FIXED_RULES.has(v.id));

@@ -144,7 +144,8 @@ describe('connecting an MCP client in the browser', () => {
     await expect(page.getByRole('heading', { name: 'Connect E2E Desktop Client' }).isVisible()).resolves.toBe(true);
     expect(await page.getByTestId('consent-redirect-host').textContent()).toBe(`127.0.0.1:${listener.port}`);
     const project = page.getByLabel('Project');
-    expect(await project.locator('option').allTextContents()).toEqual(['Acme Web (Member)']);
+    // The member's projects (the demo project, first and chosen, and the one the budget tests use).
+    expect(await project.locator('option').allTextContents()).toEqual(['Acme Web (Member)', 'Budget lab (Member)']);
     // The app asked for issues:read and issues:write: preselected, one by one.
     expect(await page.getByRole('radio', { name: /Choose scopes/ }).isChecked()).toBe(true);
     expect(await page.getByRole('checkbox', { name: /issues:write/ }).isChecked()).toBe(true);

@@ -37,7 +37,7 @@ async function lastAnswer(page: Page): Promise<string> {
 }
 
 /** Presses Tab until the focused element matches `selector` (at most `max` times). */
-async function tabTo(page: Page, selector: string, max = 40): Promise<void> {
+async function tabTo(page: Page, selector: string, max = 150): Promise<void> {
   for (let i = 0; i < max; i++) {
     if (await page.evaluate((s) => document.activeElement?.matches(s) ?? false, selector)) return;
     await page.keyboard.press('Tab');

@@ -202,6 +202,11 @@ describe('runs that outlive the connection', () => {
     );
     await openCards.last().getByTestId('approval-reject').focus();
     await first.keyboard.press('Tab');
+    // The card's "Always allow" checkbox comes first (the project lets this tool ask), then Approve all.
+    expect(
+      await first.evaluate(() => document.activeElement?.closest('[data-testid="approval-always"]') !== null),
+    ).toBe(true);
+    await first.keyboard.press('Tab');
     expect(await first.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe(
       'approval-approve-all',
     );

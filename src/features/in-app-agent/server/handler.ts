@@ -422,15 +422,13 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
         headers: JSON_HEADERS,
       });
     }
-    if (run.status === 'RUNNING' && (await fanOut(env().DATABASE_URL).cancel(run.id))) {
-      return new Response(JSON.stringify({ runId: run.id, status: 'stopping' }), {
-        status: 202,
-        headers: JSON_HEADERS,
-      });
-    }
-    if (await requestCancel(prisma, run.id)) {
-      // Nobody runs it live now (its instance stopped): the instance that takes it over ends it
-      // as cancelled (takeover.ts), or its own instance does at its next heartbeat.
+    // Recorded on the run first: whoever runs it next ends it as cancelled (its own instance at its
+    // next heartbeat, or an instance that takes it over because its own stopped: takeover.ts); then
+    // its instance, when alive, is told at once.
+    if (run.status === 'RUNNING' && (await requestCancel(prisma, run.id))) {
+      await fanOut(env().DATABASE_URL)
+        .cancel(run.id)
+        .catch(() => false);
       return new Response(JSON.stringify({ runId: run.id, status: 'stopping' }), {
         status: 202,
         headers: JSON_HEADERS,

@@ -655,7 +655,7 @@ export class RunRecorder {
     this.opts.onLost?.(why);
   }
 
-  /** After a refused write: why (the run closed, or another generation holds it). */
+  /** After a refused write: why (the run was closed, or another generation took it over). */
   private async lostWhy(): Promise<LostReason> {
     const rows = await driverOf(this.prisma)
       .queryRows<{ status: string; generation: number }>(
@@ -663,7 +663,9 @@ export class RunRecorder {
       )
       .catch(() => []);
     const row = rows[0];
-    return row && row.status === 'RUNNING' && row.generation !== this.generation ? 'taken' : 'closed';
+    // Another generation holds it, or held it and has already ended it: taken either way (this
+    // instance ends nothing, the watchers follow the run to where it went).
+    return row && row.generation !== this.generation ? 'taken' : 'closed';
   }
 
   private tick(): void {
