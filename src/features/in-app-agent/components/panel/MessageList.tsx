@@ -212,7 +212,7 @@ export const MessageList = memo(function MessageList({ follow, inputRef }: Messa
         data-testid="assistant-scroll"
       >
         {hydrating && view.messages.length === 0 ? (
-          <p className="text-sm text-slate-500">Loading the conversation…</p>
+          <p className="text-sm text-slate-600 dark:text-slate-300">Loading the conversation…</p>
         ) : null}
         {hydrateError ? (
           <p role="alert" className="text-sm text-red-800 dark:text-red-300">
