@@ -3,9 +3,9 @@
 //
 // Three production instances (`npm start`, the production build) on a fresh database of a
 // PostgreSQL server, behind nginx with deploy/nginx.conf, answering with a scripted model on the
-// OpenAI-compatible wire: each answer lists the issues (a tool call), then streams 60 words. For
+// OpenAI-compatible wire: each answer lists the issues (a tool call), then streams 120 words (about 3 s). For
 // each of `--runs` answers (default 20), a seeded random delay after it started, the instance that
-// owns it is killed (-9); a client follows the answer through the proxy as the panel does. Measured:
+// owns it is killed (-9) if it is still running; a client follows the answer through the proxy as the panel does. Measured:
 // kill → the first event of the new owner (`resumed`), kill → the end, and the answer's outcome.
 // The lease is the product's default (AGENT_RUN_LEASE_SECONDS, 8 s) unless `--lease` says otherwise.
 //
@@ -42,7 +42,7 @@ const percentile = (xs: number[], p: number) => {
   return Math.round(s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!);
 };
 
-const WORDS = Array.from({ length: 60 }, (_, i) => `word${i} `);
+const WORDS = Array.from({ length: 120 }, (_, i) => `word${i} `);
 
 async function main(): Promise<void> {
   const serverUrl = process.env.DATABASE_URL;
@@ -84,7 +84,7 @@ async function main(): Promise<void> {
     const db = new pg.Client({ connectionString: cluster.databaseUrl });
     await db.connect();
     for (let n = 0; n < runs; n++) {
-      const killAfterMs = Math.round(200 + rand() * 2_300);
+      const killAfterMs = Math.round(200 + rand() * 2_800);
       const started = await startRunStream(
         cluster.proxyUrl,
         project.id,
@@ -98,11 +98,12 @@ async function main(): Promise<void> {
       let resumedAt: number | null = null;
       const killing = (async () => {
         await new Promise((r) => setTimeout(r, killAfterMs));
-        const owner = await cluster.ownerOf(runId, db).catch(() => null);
         const { rows } = await db.query<{ status: string }>('SELECT "status"::text FROM "AgentRun" WHERE "id" = $1', [
           runId,
         ]);
-        if (!owner || rows[0]?.status !== 'RUNNING') return;
+        if (rows[0]?.status !== 'RUNNING') return;
+        const owner = await cluster.ownerOf(runId, db).catch(() => null);
+        if (!owner) return;
         killedAt = Date.now();
         await cluster.signal(owner, 'SIGKILL');
       })();

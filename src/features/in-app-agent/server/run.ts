@@ -214,6 +214,15 @@ export async function startRun(input: StartRunInput): Promise<LiveRun> {
     endSpan(span, { code: 'SETTINGS_UNREADABLE', message: (err as Error).message });
     throw err;
   }
+  // A refusal after the run opened (its attachments, its answers): the run goes, nothing of it stays.
+  const refuseOpened = async (err: unknown) => {
+    await discardRun(prisma, opened.runId).catch(() => undefined);
+    endSpan(span, {
+      code: err instanceof AgentRefusal ? err.code : 'INTERNAL_ERROR',
+      message: (err as Error).message,
+    });
+    return err;
+  };
   let policy = runToolPolicy(
     { role: member.role, isAdmin: member.user.isAdmin },
     { requireApproval: input.settings.requireApproval, project: settings.policy, allowed: settings.allowed },
@@ -228,12 +237,7 @@ export async function startRun(input: StartRunInput): Promise<LiveRun> {
         conversationId: opened.conversationId,
       });
     } catch (err) {
-      await discardRun(prisma, opened.runId).catch(() => undefined);
-      endSpan(span, {
-        code: err instanceof AgentRefusal ? err.code : 'INTERNAL_ERROR',
-        message: (err as Error).message,
-      });
-      throw err;
+      throw await refuseOpened(err);
     }
   }
 
@@ -248,12 +252,7 @@ export async function startRun(input: StartRunInput): Promise<LiveRun> {
         resumingRunId: opened.runId,
       });
     } catch (err) {
-      await discardRun(prisma, opened.runId).catch(() => undefined);
-      endSpan(span, {
-        code: err instanceof AgentRefusal ? err.code : 'INTERNAL_ERROR',
-        message: (err as Error).message,
-      });
-      throw err;
+      throw await refuseOpened(err);
     }
     // Answered "always allow in this conversation": later calls of these tools in this run go unasked too.
     policy = policy.allowing(
