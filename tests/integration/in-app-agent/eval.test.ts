@@ -583,3 +583,43 @@ describe('npm run eval', () => {
     expect((await run(['--dataset', 'Regression suite', '--candidate', file('y.json', '{oops')])).code).toBe(2);
   });
 });
+
+describe('housekeeping', () => {
+  it('closes an experiment whose instance went away, removes cases and datasets', async () => {
+    const prisma = await getPrisma();
+    const d = await admin().datasets.create.mutate({ ...P(), name: 'Housekeeping' });
+    await admin().datasets.addConversation.mutate({
+      ...P(),
+      datasetId: d.id,
+      conversationId: originals.read.conversationId,
+    });
+    // An experiment another instance was running, silent for ten minutes.
+    await prisma.agentEvalExperiment.create({
+      data: {
+        id: 'exp_gone',
+        datasetId: d.id,
+        projectId: project.id,
+        name: 'Gone',
+        candidate: { name: 'Gone' },
+        systemPromptVersion: '000000000000',
+        total: 1,
+        owner: 'inst_elsewhere',
+        heartbeatAt: new Date(Date.now() - 600_000),
+      },
+    });
+    // While it counts as running, the dataset cannot be deleted.
+    expect(await appCode(admin().datasets.delete.mutate({ ...P(), datasetId: d.id }))).toBe('EXPERIMENT_RUNNING');
+    // The next read closes it: failed, lost, the dataset free again.
+    const read = await admin().datasets.get.query({ ...P(), datasetId: d.id });
+    expect(read.experiments).toEqual([
+      expect.objectContaining({ id: 'exp_gone', status: 'FAILED', errorCode: 'EXPERIMENT_LOST' }),
+    ]);
+    expect(read.cases).toHaveLength(1);
+    await admin().cases.remove.mutate({ ...P(), caseId: read.cases[0]!.id });
+    expect((await admin().datasets.get.query({ ...P(), datasetId: d.id })).cases).toHaveLength(0);
+    expect(await appCode(admin().cases.remove.mutate({ ...P(), caseId: read.cases[0]!.id }))).toBe('CASE_NOT_FOUND');
+    expect(await admin().datasets.delete.mutate({ ...P(), datasetId: d.id })).toEqual({ deleted: true });
+    expect(await appCode(admin().datasets.get.query({ ...P(), datasetId: d.id }))).toBe('DATASET_NOT_FOUND');
+    expect(await prisma.agentEvalExperiment.count({ where: { id: 'exp_gone' } })).toBe(0);
+  });
+});

@@ -107,3 +107,16 @@ describe('compareCase', () => {
     expect(compareCase(c({}), c({}))).toBe('same');
   });
 });
+
+describe('answerDiff blocks', () => {
+  it('reads a run of changed words as one removed and one added piece', () => {
+    const a = 'Issue one is open now. Bye';
+    const b = 'Your role cannot read it. Bye';
+    const diff = answerDiff(a, b);
+    expect(diff).toEqual([
+      { op: 'removed', text: 'Issue one is open now.' },
+      { op: 'added', text: 'Your role cannot read it.' },
+      { op: 'same', text: ' Bye' },
+    ]);
+  });
+});

@@ -155,7 +155,44 @@ export function answerDiff(original: string, candidate: string): AnswerDiff {
   }
   while (i < a.length) out.push({ op: 'removed', text: a[i++]! });
   while (j < b.length) out.push({ op: 'added', text: b[j++]! });
-  return join(out);
+  return join(blocks(out));
+}
+
+/**
+ * Changed words separated only by spaces read as one change: in a run of removed and added words
+ * (with the spaces between them), the removed words and the spaces become one removed piece and the
+ * added words and the spaces one added piece. Each side still reads back as its answer.
+ */
+function blocks(parts: AnswerDiff): AnswerDiff {
+  const out: AnswerDiff = [];
+  let block: AnswerDiff = [];
+  let spaces: AnswerDiff = [];
+  const flush = () => {
+    const removed = block.filter((p) => p.op !== 'added');
+    const added = block.filter((p) => p.op !== 'removed');
+    if (block.some((p) => p.op === 'removed') && block.some((p) => p.op === 'added')) {
+      out.push({ op: 'removed', text: removed.map((p) => p.text).join('') });
+      out.push({ op: 'added', text: added.map((p) => p.text).join('') });
+    } else out.push(...block);
+    block = [];
+  };
+  for (const p of parts) {
+    if (p.op === 'same' && block.length && /^\s+$/.test(p.text)) {
+      spaces.push(p);
+      continue;
+    }
+    if (p.op === 'same') {
+      flush();
+      out.push(...spaces, p);
+      spaces = [];
+      continue;
+    }
+    block.push(...spaces, p);
+    spaces = [];
+  }
+  flush();
+  out.push(...spaces);
+  return out;
 }
 
 function join(parts: AnswerDiff): AnswerDiff {

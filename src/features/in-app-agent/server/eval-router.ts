@@ -33,6 +33,7 @@ import {
   listExperiments,
   setCaseExpectations,
   casesToRun,
+  caseQuestions,
 } from './eval-store';
 import { closeLost, estimateCost, startExperiment, stopExperiment, SYSTEM_PROMPT_VERSION } from './eval-runner';
 
@@ -207,11 +208,11 @@ export const evalRouter = router({
         await closeLost(ctx.prisma, input.projectId);
         const e = await experiment(ctx.prisma, input.projectId, input.experimentId);
         const d = await dataset(ctx.prisma, input.projectId, e.datasetId);
-        return {
-          ...e,
-          dataset: { id: d.id, name: d.name },
-          results: resultsOf(await experimentResults(ctx.prisma, e.id)),
-        };
+        const [results, questions] = await Promise.all([
+          experimentResults(ctx.prisma, e.id).then(resultsOf),
+          caseQuestions(ctx.prisma, d.id),
+        ]);
+        return { ...e, dataset: { id: d.id, name: d.name }, results, questions };
       }),
 
     /** Two experiments of one dataset, case by case: which got better or worse. */
@@ -225,9 +226,10 @@ export const evalRouter = router({
         if (a.datasetId !== b.datasetId)
           throw appError('BAD_REQUEST', 'NOT_SAME_DATASET', 'Only experiments of the same dataset can be compared.');
         const d = await dataset(ctx.prisma, input.projectId, a.datasetId);
-        const [ra, rb] = await Promise.all([
+        const [ra, rb, questions] = await Promise.all([
           experimentResults(ctx.prisma, a.id).then(resultsOf),
           experimentResults(ctx.prisma, b.id).then(resultsOf),
+          caseQuestions(ctx.prisma, d.id),
         ]);
         const byCase = new Map(rb.map((r) => [r.caseId, r]));
         const cases = ra.flatMap((x) => {
@@ -249,6 +251,7 @@ export const evalRouter = router({
           other: b,
           summary: { better: count('better'), worse: count('worse'), changed: count('changed'), same: count('same') },
           cases,
+          questions,
         };
       }),
 

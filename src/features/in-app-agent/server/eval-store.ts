@@ -427,3 +427,11 @@ export async function insertExperimentKey(
   });
   return { id: row.id, secret };
 }
+
+/** Each case's question (the user's message), by case id: what the result pages name cases by. */
+export async function caseQuestions(prisma: PrismaClient, datasetId: string): Promise<Record<string, string>> {
+  const rows = await prisma.agentEvalCase.findMany({ where: { datasetId }, select: { id: true, data: true } });
+  return Object.fromEntries(
+    rows.map((r) => [r.id, String((r.data as { userMessage?: { text?: unknown } } | null)?.userMessage?.text ?? '')]),
+  );
+}
