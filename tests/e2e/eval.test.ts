@@ -14,6 +14,7 @@ import { findProjectId } from './panel';
 let browser: Browser;
 let page: Page;
 let projectId = '';
+let listConversation = '';
 const token = randomBytes(3).toString('hex');
 const question = `show issue 1 for the suite ${token}`;
 
@@ -93,7 +94,8 @@ beforeAll(async () => {
   projectId = await findProjectId(page);
   await page.goto(`${BASE_URL}/projects/${projectId}/issues`);
   await rateDown(await answer(question));
-  await rateDown(await answer(`list open issues for the suite ${token}`));
+  listConversation = await answer(`list open issues for the suite ${token}`);
+  await rateDown(listConversation);
 });
 afterAll(async () => {
   await browser?.close();
@@ -133,6 +135,25 @@ describe('the evaluation studio', () => {
     await mine.getByTestId('eval-expectation-add').click();
     await mine.getByTestId('eval-expectation-item').filter({ hasText: 'Calls get_issue with {"number":1}' }).waitFor();
     await expectAccessible(page, 'eval-dataset-light');
+
+    // A single turn from the review of its conversation.
+    const datasetId = new URL(datasetUrl).pathname.split('/').at(-1)!;
+    await page.goto(`${BASE_URL}/projects/${projectId}/assistant/review/${listConversation}`);
+    await page.locator('body[data-hydrated="true"]').waitFor({ state: 'attached' });
+    const add = page.getByTestId('eval-add-to-dataset');
+    await add.getByTestId('eval-add-dataset').selectOption(datasetId);
+    await add.getByTestId('eval-add-turn').selectOption({ label: `list open issues for the suite ${token}` });
+    await add.getByTestId('eval-add-submit').click();
+    await add
+      .getByRole('status')
+      .filter({ hasText: `1 case added to Suite ${token}.` })
+      .waitFor();
+    await expectAccessible(page, 'eval-add-to-dataset-light');
+    await page.goto(datasetUrl);
+    await page
+      .getByTestId('eval-case')
+      .filter({ hasText: `list open issues for the suite ${token}` })
+      .waitFor();
   });
 
   it('runs experiments with live progress and compares them: turning get_issue off makes the case worse', async () => {

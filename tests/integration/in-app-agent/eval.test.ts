@@ -6,6 +6,7 @@
 // fails on a case (reported with it; the experiment goes on). The project's tables do not change
 // (row counts and a checksum of the issues), comparisons and the JSONL export read the stored
 // results, Stop stops, and the headless command exits non-zero when an expectation fails.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -582,6 +583,36 @@ describe('npm run eval', () => {
     expect(invalid).toMatchObject({ code: 2, err: expect.stringContaining('not a candidate') });
     expect((await run(['--dataset', 'Regression suite', '--candidate', file('y.json', '{oops')])).code).toBe(2);
   });
+});
+
+describe('npm run eval, as a process', () => {
+  // The command opens the database the environment names: a PostgreSQL database of its own here
+  // (an in-memory one cannot be shared with another process).
+  it.runIf(process.env.DATABASE_URL)(
+    'prints the report on stdout and exits 1 when an expectation fails',
+    async () => {
+      answer = (b) =>
+        lastRole(b) === 'tool' ? { text: ['Done.'] } : { toolCalls: [{ name: 'search_issues', args: { query: 'y' } }] };
+      const dir = mkdtempSync(path.join(tmpdir(), 'eval-cli-'));
+      const candidate = path.join(dir, 'candidate.json');
+      writeFileSync(candidate, JSON.stringify({ name: 'From the shell', model: { modelId: 'cand-shell' } }));
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', 'scripts/eval.ts', '--dataset', 'Regression suite', '--candidate', candidate],
+        { cwd: process.cwd(), env: process.env, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      expect({ code, err: err.slice(0, 2000) }).toMatchObject({ code: 1 });
+      const report = EvalReportSchema.parse(JSON.parse(out));
+      expect(report).toMatchObject({ candidate: 'From the shell', status: 'COMPLETED', totals: { cases: 2 } });
+      expect(report.cases.flatMap((c) => c.toolCalls.map((t) => t.name))).toEqual(['search_issues', 'search_issues']);
+    },
+    120_000,
+  );
 });
 
 describe('housekeeping', () => {

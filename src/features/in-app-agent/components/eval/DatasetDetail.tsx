@@ -56,7 +56,18 @@ function expectationOf(form: FormData): Expectation | string {
 type CaseRow = DatasetData['cases'][number];
 const questionOf = (c: CaseRow) => (c.data as { userMessage?: { text?: string } }).userMessage?.text ?? '';
 
-function ExpectationsEditor({ projectId, row, canManage }: { projectId: string; row: CaseRow; canManage: boolean }) {
+function ExpectationsEditor({
+  projectId,
+  row,
+  n,
+  canManage,
+}: {
+  projectId: string;
+  row: CaseRow;
+  /** The case's place in the list (forms are named by it: each must have its own name). */
+  n: number;
+  canManage: boolean;
+}) {
   const client = useTRPCClient();
   const [list, setList] = useState<Expectation[]>((row.expectations as Expectation[] | null) ?? []);
   const [error, setError] = useState<string | null>(null);
@@ -115,7 +126,11 @@ function ExpectationsEditor({ projectId, row, canManage }: { projectId: string; 
         <p className="text-xs text-slate-600 dark:text-slate-300">No expectations.</p>
       )}
       {canManage ? (
-        <form onSubmit={onAdd} className="flex flex-wrap items-end gap-2" aria-label="Add an expectation">
+        <form
+          onSubmit={onAdd}
+          className="flex flex-wrap items-end gap-2"
+          aria-label={`Add an expectation to case ${n}`}
+        >
           <label className="text-xs">
             <span className="block">Expect</span>
             <select
@@ -382,7 +397,7 @@ export function DatasetDetail({
           Cases ({data.cases.length})
         </h2>
         <ol className="space-y-3" data-testid="eval-cases">
-          {data.cases.map((c) => (
+          {data.cases.map((c, i) => (
             <li
               key={c.id}
               className="space-y-1 rounded-lg border border-slate-200 p-3 dark:border-slate-800"
@@ -399,7 +414,7 @@ export function DatasetDetail({
                 {c.toolsUsed.length ? `used ${c.toolsUsed.join(', ')}` : 'no tools'}
                 {c.model ? ` · ${c.model}` : ''} · from {c.source === 'export' ? 'an export file' : 'a conversation'}
               </p>
-              <ExpectationsEditor projectId={projectId} row={c} canManage={canManage} />
+              <ExpectationsEditor projectId={projectId} row={c} n={i + 1} canManage={canManage} />
             </li>
           ))}
         </ol>
