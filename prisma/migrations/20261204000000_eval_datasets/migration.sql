@@ -3,6 +3,7 @@
 -- original answer with its tool calls, results and approvals, the rating and reasons, and the
 -- expectations an admin wrote). An experiment runs every case of a dataset against a candidate
 -- (model, instructions, tool policy) and stores one result per case. Nothing here is read by a run.
+-- A case copies its conversation's turn, and goes when the conversation does.
 CREATE TYPE "AgentEvalStatus" AS ENUM ('RUNNING', 'COMPLETED', 'STOPPED', 'FAILED');
 
 CREATE TABLE "AgentEvalDataset" (
@@ -70,6 +71,7 @@ CREATE TABLE "AgentEvalResult" (
 CREATE UNIQUE INDEX "AgentEvalDataset_projectId_name_key" ON "AgentEvalDataset"("projectId", "name");
 CREATE UNIQUE INDEX "AgentEvalCase_datasetId_messageId_key" ON "AgentEvalCase"("datasetId", "messageId");
 CREATE INDEX "AgentEvalCase_datasetId_createdAt_idx" ON "AgentEvalCase"("datasetId", "createdAt");
+CREATE INDEX "AgentEvalCase_conversationId_idx" ON "AgentEvalCase"("conversationId");
 CREATE INDEX "AgentEvalExperiment_datasetId_startedAt_idx" ON "AgentEvalExperiment"("datasetId", "startedAt");
 CREATE UNIQUE INDEX "AgentEvalResult_experimentId_caseId_key" ON "AgentEvalResult"("experimentId", "caseId");
 CREATE INDEX "AgentEvalResult_caseId_idx" ON "AgentEvalResult"("caseId");
@@ -78,6 +80,8 @@ CREATE UNIQUE INDEX "AgentEvalExperiment_one_running_per_dataset" ON "AgentEvalE
 
 ALTER TABLE "AgentEvalDataset" ADD CONSTRAINT "AgentEvalDataset_projectId_fkey" FOREIGN KEY ("projectId") REFERENCES "Project"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 ALTER TABLE "AgentEvalCase" ADD CONSTRAINT "AgentEvalCase_datasetId_fkey" FOREIGN KEY ("datasetId") REFERENCES "AgentEvalDataset"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+-- A case made from a conversation goes with it (retention, a member's data deleted).
+ALTER TABLE "AgentEvalCase" ADD CONSTRAINT "AgentEvalCase_conversationId_fkey" FOREIGN KEY ("conversationId") REFERENCES "AgentConversation"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 ALTER TABLE "AgentEvalExperiment" ADD CONSTRAINT "AgentEvalExperiment_datasetId_fkey" FOREIGN KEY ("datasetId") REFERENCES "AgentEvalDataset"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 ALTER TABLE "AgentEvalResult" ADD CONSTRAINT "AgentEvalResult_experimentId_fkey" FOREIGN KEY ("experimentId") REFERENCES "AgentEvalExperiment"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 ALTER TABLE "AgentEvalResult" ADD CONSTRAINT "AgentEvalResult_caseId_fkey" FOREIGN KEY ("caseId") REFERENCES "AgentEvalCase"("id") ON DELETE CASCADE ON UPDATE CASCADE;

@@ -653,4 +653,17 @@ describe('housekeeping', () => {
     expect(await appCode(admin().datasets.get.query({ ...P(), datasetId: d.id }))).toBe('DATASET_NOT_FOUND');
     expect(await prisma.agentEvalExperiment.count({ where: { id: 'exp_gone' } })).toBe(0);
   });
+
+  it("removes a conversation's cases and their results with it (retention, a member's data deleted)", async () => {
+    const prisma = await getPrisma();
+    const before = await prisma.agentEvalCase.count({ where: { conversationId: originals.write.conversationId } });
+    expect(before).toBeGreaterThanOrEqual(1);
+    expect(await prisma.agentEvalResult.count({ where: { caseId: writeCase } })).toBeGreaterThan(0);
+    const exported = await prisma.agentEvalCase.count({ where: { source: 'export' } });
+    await prisma.agentConversation.delete({ where: { id: originals.write.conversationId } });
+    expect(await prisma.agentEvalCase.count({ where: { conversationId: originals.write.conversationId } })).toBe(0);
+    expect(await prisma.agentEvalResult.count({ where: { caseId: writeCase } })).toBe(0);
+    // Cases imported from a file are the admin's copy: they stay.
+    expect(await prisma.agentEvalCase.count({ where: { source: 'export' } })).toBe(exported);
+  });
 });
