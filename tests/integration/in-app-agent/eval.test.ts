@@ -522,6 +522,56 @@ describe('experiments', () => {
   });
 });
 
+describe('a judge', () => {
+  it('scores each answer by the rubric and keeps the prompt it was given; an unreadable verdict is reported', async () => {
+    const judged: Body[] = [];
+    answer = (b) => {
+      if (b.model === 'judge-model') {
+        judged.push(b);
+        return { text: ['{"score": 7, "reason": "Names the issue but not its status."}'] };
+      }
+      if (b.model === 'judge-mumbles') return { text: ['Looks fine to me.'] };
+      return lastRole(b) === 'tool'
+        ? { text: ['Issue #1 is about Safari.'] }
+        : { toolCalls: [{ name: 'get_issue', args: { number: 1 } }] };
+    };
+    const rubric = 'Score 10 when the answer names the issue and its status.';
+    const { experimentId } = await admin().experiments.start.mutate({
+      ...P(),
+      datasetId,
+      candidate: { name: 'Judged', model: { modelId: 'cand-judged' }, judge: { rubric, modelId: 'judge-model' } },
+    });
+    const e = await finished(experimentId);
+    expect(e.status).toBe('COMPLETED');
+    const read = resultFor(e.results, readCase);
+    expect(read.judge).toMatchObject({ score: 7, reason: 'Names the issue but not its status.', model: 'judge-model' });
+    const prompt = (read.judge as { prompt: string }).prompt;
+    expect(prompt).toContain(JSON.stringify(rubric));
+    expect(prompt).toContain('Issue #1 is about Safari.');
+    expect(prompt).toContain('Which issues are open?');
+    // The judge was sent exactly that prompt, once per case.
+    expect(judged).toHaveLength(2);
+    expect(JSON.stringify(judged.map((b) => b.messages))).toContain(JSON.stringify(prompt).slice(1, 60));
+
+    const mumbled = await admin().experiments.start.mutate({
+      ...P(),
+      datasetId,
+      candidate: {
+        name: 'Judged badly',
+        model: { modelId: 'cand-judged' },
+        judge: { rubric, modelId: 'judge-mumbles' },
+      },
+    });
+    const m = await finished(mumbled.experimentId);
+    expect(resultFor(m.results, readCase).judge).toMatchObject({
+      error: 'The judge did not answer with a score and a reason.',
+      model: 'judge-mumbles',
+    });
+    // The verdict does not decide passing: the expectations do.
+    expect(resultFor(m.results, readCase).passed).toBe(resultFor(e.results, readCase).passed);
+  });
+});
+
 describe('npm run eval', () => {
   it('prints a JSON report and exits 1 when an expectation fails, 0 when all pass, 2 on bad input', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'eval-'));

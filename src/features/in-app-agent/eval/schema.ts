@@ -129,6 +129,21 @@ export const EvalCandidateSchema = z
     /** The product's system prompt version it was written for: refused when this build has another. */
     systemPromptVersion: PromptVersion.optional(),
     concurrency: z.number().int().min(1).max(EVAL_LIMITS.maxConcurrency).optional(),
+    /** A judge model scores each answer by this rubric (0 to 10, with a reason). */
+    judge: z
+      .object({
+        rubric: z.string().trim().min(1).max(LIMITS.maxInstructionsChars),
+        /** The judge's model id (the configured provider); else the configured model. */
+        modelId: z
+          .string()
+          .trim()
+          .min(1)
+          .max(200)
+          .regex(/^[\w.:/@-]+$/, 'A model id.')
+          .optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 export type EvalCandidate = z.infer<typeof EvalCandidateSchema>;
@@ -214,6 +229,20 @@ export const EvalCaseResultSchema = z.object({
     costUsd: z.number().optional(),
   }),
   latencyMs: z.number(),
+  /** The judge's verdict (with the prompt that produced it), or why there is none. */
+  judge: z
+    .union([
+      z.object({
+        score: z.number(),
+        reason: z.string(),
+        prompt: z.string(),
+        model: z.string(),
+        inputTokens: z.number().optional(),
+        outputTokens: z.number().optional(),
+      }),
+      z.object({ error: z.string(), prompt: z.string(), model: z.string() }),
+    ])
+    .optional(),
 });
 export type EvalCaseResult = z.infer<typeof EvalCaseResultSchema>;
 

@@ -42,6 +42,7 @@ import {
 } from '../eval/schema';
 import { answerDiff, checkExpectations, sameArgs, toolCallDiff } from '../eval/diff';
 import { runAgent, systemPrompt } from './agent';
+import { judgeAnswer, judgePrompt } from './eval-judge';
 import {
   casesToRun,
   closeLostExperiments,
@@ -154,7 +155,15 @@ export function estimateCost(
     const history = JSON.stringify(d.history).length + d.userMessage.text.length;
     const results = d.original.toolCalls.reduce((n, t) => n + JSON.stringify(t.result ?? null).length, 0);
     inputTokens += Math.ceil(((promptChars + history) * steps + results * (steps - 1)) / 4);
-    outputTokens += d.original.usage?.outputTokens ?? Math.ceil(d.original.answer.length / 4) + 40 * steps;
+    const answerTokens = d.original.usage?.outputTokens ?? Math.ceil(d.original.answer.length / 4) + 40 * steps;
+    outputTokens += answerTokens;
+    // The judge reads the rubric, the question and both answers, and writes a short verdict.
+    if (candidate.judge) {
+      inputTokens += Math.ceil(
+        (candidate.judge.rubric.length + d.userMessage.text.length + 2 * d.original.answer.length + 400) / 4,
+      );
+      outputTokens += 60;
+    }
   }
   const prices = pricesOf(candidate, deps);
   return {
@@ -304,6 +313,8 @@ interface ExperimentContext {
   model: ModelHandle;
   instructions: string;
   policy: { version: number; policy: NonNullable<EvalCandidate['toolPolicy']> };
+  /** The judge and its rubric, when the candidate has one. */
+  judge?: { rubric: string; model: ModelHandle };
   deps: RunDeps;
   signal: AbortSignal;
 }
@@ -482,10 +493,25 @@ async function runCase(
   };
   if (result.kind === 'error')
     return { ...base, outcome: 'error', error: { code: result.code, message: result.message }, passed: false };
+  const judge = ctx.judge
+    ? await judgeAnswer(
+        ctx.judge.model,
+        judgePrompt(ctx.judge.rubric, {
+          question: data.userMessage.text,
+          originalAnswer: data.original.answer,
+          answer,
+          toolCalls: calls,
+        }),
+        ctx.signal,
+        ctx.deps.settings.maxRetries,
+      )
+    : undefined;
+  if (ctx.signal.aborted) return null;
   return {
     ...base,
     outcome: result.kind === 'interrupt' ? 'pending' : 'completed',
     passed: checked.every((e) => e.passed),
+    ...(judge ? { judge } : {}),
   };
 }
 
@@ -528,6 +554,15 @@ export async function startExperiment(
       `This build's system prompt is version ${SYSTEM_PROMPT_VERSION}, not ${candidate.systemPromptVersion}: run the candidate with the build that has it.`,
     );
   const model = candidateModel(candidate, deps);
+  const judge = candidate.judge
+    ? {
+        rubric: candidate.judge.rubric,
+        model: candidateModel(
+          { name: 'judge', ...(candidate.judge.modelId ? { model: { modelId: candidate.judge.modelId } } : {}) },
+          deps,
+        ),
+      }
+    : undefined;
   await closeLostExperiments(prisma, input.projectId, LOST_AFTER_SECONDS);
   const total = await countCases(prisma, input.datasetId);
   if (!total) throw new EvalRefusal('DATASET_EMPTY', 'The dataset has no cases yet.');
@@ -557,6 +592,7 @@ export async function startExperiment(
     policy: candidate.toolPolicy
       ? { version: -1, policy: candidate.toolPolicy }
       : { version: settings.policy.version, policy: settings.policy.policy },
+    ...(judge ? { judge } : {}),
     deps,
     signal: controller.signal,
   };

@@ -150,6 +150,20 @@ export function CaseResultView({ result, question }: { result: CaseResult; quest
             ))}
         </ul>
       ) : null}
+      {result.judge ? (
+        'score' in result.judge ? (
+          <details data-testid="eval-judge" data-score={result.judge.score}>
+            <summary className="cursor-pointer text-sm">
+              Judge ({result.judge.model}): {result.judge.score}/10 · {result.judge.reason}
+            </summary>
+            <pre className="whitespace-pre-wrap break-all text-xs">{result.judge.prompt}</pre>
+          </details>
+        ) : (
+          <p className="text-sm text-amber-800 dark:text-amber-300" data-testid="eval-judge">
+            Judge ({result.judge.model}): {result.judge.error}
+          </p>
+        )
+      ) : null}
       <details>
         <summary className="cursor-pointer text-sm">Answer against the original</summary>
         <AnswerDiffView diff={result.answerDiff} label="Answer: removed and added words against the original" />

@@ -250,6 +250,9 @@ function candidateOf(form: FormData): Candidate {
     ...(text('instructions') ? { instructions: text('instructions') } : {}),
     ...(input && output ? { prices: { input: Number(input), output: Number(output) } } : {}),
     concurrency: Number(text('concurrency') || '2'),
+    ...(text('rubric')
+      ? { judge: { rubric: text('rubric'), ...(text('judgeModel') ? { modelId: text('judgeModel') } : {}) } }
+      : {}),
   };
 }
 
@@ -352,6 +355,22 @@ function ExperimentForm({
           data-testid="eval-candidate-instructions"
         />
       </label>
+      <div className="grid gap-3 sm:grid-cols-3">
+        <label className="text-sm sm:col-span-2">
+          <span className={ui.label}>Judge rubric (optional)</span>
+          <textarea
+            name="rubric"
+            rows={2}
+            maxLength={4000}
+            placeholder="A model scores each answer from 0 to 10 by this rubric"
+            className={ui.field}
+          />
+        </label>
+        <label className="text-sm">
+          <span className={ui.label}>Judge model id</span>
+          <input name="judgeModel" className={ui.field} placeholder="The configured model" />
+        </label>
+      </div>
       {estimate ? (
         <p role="status" className="text-sm" data-testid="eval-estimate" data-cases={estimate.value.cases}>
           {estimate.value.cases} cases · about {formatTokens(estimate.value.inputTokens)} tokens in and{' '}
