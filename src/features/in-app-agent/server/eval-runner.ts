@@ -18,7 +18,10 @@
  */
 import { createHash } from 'node:crypto';
 import {
+  childLog,
+  describeError,
   env,
+  hasProjectAccess,
   loadProjectMember,
   log,
   newId,
@@ -27,7 +30,6 @@ import {
   revokeKey,
   TOOL_CALL_META_KEY,
 } from '../host';
-import { hasProjectAccess } from '../host';
 import { foldEvents, emptyView } from '../fold';
 import type { AgentEvent, ConversationView } from '../schema';
 import {
@@ -421,7 +423,7 @@ async function runCase(
   } finally {
     await revokeKey(ctx.prisma, key.id).catch((err: unknown) =>
       log().warn(
-        { event: 'eval.key_not_revoked', experimentId: ctx.experimentId, keyId: key.id, error: String(err) },
+        { event: 'eval.key_not_revoked', experimentId: ctx.experimentId, keyId: key.id, error: describeError(err) },
         'experiment key not revoked (it expires)',
       ),
     );
@@ -602,7 +604,7 @@ export async function startExperiment(
 
 async function runAll(ctx: ExperimentContext): Promise<'COMPLETED' | 'STOPPED' | 'FAILED'> {
   const { prisma, experimentId } = ctx;
-  const logger = log().child({ experimentId, projectId: ctx.projectId });
+  const logger = childLog({ experimentId, projectId: ctx.projectId });
   const beat = setInterval(() => {
     heartbeat(prisma, experimentId).catch(() => undefined);
   }, HEARTBEAT_MS);
@@ -628,7 +630,7 @@ async function runAll(ctx: ExperimentContext): Promise<'COMPLETED' | 'STOPPED' |
           result = await runCase(ctx, c);
         } catch (err) {
           // A case that could not be run is reported with it; the experiment goes on.
-          logger.warn({ event: 'eval.case_failed', caseId: c.id, error: (err as Error).name }, 'case failed');
+          logger.warn({ event: 'eval.case_failed', caseId: c.id, error: describeError(err) }, 'case failed');
           result = errorResult(c.id, null, 'CASE_FAILED', (err as Error).message || 'The case could not be run.', 0);
         }
         if (!result) {
@@ -644,12 +646,12 @@ async function runAll(ctx: ExperimentContext): Promise<'COMPLETED' | 'STOPPED' |
   } catch (err) {
     status = 'FAILED';
     errorCode = 'EXPERIMENT_FAILED';
-    logger.error({ event: 'eval.failed', error: (err as Error).name }, 'experiment failed');
+    logger.error({ event: 'eval.failed', error: describeError(err) }, 'experiment failed');
   } finally {
     clearInterval(beat);
   }
   await finishExperiment(prisma, experimentId, { status, ...(errorCode ? { errorCode } : {}) }).catch((err: unknown) =>
-    logger.error({ event: 'eval.end_not_recorded', error: (err as Error).name }, 'experiment end not recorded'),
+    logger.error({ event: 'eval.end_not_recorded', error: describeError(err) }, 'experiment end not recorded'),
   );
   logger.info({ event: 'eval.ended', status }, 'experiment ended');
   return status;
