@@ -5,7 +5,9 @@
 // from the original or neutrally, a held call without a matching original left pending), one
 // fails on a case (reported with it; the experiment goes on). The project's tables do not change
 // (row counts and a checksum of the issues), comparisons and the JSONL export read the stored
-// results, Stop stops, and the headless command exits non-zero when an expectation fails.
+// results, Stop stops, a rejected approval is replayed as rejected (never run), a judge's verdict is
+// kept with its prompt, and the headless command exits non-zero when an expectation fails (also
+// as a process, on PostgreSQL). Lost experiments are closed; cases go with their conversation.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -519,6 +521,73 @@ describe('experiments', () => {
     expect(e.done).toBe(0);
     expect(calls).toBe(1);
     expect(runningExperiments()).toBe(0);
+  });
+});
+
+describe('a rejected approval', () => {
+  it('is decided as the original decided it: the call gets the rejection and never runs; other arguments wait (issue 1 stays open)', async () => {
+    const prisma = await getPrisma();
+    // The original: a close held for approval and rejected.
+    answer = (b) =>
+      lastRole(b) === 'tool'
+        ? { text: ['I did not close it.'] }
+        : { toolCalls: [{ name: 'close_issue', args: { number: 1 } }] };
+    const held = await record('Close issue 1', {});
+    const fin = held.events.at(-1) as { outcome?: { interrupts?: Array<{ id: string }> } };
+    const threadId = (held.events[0] as { threadId: string }).threadId;
+    const resumed = await postAgent(server.url, project.id, project.users.MEMBER.cookie, {
+      threadId,
+      messages: [],
+      resume: [
+        {
+          interruptId: fin.outcome!.interrupts![0]!.id,
+          status: 'resolved',
+          payload: { approved: false, feedback: 'Keep it' },
+        },
+      ],
+    });
+    expect(resumed.events.at(-1)?.type).toBe('RUN_FINISHED');
+    const d = await admin().datasets.create.mutate({ ...P(), name: 'Rejected' });
+    await admin().datasets.addConversation.mutate({ ...P(), datasetId: d.id, conversationId: threadId });
+    const [c] = (await admin().datasets.get.query({ ...P(), datasetId: d.id })).cases;
+    const original = (c!.data as { original: { toolCalls: Array<{ decision?: string; result?: unknown }> } }).original
+      .toolCalls[0]!;
+    expect(original.decision).toBe('rejected');
+    const issues = await prisma.issue.count({ where: { projectId: project.id } });
+
+    for (const [modelId, number] of [
+      ['cand-same-close', 1],
+      ['cand-other-close', 2],
+    ] as const) {
+      answer = (b) =>
+        b.model !== modelId || lastRole(b) === 'tool'
+          ? { text: ['Done.'] }
+          : { toolCalls: [{ name: 'close_issue', args: { number } }] };
+      const { experimentId } = await admin().experiments.start.mutate({
+        ...P(),
+        datasetId: d.id,
+        candidate: { name: modelId, model: { modelId } },
+      });
+      const [r] = (await finished(experimentId)).results;
+      const call = r!.toolCalls[0]!;
+      if (number === 1) {
+        expect(r!.outcome).toBe('completed');
+        expect(call).toMatchObject({
+          name: 'close_issue',
+          mode: 'replayed',
+          approval: 'rejected',
+          result: original.result,
+        });
+      } else {
+        expect(r!.outcome).toBe('pending');
+        expect(call).toMatchObject({ mode: 'pending', approval: 'pending' });
+      }
+    }
+    expect(await prisma.issue.count({ where: { projectId: project.id } })).toBe(issues);
+    expect(
+      (await prisma.issue.findUniqueOrThrow({ where: { projectId_number: { projectId: project.id, number: 1 } } }))
+        .status,
+    ).toBe('OPEN');
   });
 });
 
