@@ -18,6 +18,9 @@ const ALLOWED_EXTRA_INDEXES: Record<string, RegExp> = {
   // At most one RUNNING run per conversation.
   AgentRun_one_running_per_conversation:
     /^CREATE UNIQUE INDEX "AgentRun_one_running_per_conversation" ON (\w+\.)?"AgentRun" USING btree \("conversationId"\) WHERE \(status = 'RUNNING'::"AgentRunStatus"\)$/,
+  // At most one RUNNING experiment per evaluation dataset.
+  AgentEvalExperiment_one_running_per_dataset:
+    /^CREATE UNIQUE INDEX "AgentEvalExperiment_one_running_per_dataset" ON (\w+\.)?"AgentEvalExperiment" USING btree \("datasetId"\) WHERE \(status = 'RUNNING'::"AgentEvalStatus"\)$/,
 };
 
 const schemaText = readFileSync(path.join(process.cwd(), 'prisma', 'schema.prisma'), 'utf8');

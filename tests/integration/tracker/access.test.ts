@@ -34,6 +34,53 @@ interface Fx {
   runId: string;
   /** An app connected by the calling role's user (the OWNER's for non-members) to the project. */
   grantId: string;
+  /** An evaluation dataset with one case and two finished experiments. */
+  datasetId: string;
+  caseId: string;
+  experimentIds: [string, string];
+}
+
+/** An evaluation dataset of the project: one case (the conversation's turn) and two finished experiments. */
+async function evalFixtures(projectId: string, userId: string, conversationId: string) {
+  const prisma = await getPrisma();
+  const datasetId = newId('ds_');
+  const caseId = newId('case_');
+  await prisma.agentEvalDataset.create({ data: { id: datasetId, projectId, name: `Access ${datasetId}` } });
+  await prisma.agentEvalCase.create({
+    data: {
+      id: caseId,
+      datasetId,
+      source: 'conversation',
+      conversationId,
+      messageId: newId('msg_'),
+      userId,
+      data: {
+        history: [],
+        decisions: {},
+        userMessage: { text: 'Which issues are open?' },
+        pageContext: {},
+        original: { answer: 'None.', toolCalls: [], model: null, usage: null },
+        rating: null,
+        reasons: [],
+        comment: null,
+      },
+    },
+  });
+  const experimentIds: [string, string] = [newId('exp_'), newId('exp_')];
+  for (const id of experimentIds)
+    await prisma.agentEvalExperiment.create({
+      data: {
+        id,
+        datasetId,
+        projectId,
+        name: id,
+        candidate: { name: id },
+        systemPromptVersion: '000000000000',
+        status: 'COMPLETED',
+        total: 1,
+      },
+    });
+  return { datasetId, caseId, experimentIds };
 }
 
 /** An app connected by `userId` to the project through MCP authorization (a client and a grant). */
@@ -128,6 +175,7 @@ async function fixtures(p: TestProject, role: Role = 'OWNER'): Promise<Fx> {
   const grantId = await connectedAppOf(p.id, p.users[role].id);
   return {
     grantId,
+    ...(await evalFixtures(p.id, p.users[role].id, conversation.conversationId)),
     projectId: p.id,
     issueNumber: issue.number,
     keyId: key.key.id,
@@ -380,6 +428,95 @@ const CASES: Record<string, Case> = {
     call: (c, f) => c.agent.memberData.delete.mutate({ projectId: f.projectId, userId: f.memberId }),
   },
   'agent.waiting.list': { scope: 'agent:use', call: (c, f) => c.agent.waiting.list.query({ projectId: f.projectId }) },
+  'agent.eval.info': { scope: 'agent:review', call: (c, f) => c.agent.eval.info.query({ projectId: f.projectId }) },
+  'agent.eval.datasets.list': {
+    scope: 'agent:review',
+    call: (c, f) => c.agent.eval.datasets.list.query({ projectId: f.projectId }),
+  },
+  'agent.eval.datasets.get': {
+    scope: 'agent:review',
+    call: (c, f) => c.agent.eval.datasets.get.query({ projectId: f.projectId, datasetId: f.datasetId }),
+  },
+  'agent.eval.datasets.create': {
+    scope: 'agent:manage',
+    call: (c, f) => c.agent.eval.datasets.create.mutate({ projectId: f.projectId, name: `New ${f.datasetId}` }),
+  },
+  'agent.eval.datasets.addRated': {
+    scope: 'agent:manage',
+    call: (c, f) =>
+      c.agent.eval.datasets.addRated.mutate({ projectId: f.projectId, datasetId: f.datasetId, filter: { rating: 1 } }),
+  },
+  'agent.eval.datasets.addConversation': {
+    scope: 'agent:manage',
+    call: (c, f) =>
+      c.agent.eval.datasets.addConversation.mutate({
+        projectId: f.projectId,
+        datasetId: f.datasetId,
+        conversationId: f.conversationId,
+      }),
+  },
+  'agent.eval.datasets.import': {
+    scope: 'agent:manage',
+    call: (c, f) =>
+      c.agent.eval.datasets.import.mutate({ projectId: f.projectId, datasetId: f.datasetId, jsonl: 'not json\n' }),
+  },
+  'agent.eval.datasets.delete': {
+    scope: 'agent:manage',
+    call: (c, f) => c.agent.eval.datasets.delete.mutate({ projectId: f.projectId, datasetId: f.datasetId }),
+  },
+  'agent.eval.cases.setExpectations': {
+    scope: 'agent:manage',
+    call: (c, f) =>
+      c.agent.eval.cases.setExpectations.mutate({
+        projectId: f.projectId,
+        caseId: f.caseId,
+        expectations: [{ kind: 'asks_back' }],
+      }),
+  },
+  'agent.eval.cases.remove': {
+    scope: 'agent:manage',
+    call: (c, f) => c.agent.eval.cases.remove.mutate({ projectId: f.projectId, caseId: f.caseId }),
+  },
+  'agent.eval.experiments.estimate': {
+    scope: 'agent:manage',
+    call: (c, f) =>
+      c.agent.eval.experiments.estimate.query({
+        projectId: f.projectId,
+        datasetId: f.datasetId,
+        candidate: { name: 'x' },
+      }),
+  },
+  'agent.eval.experiments.start': {
+    scope: 'agent:manage',
+    // One case on the offline demo model: it ends within moments.
+    call: (c, f) =>
+      c.agent.eval.experiments.start.mutate({
+        projectId: f.projectId,
+        datasetId: f.datasetId,
+        candidate: { name: 'x' },
+      }),
+  },
+  'agent.eval.experiments.stop': {
+    scope: 'agent:manage',
+    call: (c, f) => c.agent.eval.experiments.stop.mutate({ projectId: f.projectId, experimentId: f.experimentIds[0] }),
+  },
+  'agent.eval.experiments.get': {
+    scope: 'agent:review',
+    call: (c, f) => c.agent.eval.experiments.get.query({ projectId: f.projectId, experimentId: f.experimentIds[0] }),
+  },
+  'agent.eval.experiments.compare': {
+    scope: 'agent:review',
+    call: (c, f) =>
+      c.agent.eval.experiments.compare.query({
+        projectId: f.projectId,
+        baseId: f.experimentIds[0],
+        otherId: f.experimentIds[1],
+      }),
+  },
+  'agent.eval.experiments.export': {
+    scope: 'agent:review',
+    call: (c, f) => c.agent.eval.experiments.export.query({ projectId: f.projectId, experimentId: f.experimentIds[0] }),
+  },
 };
 
 let server: TestServer;

@@ -25,6 +25,7 @@ const STORAGE: Record<string, string> = {
   'server/member-data.ts': "one member's assistant data: who has some, its export and its deletion",
   'server/waiting.ts': 'the approvals and questions waiting for a user, and their expiry',
   'server/takeover.ts': 'the claim of runs whose instance stopped (lease, generation, what is kept, a new key)',
+  'server/eval-store.ts': 'evaluation datasets, cases, experiments and results, and the key an experiment reads with',
 };
 
 describe("the assistant module's data access", () => {

@@ -31,6 +31,7 @@ import {
 import { maskDeep, maskText } from './redaction';
 import { budgetsRouter, dataPolicyRouter, memberDataRouter, waitingRouter } from './budget-data-router';
 import { allowancesRouter, settingsRouter } from './settings-router';
+import { evalRouter } from './eval-router';
 import { settingsUsedBy } from './settings-store';
 
 const ConversationInput = ProjectInput.extend({ conversationId: ConversationIdSchema });
@@ -286,4 +287,6 @@ export const agentRouter = router({
   dataPolicy: dataPolicyRouter,
   memberData: memberDataRouter,
   waiting: waitingRouter,
+  /** Datasets of rated answers, experiments against a candidate, comparisons (eval-router.ts). */
+  eval: evalRouter,
 });

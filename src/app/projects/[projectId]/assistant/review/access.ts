@@ -2,7 +2,7 @@ import { TRPCError } from '@trpc/server';
 import { requireProjectPage } from '@/features/tracker/page-access';
 import type { ServerCaller } from '@/server/server-caller';
 
-export type ReviewGate = { kind: 'forbidden' } | { kind: 'ok'; caller: ServerCaller };
+export type ReviewGate = { kind: 'forbidden' } | { kind: 'ok'; caller: ServerCaller; canManage: boolean };
 
 /**
  * The review pages are for ADMIN and OWNER (scope `agent:review`). Signed-out visitors go to the
@@ -12,7 +12,7 @@ export type ReviewGate = { kind: 'forbidden' } | { kind: 'ok'; caller: ServerCal
 export async function reviewGate(projectId: string, path: string): Promise<ReviewGate> {
   const ctx = await requireProjectPage(projectId, path);
   if (!ctx.can('agent:review')) return { kind: 'forbidden' };
-  return { kind: 'ok', caller: ctx.caller };
+  return { kind: 'ok', caller: ctx.caller, canManage: ctx.can('agent:manage') };
 }
 
 /** True when a tRPC call failed with NOT_FOUND (e.g. a conversation of another project). */

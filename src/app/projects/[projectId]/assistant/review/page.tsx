@@ -56,6 +56,15 @@ export default async function AssistantReviewPage({ params, searchParams }: Proj
         Every assistant conversation in this project, newest first, with what its answers used. Open one to replay it
         read-only with its tool audit trail.
       </PageIntro>
+      <p className="text-sm">
+        <Link
+          href={`${basePath}/datasets`}
+          className="text-blue-700 underline dark:text-blue-300"
+          data-testid="review-datasets-link"
+        >
+          Datasets and experiments
+        </Link>
+      </p>
       <UsageSummary usage={usage} hrefForDays={(d) => reviewHref(basePath, { filter, reason, days: d })} />
       <BudgetUsage data={budgets} />
       <FeedbackExportForm projectId={projectId} />

@@ -1,6 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
+import { AddToDataset } from '@/features/in-app-agent/components/eval/AddToDataset';
 import { AuditTrail } from '@/features/in-app-agent/components/review/AuditTrail';
 import { ReviewConversation } from '@/features/in-app-agent/components/review/ReviewConversation';
 import { ReviewExport } from '@/features/in-app-agent/components/review/ReviewExport';
@@ -46,6 +47,15 @@ export default async function AssistantReviewConversationPage({
       )[lastRun.status]
     : null;
   const model = [...data.view.runs].reverse().find((r) => r.model)?.model;
+  // Datasets of the evaluation studio this conversation's turns can be added to (agent:manage).
+  const datasets = gate.canManage ? await gate.caller.agent.eval.datasets.list({ projectId }) : [];
+  const turns = data.view.messages.flatMap((m, i, all) => {
+    if (m.role !== 'assistant') return [];
+    const next = all.slice(i + 1).find((n) => n.role !== 'tool');
+    if (next && next.role !== 'user') return [];
+    const question = all.slice(0, i).findLast((n) => n.role === 'user');
+    return question ? [{ messageId: m.id, question: question.content }] : [];
+  });
 
   return (
     <main className="space-y-4" data-testid="review-conversation">
@@ -89,6 +99,7 @@ export default async function AssistantReviewConversationPage({
         </div>
         <ReviewExport projectId={projectId} conversationId={conversationId} />
       </div>
+      <AddToDataset projectId={projectId} conversationId={conversationId} datasets={datasets} turns={turns} />
       <div className="grid gap-6 lg:grid-cols-[minmax(0,3fr)_minmax(0,2fr)]">
         <section
           aria-label="Conversation (read-only)"

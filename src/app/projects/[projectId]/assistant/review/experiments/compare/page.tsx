@@ -1,0 +1,44 @@
+import type { Metadata } from 'next';
+import Link from 'next/link';
+import { notFound } from 'next/navigation';
+import { Comparison } from '@/features/in-app-agent/components/eval/Comparison';
+import { NotAllowed } from '@/features/tracker/components/ui';
+import type { ProjectQueryPageProps } from '@/features/tracker/page-access';
+import { isNotFound } from '../../access';
+import { studioGate } from '../../datasets/studio-access';
+
+export const dynamic = 'force-dynamic';
+export const metadata: Metadata = { title: 'Assistant experiments compared' };
+
+const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v)?.slice(0, 64) ?? '';
+
+export default async function AssistantComparisonPage({ params, searchParams }: ProjectQueryPageProps) {
+  const { projectId } = await params;
+  const sp = await searchParams;
+  const basePath = `/projects/${encodeURIComponent(projectId)}/assistant/review`;
+  const gate = await studioGate(projectId, `${basePath}/experiments/compare`);
+  if (gate.kind === 'forbidden')
+    return <NotAllowed projectId={projectId} what="review assistant conversations" testId="review-not-allowed" />;
+  const [baseId, otherId] = [one(sp.base), one(sp.other)];
+  if (!baseId || !otherId) notFound();
+  const data = await gate.caller.agent.eval.experiments
+    .compare({ projectId, baseId, otherId })
+    .catch((err: unknown) => {
+      if (isNotFound(err)) notFound();
+      throw err;
+    });
+  return (
+    <main className="space-y-4" data-testid="eval-comparison-page">
+      <p className="text-sm">
+        <Link
+          href={`${basePath}/datasets/${encodeURIComponent(data.dataset.id)}`}
+          className="text-blue-700 underline dark:text-blue-300"
+        >
+          ← {data.dataset.name}
+        </Link>
+      </p>
+      <h1 className="text-2xl font-semibold tracking-tight">Comparison</h1>
+      <Comparison data={data} />
+    </main>
+  );
+}
