@@ -21,9 +21,22 @@ export async function findProjectId(page: Page): Promise<string> {
   return decodeURIComponent(acme.href.split(/[/?#]/)[2]!);
 }
 
+/**
+ * Opens the panel unless it is open (or opening: a panel left open opens again by itself). A click
+ * that came before the page was hydrated does nothing: it is made again, at most three times.
+ */
 export async function ensureOpen(page: Page): Promise<void> {
-  if ((await page.locator(PANEL).count()) > 0) return;
-  await page.getByTestId('assistant-toggle').click();
+  const toggle = page.getByTestId('assistant-toggle');
+  for (let attempt = 0; attempt < 3; attempt++) {
+    if ((await page.locator(PANEL).count()) > 0) return;
+    if ((await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click();
+    const opened = await page
+      .locator(PANEL)
+      .waitFor({ timeout: 10_000 })
+      .then(() => true)
+      .catch(() => false);
+    if (opened) return;
+  }
   await page.locator(PANEL).waitFor();
 }
 
