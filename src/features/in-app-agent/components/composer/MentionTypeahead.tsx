@@ -102,7 +102,10 @@ export function useMentionTypeahead(inputRef: RefObject<HTMLTextAreaElement | nu
     actions.addReference({ type: 'reference', kind: item.kind, id: item.id, label: item.label });
     actions.setDraft(text);
     close();
+    // The caret after the inserted mention, once the field shows it; not when the user typed on
+    // meanwhile (a busy page's next frame can come after a keystroke: the caret is theirs then).
     window.requestAnimationFrame(() => {
+      if (field.value !== text) return;
       field.focus();
       field.setSelectionRange(caret, caret);
     });
