@@ -158,6 +158,16 @@ async function run(runId: string) {
   return rows[0]!;
 }
 
+/** Whether the run's streaming answer has been written (its first flush), with some of its text. */
+async function partialTextStored(runId: string): Promise<boolean> {
+  const { rows } = await db.query(
+    `SELECT 1 FROM "AgentEvent" WHERE "runId" = $1 AND "type" = 'TEXT_MESSAGE'
+       AND "payload"->>'role' = 'assistant' AND length("payload"->>'content') > 0`,
+    [runId],
+  );
+  return rows.length > 0;
+}
+
 /** Kills the run's owner now (-9, its whole process group). */
 async function killOwner(runId: string): Promise<ClusterNode> {
   const owner = await cluster.ownerOf(runId, db);
@@ -321,7 +331,9 @@ describe('a run survives the death of its instance (three instances behind nginx
     const s = await startScenario('midstream');
     const w = watch(s.runId, 1);
     await waitUntil('ten deltas', async () => deltas(w.seen) >= 10);
-    await sleep(1_500); // the long message's first flush (every second while it streams)
+    // The long message's first flush (every second while it streams): the cut text is stored, so
+    // the takeover counts its usage as estimated.
+    await waitUntil('the cut text stored', async () => await partialTextStored(s.runId), 20_000);
     await killOwner(s.runId);
     const events = [...s.first, ...(await w.done)];
     const view = await checkWatched(s.runId, s.threadId, events, { type: 'RUN_FINISHED', outcome: 'success' });
