@@ -18,11 +18,12 @@
  * upload is refused as busy (503) rather than piling decoded pixels up in memory.
  */
 import 'server-only';
-import sharp, { type Metadata, type Sharp } from 'sharp';
+import type { Metadata, Sharp } from 'sharp';
 import { processWide } from '../host';
 import { formatBytes } from '../attachments';
 import { AgentRefusal } from '../error-codes';
 import type { ModelAccepts } from './model';
+import { loadSharp } from './sharp';
 
 /** An image may have at most this many pixels (all frames of an animation together). */
 const MAX_IMAGE_PIXELS = 50_000_000;
@@ -169,6 +170,7 @@ function isJson(text: string): boolean {
 type ImageType = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
 
 async function processImage(bytes: Uint8Array, type: ImageType, name: string): Promise<ProcessedAttachment> {
+  const sharp = await loadSharp();
   // The header only: dimensions and frames, before a single pixel is decoded.
   let meta: Metadata;
   try {
@@ -223,11 +225,7 @@ function encode(pipeline: Sharp, type: ImageType) {
 
 /** Runs image work with at most IMAGE_WORKERS at once per process (and IMAGE_QUEUE waiting). */
 async function withImageWorker<T>(work: () => Promise<T>): Promise<T> {
-  const pool = processWide('in-app-agent.attachment-images', () => {
-    // The process keeps no decoded images between uploads.
-    sharp.cache(false);
-    return { active: 0, waiting: [] as Array<() => void> };
-  });
+  const pool = processWide('in-app-agent.attachment-images', () => ({ active: 0, waiting: [] as Array<() => void> }));
   if (pool.active >= IMAGE_WORKERS) {
     if (pool.waiting.length >= IMAGE_QUEUE) {
       throw new AgentRefusal(

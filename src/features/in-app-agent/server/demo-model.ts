@@ -25,8 +25,8 @@
  *   show me an unsafe answer   (markdown with raw HTML and a javascript: link, rendered inert)
  *   (any message with attachments)   says what it received: an image's size in pixels, a file's size
  */
-import sharp from 'sharp';
 import type { RuntimeModel } from './runtime-model';
+import { loadSharp } from './sharp';
 
 type Part =
   | { type: 'stream-start'; warnings: [] }
@@ -121,6 +121,7 @@ async function describeAttachments(m: PromptMessage | undefined): Promise<string
   const seen: string[] = [];
   for (const p of m.content) {
     if (p.type === 'file' && p.mediaType?.startsWith('image/')) {
+      const sharp = await loadSharp();
       const meta = await sharp(bytesOf(p.data))
         .metadata()
         .catch(() => null);
