@@ -72,6 +72,11 @@ export interface CellCeiling {
   granted: boolean;
   /** Destructive or outward: never runs without asking. */
   alwaysAsks: boolean;
+  /**
+   * The call is itself a question to the user (`ask_user`): asking for approval first would ask
+   * twice, so it runs or is not available.
+   */
+  asksItself: boolean;
   /** Today's behaviour: the declared approval class within RBAC. */
   default: PolicyChoice;
 }
@@ -79,6 +84,7 @@ export interface CellCeiling {
 /** The choices a cell may hold within its ceiling. */
 export function choicesWithin(ceiling: CellCeiling): PolicyChoice[] {
   if (!ceiling.granted) return ['off'];
+  if (ceiling.asksItself) return ['auto', 'off'];
   return ceiling.alwaysAsks ? ['ask', 'off'] : [...POLICY_CHOICES];
 }
 
@@ -86,6 +92,7 @@ export function choicesWithin(ceiling: CellCeiling): PolicyChoice[] {
 export function cellOf(policy: ToolPolicy, tool: string, role: Role, ceiling: CellCeiling): PolicyChoice {
   if (!ceiling.granted) return 'off';
   const choice = policy.cells[tool]?.[role] ?? ceiling.default;
+  if (choice === 'ask' && ceiling.asksItself) return 'auto';
   return choice === 'auto' && ceiling.alwaysAsks ? 'ask' : choice;
 }
 
@@ -131,7 +138,14 @@ export function decideCall(
 
 /** A reason a policy cannot be saved, with a stable code. */
 export interface PolicyIssue {
-  code: 'UNKNOWN_TOOL' | 'BEYOND_ROLE' | 'ALWAYS_ASKS' | 'RULE_NOT_ALLOWED' | 'RULE_FIELD' | 'RULE_VALUE';
+  code:
+    | 'UNKNOWN_TOOL'
+    | 'BEYOND_ROLE'
+    | 'ALWAYS_ASKS'
+    | 'ASKS_ITSELF'
+    | 'RULE_NOT_ALLOWED'
+    | 'RULE_FIELD'
+    | 'RULE_VALUE';
   tool: string;
   role?: Role;
   message: string;
@@ -171,6 +185,13 @@ export function policyIssues(policy: ToolPolicy, ceilingOf: CeilingOf): PolicyIs
           tool,
           role,
           message: `${tool} deletes data or sends it outside the product: it always asks for approval.`,
+        });
+      } else if (ceiling.asksItself && choice === 'ask') {
+        issues.push({
+          code: 'ASKS_ITSELF',
+          tool,
+          role,
+          message: `${tool} asks the user a question itself: it runs or is not available, it never asks for approval first.`,
         });
       }
     }

@@ -170,6 +170,7 @@ describe('saving tool permissions', () => {
     expect(await appCode(save({ cells: { delete_issue: { MEMBER: 'ask' } } }))).toBe('POLICY_BEYOND_ROLE');
     expect(await appCode(save({ cells: { delete_issue: { OWNER: 'auto' } } }))).toBe('POLICY_ALWAYS_ASKS');
     expect(await appCode(save({ cells: { notify_webhook: { MEMBER: 'auto' } } }))).toBe('POLICY_ALWAYS_ASKS');
+    expect(await appCode(save({ cells: { ask_user: { MEMBER: 'ask' } } }))).toBe('POLICY_ASKS_ITSELF');
     expect(await appCode(save({ cells: { drop_database: { OWNER: 'auto' } } }))).toBe('POLICY_UNKNOWN_TOOL');
     expect(await appCode(save({ rules: { update_issue: [{ when: { field: 'assignee' }, choice: 'auto' }] } }))).toBe(
       'POLICY_RULE_FIELD',

@@ -7,6 +7,8 @@ import { ceilingsOf, POLICY_TOOL_NAMES, POLICY_TOOLS, runToolPolicy } from '@/fe
 import { approvalFor, toolInfo } from '@/features/in-app-agent/server/tools';
 import { declarationOf, MCP_TOOL_DECLARATIONS } from '@/features/in-app-agent/tool-declarations';
 import {
+  cellOf,
+  choicesWithin,
   decideCall,
   describeRule,
   normalizePolicy,
@@ -50,11 +52,28 @@ describe('tool permissions: defaults', () => {
   it('lists every tool of the assistant with ceilings by role', () => {
     expect(POLICY_TOOL_NAMES).toEqual([...MCP_TOOL_METADATA.map((t) => t.name), 'navigate', 'search_docs', 'ask_user']);
     const viewer = ceilingsOf('create_issue')!.VIEWER;
-    expect(viewer).toEqual({ granted: false, alwaysAsks: false, default: 'off' });
-    expect(ceilingsOf('delete_issue')!.OWNER).toEqual({ granted: true, alwaysAsks: true, default: 'ask' });
+    expect(viewer).toEqual({ granted: false, alwaysAsks: false, asksItself: false, default: 'off' });
+    expect(ceilingsOf('delete_issue')!.OWNER).toEqual({
+      granted: true,
+      alwaysAsks: true,
+      asksItself: false,
+      default: 'ask',
+    });
     expect(ceilingsOf('delete_issue')!.MEMBER.granted).toBe(false);
     expect(ceilingsOf('list_issues')!.VIEWER.default).toBe('auto');
     expect(POLICY_TOOLS.find((t) => t.name === 'navigate')).toMatchObject({ local: true, scope: null });
+  });
+
+  it('offers asking back only as "runs" or "not available" (the question is itself the ask)', () => {
+    const member = ceilingsOf('ask_user')!.MEMBER;
+    expect(member).toEqual({ granted: true, alwaysAsks: false, asksItself: true, default: 'auto' });
+    expect(choicesWithin(member)).toEqual(['auto', 'off']);
+    expect(choicesWithin(ceilingsOf('create_issue')!.MEMBER)).toEqual(['auto', 'ask', 'off']);
+    // A stored "ask" (saved before this rule) applies as "runs"; a save saying it is refused.
+    const stored = { cells: { ask_user: { MEMBER: 'ask' as const, VIEWER: 'off' as const } }, rules: {} };
+    expect(cellOf(stored, 'ask_user', 'MEMBER', member)).toBe('auto');
+    expect(cellOf(stored, 'ask_user', 'VIEWER', ceilingsOf('ask_user')!.VIEWER)).toBe('off');
+    expect(policyIssues(stored, ceilingsOf).map((i) => [i.code, i.role])).toEqual([['ASKS_ITSELF', 'MEMBER']]);
   });
 });
 

@@ -12,7 +12,13 @@
  * page, a save and a run all hold a cell within the same bounds.
  */
 import { type AccessSubject, hasProjectAccess, MCP_TOOL_METADATA, type Scope } from '../host';
-import { isLocalTool, LOCAL_TOOL_DECLARATIONS, LOCAL_TOOL_NAMES, declarationOf } from '../tool-declarations';
+import {
+  declarationOf,
+  isLocalTool,
+  LOCAL_TOOL_DECLARATIONS,
+  LOCAL_TOOL_NAMES,
+  type LocalToolDeclaration,
+} from '../tool-declarations';
 import {
   type CellCeiling,
   cellOf,
@@ -73,15 +79,29 @@ export interface PolicyTool {
   ceilings: Readonly<Record<Role, CellCeiling>>;
 }
 
-function ceilingFor(scope: Scope | null, declared: 'auto' | 'approval' | 'always', role: Role): CellCeiling {
+function ceilingFor(
+  scope: Scope | null,
+  declared: 'auto' | 'approval' | 'always',
+  asksItself: boolean,
+  role: Role,
+): CellCeiling {
   const granted = scope === null || hasProjectAccess({ role }, scope);
   const alwaysAsks = declared === 'always';
   const dflt: PolicyChoice = !granted ? 'off' : declared === 'auto' ? 'auto' : 'ask';
-  return { granted, alwaysAsks, default: dflt };
+  return { granted, alwaysAsks, asksItself, default: dflt };
 }
 
-function ceilingsFor(scope: Scope | null, declared: 'auto' | 'approval' | 'always'): Record<Role, CellCeiling> {
-  return Object.fromEntries(ROLES.map((role) => [role, ceilingFor(scope, declared, role)])) as Record<
+/** A tool whose call is a question to the user (it declares an interrupt of its own: `ask_user`). */
+const asksItself = (name: string) =>
+  isLocalTool(name) &&
+  (LOCAL_TOOL_DECLARATIONS[name as (typeof LOCAL_TOOL_NAMES)[number]] as LocalToolDeclaration).interrupt !== undefined;
+
+function ceilingsFor(
+  scope: Scope | null,
+  declared: 'auto' | 'approval' | 'always',
+  name: string,
+): Record<Role, CellCeiling> {
+  return Object.fromEntries(ROLES.map((role) => [role, ceilingFor(scope, declared, asksItself(name), role)])) as Record<
     Role,
     CellCeiling
   >;
@@ -97,7 +117,7 @@ export const POLICY_TOOLS: readonly PolicyTool[] = Object.freeze([
       local: false,
       scope: t.scope,
       alwaysAsks: declared === 'always',
-      ceilings: ceilingsFor(t.scope, declared),
+      ceilings: ceilingsFor(t.scope, declared, t.name),
     };
   }),
   ...LOCAL_TOOL_NAMES.map((name) => {
@@ -108,7 +128,7 @@ export const POLICY_TOOLS: readonly PolicyTool[] = Object.freeze([
       local: true,
       scope: null,
       alwaysAsks: (declared as string) === 'always',
-      ceilings: ceilingsFor(null, declared),
+      ceilings: ceilingsFor(null, declared, name),
     };
   }),
 ]);
@@ -120,7 +140,7 @@ export function ceilingsOf(tool: string): Readonly<Record<Role, CellCeiling>> | 
   return TOOL_BY_NAME.get(tool)?.ceilings;
 }
 
-const NOT_GRANTED: CellCeiling = { granted: false, alwaysAsks: false, default: 'off' };
+const NOT_GRANTED: CellCeiling = { granted: false, alwaysAsks: false, asksItself: false, default: 'off' };
 
 /** The tool policy of a run whose user is `subject`. */
 export function runToolPolicy(subject: AccessSubject, opts: PolicyOptions = {}): RunToolPolicy {
