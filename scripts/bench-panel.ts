@@ -55,8 +55,8 @@ const TOOL_PROMPT = /list the issues/;
 const BUDGETS = {
   enterToFirstPaintMsP50: 150,
   enterToFirstPaintMsP95: 300,
-  mainThreadMsPer1000Deltas: 4000,
-  scriptMsPer1000Deltas: 1500,
+  mainThreadMsPer1000Deltas: 4500,
+  scriptMsPer1000Deltas: 1600,
 };
 
 /** The value at quantile `q` of sorted values (nearest rank). */
