@@ -9,13 +9,18 @@
  * "#12" and "issue 12" become links to the issue only when the issue was checked, and a link the
  * model wrote to an issue page stays a link only when it points to a checked issue of this project;
  * anything else stays plain text.
+ *
+ * The text is rendered block by block (`markdown-blocks.ts`): each top-level block is its own
+ * memoized render, so while an answer streams only its last, growing block is parsed again; the
+ * output is the whole text's render, element for element.
  */
 import Link from 'next/link';
-import { memo, useMemo, useState, type ReactNode } from 'react';
-import ReactMarkdown, { type Components } from 'react-markdown';
+import { Fragment, memo, useMemo, useState, type ReactNode } from 'react';
+import ReactMarkdown, { type Components, type Options } from 'react-markdown';
 import remarkGfm from 'remark-gfm';
 import { issueOfHref } from '../issue-references';
 import type { IssueReference } from '../schema';
+import { markdownBlocks } from './markdown-blocks';
 import { remarkIssueReferences } from './markdown-references';
 import { classifyHref, safeUrlTransform } from './safe-url';
 import { humanize } from './tool-ui/results';
@@ -191,15 +196,56 @@ function MarkdownImpl({
   }, [references, links]);
   return (
     <div className="assistant-markdown space-y-2 break-words text-sm leading-relaxed [&_blockquote]:border-l-4 [&_blockquote]:border-slate-300 [&_blockquote]:pl-3 [&_h1]:text-base [&_h1]:font-semibold [&_h2]:text-base [&_h2]:font-semibold [&_h3]:font-semibold [&_li]:ml-5 [&_ol]:list-decimal [&_ul]:list-disc [&_:not(pre)>code]:rounded [&_:not(pre)>code]:bg-slate-100 [&_:not(pre)>code]:px-1 dark:[&_:not(pre)>code]:bg-slate-800">
-      <ReactMarkdown
-        remarkPlugins={checked?.plugins ?? remarkPlugins}
+      <MarkdownBlocks
+        text={text}
+        plugins={checked?.plugins ?? remarkPlugins}
         components={checked?.components ?? components}
-        urlTransform={safeUrlTransform}
-      >
-        {text}
-      </ReactMarkdown>
+      />
     </div>
   );
+}
+
+type Plugins = NonNullable<Options['remarkPlugins']>;
+
+/**
+ * One top-level block (`markdown-blocks.ts`), rendered again only when its source or the answer's
+ * references change: while an answer streams, only its last block is parsed on each frame.
+ */
+const MarkdownBlock = memo(function MarkdownBlock({
+  source,
+  plugins,
+  components: blockComponents,
+}: {
+  source: string;
+  plugins: Plugins;
+  components: Components;
+}) {
+  return (
+    <ReactMarkdown remarkPlugins={plugins} components={blockComponents} urlTransform={safeUrlTransform}>
+      {source}
+    </ReactMarkdown>
+  );
+});
+
+/** The blocks in order, a line break between two (as the whole text's render puts between its top-level elements). */
+function MarkdownBlocks({
+  text,
+  plugins,
+  components: blockComponents,
+}: {
+  text: string;
+  plugins: Plugins;
+  components: Components;
+}) {
+  const blocks = markdownBlocks(text);
+  return blocks.map((source, i) => (
+    // Blocks only grow at the end of an answer: the index names the same block from frame to frame.
+    // biome-ignore lint/suspicious/noArrayIndexKey: see above
+    <Fragment key={i}>
+      {i > 0 ? '\n' : null}
+      <MarkdownBlock source={source} plugins={plugins} components={blockComponents} />
+    </Fragment>
+  ));
 }
 
 export const Markdown = memo(MarkdownImpl);
