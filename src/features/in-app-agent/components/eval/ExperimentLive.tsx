@@ -10,6 +10,7 @@ import { downloadFile } from '../download';
 import { ui } from '../settings/styles';
 import { formatTokens, formatUsd } from '../usage-format';
 import { CaseResultView } from './CaseResultView';
+import { StudioError } from './StudioTable';
 import type { ExperimentData } from './types';
 
 const POLL_MS = 1_000;
@@ -101,11 +102,7 @@ export function ExperimentLive({
           {formatTokens(data.inputTokens)} tokens in · {formatTokens(data.outputTokens)} out
           {data.costUsd !== null ? ` · ${formatUsd(data.costUsd)}` : ''} · system prompt {data.systemPromptVersion}
         </p>
-        {error ? (
-          <p role="alert" className="text-sm text-red-800 dark:text-red-300">
-            {error}
-          </p>
-        ) : null}
+        <StudioError message={error} />
       </div>
       <section aria-labelledby="eval-results-heading" className="space-y-3">
         <h2 id="eval-results-heading" className="text-lg font-semibold">
