@@ -17,7 +17,8 @@ import {
   type JsonObject,
 } from './approval';
 import { ApprovalChanges } from './ApprovalChanges';
-import { ClockIcon, HourglassIcon, ShieldIcon } from './icons';
+import { HourglassIcon, ShieldIcon } from './icons';
+import { ExpiresIn, RequestStateLine } from './interrupts/RequestLines';
 import { formatFieldError } from './json-schema';
 
 function short(v: unknown): string {
@@ -227,31 +228,20 @@ function ApprovalCard({ request, state, draft, onDraftChange, now, disabled }: A
       </div>
 
       {state.kind === 'decided' ? <Outcome decision={state.decision} proposed={request.args} /> : null}
-      {state.kind === 'expired' ? (
-        <p className="mt-2 text-sm font-medium" data-testid="approval-outcome" data-decision="expired">
-          <HourglassIcon /> This request expired: it can no longer be approved. Ask again if you still want it.
-        </p>
-      ) : null}
-      {state.kind === 'unanswered' ? (
-        <p
-          className="mt-2 text-sm text-slate-600 dark:text-slate-300"
-          data-testid="approval-outcome"
-          data-decision="unanswered"
-        >
-          Not answered: a new message was sent instead.
-        </p>
-      ) : null}
-      {state.kind === 'waiting' ? (
-        <p className="mt-2 text-sm font-medium" data-testid="approval-outcome" data-decision="waiting">
-          <ClockIcon /> Open (waiting for the user)
-          {Number.isFinite(expiresMs) ? (
+      <RequestStateLine
+        kind={state.kind}
+        testId="approval-outcome"
+        dataKey="decision"
+        expired="This request expired: it can no longer be approved. Ask again if you still want it."
+        waitingDetail={
+          Number.isFinite(expiresMs) ? (
             <span className="font-normal text-slate-600 dark:text-slate-300">
               {' '}
               · expires in <time dateTime={request.expiresAt}>{formatCountdown(expiresMs)}</time>
             </span>
-          ) : null}
-        </p>
-      ) : null}
+          ) : null
+        }
+      />
 
       {showProposal ? (
         <details className="mt-2 text-xs">
@@ -264,13 +254,7 @@ function ApprovalCard({ request, state, draft, onDraftChange, now, disabled }: A
 
       {open ? (
         <div className="mt-3 space-y-3">
-          {Number.isFinite(expiresMs) ? (
-            <p
-              className={`text-xs ${expiresMs < 60_000 ? 'font-semibold text-red-800 dark:text-red-300' : 'text-slate-600 dark:text-slate-300'}`}
-            >
-              <ClockIcon /> Expires in <time dateTime={request.expiresAt}>{formatCountdown(expiresMs)}</time>
-            </p>
-          ) : null}
+          {Number.isFinite(expiresMs) ? <ExpiresIn ms={expiresMs} at={request.expiresAt} /> : null}
           <div>
             <div className="flex items-center justify-between">
               <label htmlFor={`${id}-args`} className="text-xs font-medium">

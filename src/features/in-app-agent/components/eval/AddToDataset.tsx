@@ -7,6 +7,7 @@ import { type FormEvent, useState } from 'react';
 import { useTRPCClient } from '../../host-client';
 import { trpcErrorMessage } from '../agent-api';
 import { ui } from '../settings/styles';
+import { NameSelect } from './StudioTable';
 
 export function AddToDataset({
   projectId,
@@ -59,16 +60,7 @@ export function AddToDataset({
       aria-label="Add to a dataset"
       data-testid="eval-add-to-dataset"
     >
-      <label className="text-sm">
-        <span className={ui.label}>Add to dataset</span>
-        <select name="dataset" className={ui.field} data-testid="eval-add-dataset">
-          {datasets.map((d) => (
-            <option key={d.id} value={d.id}>
-              {d.name}
-            </option>
-          ))}
-        </select>
-      </label>
+      <NameSelect label="Add to dataset" name="dataset" options={datasets} testId="eval-add-dataset" />
       <label className="text-sm">
         <span className={ui.label}>What</span>
         <select name="turn" defaultValue="" className={ui.field} data-testid="eval-add-turn">

@@ -5,7 +5,7 @@
  */
 import { formatTokens, formatUsd } from '../usage-format';
 import type { CaseResult } from './types';
-import { Scrollable } from './Scrollable';
+import { StudioTable } from './StudioTable';
 
 const MODE_LABELS: Record<CaseResult['toolCalls'][number]['mode'], string> = {
   ran: 'ran (read, as the user)',
@@ -98,34 +98,24 @@ export function CaseResultView({ result, question }: { result: CaseResult; quest
           ))}
         </ul>
       ) : null}
-      {result.toolCalls.length ? (
-        <Scrollable label="Tool calls of the candidate">
-          <table className="w-full text-left text-sm" data-testid="eval-tool-calls">
-            <caption className="sr-only">Tool calls of the candidate</caption>
-            <thead>
-              <tr className="text-xs text-slate-600 dark:text-slate-300">
-                <th scope="col">Tool</th>
-                <th scope="col">Arguments</th>
-                <th scope="col">In the experiment</th>
-              </tr>
-            </thead>
-            <tbody>
-              {result.toolCalls.map((c) => (
-                <tr key={c.id} data-testid="eval-tool-call" data-tool={c.name} data-mode={c.mode}>
-                  <td className="font-mono text-xs">{c.name}</td>
-                  <td className="break-all font-mono text-xs">{json(c.args)}</td>
-                  <td className="text-xs">
-                    {MODE_LABELS[c.mode]}
-                    {c.approval && c.mode !== 'pending' ? ` · ${c.approval} as in the original` : ''}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </Scrollable>
-      ) : (
-        <p className="text-sm text-slate-600 dark:text-slate-300">No tool calls.</p>
-      )}
+      <StudioTable
+        label="Tool calls of the candidate"
+        testId="eval-tool-calls"
+        caption="Tool calls of the candidate"
+        columns={['Tool', 'Arguments', 'In the experiment']}
+        empty={result.toolCalls.length ? null : 'No tool calls.'}
+      >
+        {result.toolCalls.map((c) => (
+          <tr key={c.id} data-testid="eval-tool-call" data-tool={c.name} data-mode={c.mode}>
+            <td className="font-mono text-xs">{c.name}</td>
+            <td className="break-all font-mono text-xs">{json(c.args)}</td>
+            <td className="text-xs">
+              {MODE_LABELS[c.mode]}
+              {c.approval && c.mode !== 'pending' ? ` · ${c.approval} as in the original` : ''}
+            </td>
+          </tr>
+        ))}
+      </StudioTable>
       {diff.added.length || diff.removed.length || diff.matched.some((m) => m.args.length) ? (
         <ul className="text-sm" aria-label="Tool calls against the original" data-testid="eval-tool-diff">
           {diff.removed.map((c, i) => (

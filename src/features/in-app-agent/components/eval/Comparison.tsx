@@ -6,7 +6,7 @@
 import { answerDiff } from '../../eval/diff';
 import { AnswerDiffView, Verdict } from './CaseResultView';
 import type { ComparisonData } from './types';
-import { Scrollable } from './Scrollable';
+import { StudioTable } from './StudioTable';
 
 const VERDICT_LABELS = { better: 'Better', worse: 'Worse', changed: 'Changed', same: 'Same' } as const;
 const VERDICT_TONES = {
@@ -24,49 +24,40 @@ export function Comparison({ data }: { data: ComparisonData }) {
         <strong>{data.other.name}</strong> against <strong>{data.base.name}</strong>: {s.better} better, {s.worse}{' '}
         worse, {s.changed} changed, {s.same} the same.
       </p>
-      <Scrollable label="Cases of both experiments">
-        <table className="w-full text-left text-sm">
-          <caption className="sr-only">Cases of both experiments</caption>
-          <thead>
-            <tr className="text-xs text-slate-600 dark:text-slate-300">
-              <th scope="col">Case</th>
-              <th scope="col">Verdict</th>
-              <th scope="col">{data.base.name}</th>
-              <th scope="col">{data.other.name}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.cases.map((c) => (
-              <tr
-                key={c.caseId}
-                data-testid="eval-comparison-row"
-                data-case-id={c.caseId}
-                data-verdict={c.verdict}
-                className="align-top"
-              >
-                <td className="max-w-xs py-1">
-                  <details>
-                    <summary className="cursor-pointer">{data.questions[c.caseId] || '(no text)'}</summary>
-                    <AnswerDiffView
-                      diff={answerDiff(c.base.answer, c.other.answer)}
-                      label={`Answer of ${data.other.name} against ${data.base.name}`}
-                    />
-                  </details>
-                </td>
-                <td className={`py-1 font-medium ${VERDICT_TONES[c.verdict]}`}>{VERDICT_LABELS[c.verdict]}</td>
-                <td className="py-1">
-                  <Verdict passed={c.base.passed} outcome={c.base.outcome} />{' '}
-                  <span className="text-xs">{c.base.toolCalls.map((t) => t.name).join(', ') || 'no tools'}</span>
-                </td>
-                <td className="py-1">
-                  <Verdict passed={c.other.passed} outcome={c.other.outcome} />{' '}
-                  <span className="text-xs">{c.other.toolCalls.map((t) => t.name).join(', ') || 'no tools'}</span>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </Scrollable>
+      <StudioTable
+        label="Cases of both experiments"
+        caption="Cases of both experiments"
+        columns={['Case', 'Verdict', data.base.name, data.other.name]}
+      >
+        {data.cases.map((c) => (
+          <tr
+            key={c.caseId}
+            data-testid="eval-comparison-row"
+            data-case-id={c.caseId}
+            data-verdict={c.verdict}
+            className="align-top"
+          >
+            <td className="max-w-xs py-1">
+              <details>
+                <summary className="cursor-pointer">{data.questions[c.caseId] || '(no text)'}</summary>
+                <AnswerDiffView
+                  diff={answerDiff(c.base.answer, c.other.answer)}
+                  label={`Answer of ${data.other.name} against ${data.base.name}`}
+                />
+              </details>
+            </td>
+            <td className={`py-1 font-medium ${VERDICT_TONES[c.verdict]}`}>{VERDICT_LABELS[c.verdict]}</td>
+            <td className="py-1">
+              <Verdict passed={c.base.passed} outcome={c.base.outcome} />{' '}
+              <span className="text-xs">{c.base.toolCalls.map((t) => t.name).join(', ') || 'no tools'}</span>
+            </td>
+            <td className="py-1">
+              <Verdict passed={c.other.passed} outcome={c.other.outcome} />{' '}
+              <span className="text-xs">{c.other.toolCalls.map((t) => t.name).join(', ') || 'no tools'}</span>
+            </td>
+          </tr>
+        ))}
+      </StudioTable>
     </div>
   );
 }

@@ -5,7 +5,6 @@
  * experiment against a candidate (with its estimated cost shown before it can start), the
  * dataset's experiments, and two of them picked for a comparison.
  */
-import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { type FormEvent, useState } from 'react';
 import { useTRPCClient } from '../../host-client';
@@ -14,7 +13,13 @@ import { trpcErrorMessage } from '../agent-api';
 import { ui } from '../settings/styles';
 import { formatTokens, formatUsd } from '../usage-format';
 import type { DatasetData } from './types';
-import { Scrollable } from './Scrollable';
+import { NameSelect, StudioError, StudioLink, StudioTable } from './StudioTable';
+
+/** The comparison's two selects: the base first; at first the newest finished experiment against the one before it. */
+const COMPARE_SIDES = [
+  { label: 'Compare', name: 'base', preset: 1 },
+  { label: 'with', name: 'other', preset: 0 },
+] as const;
 
 type Client = ReturnType<typeof useTRPCClient>;
 type Expectation = Parameters<Client['agent']['eval']['cases']['setExpectations']['mutate']>[0]['expectations'][number];
@@ -388,11 +393,7 @@ function ExperimentForm({
       >
         {ready ? 'Start experiment' : 'Estimate cost'}
       </button>
-      {error ? (
-        <p role="alert" className="text-sm text-red-800 dark:text-red-300">
-          {error}
-        </p>
-      ) : null}
+      <StudioError message={error} />
     </form>
   );
 }
@@ -446,47 +447,29 @@ export function DatasetDetail({
         <h2 id="experiments-heading" className="text-lg font-semibold">
           Experiments
         </h2>
-        {data.experiments.length ? (
-          <Scrollable label="Experiments of this dataset">
-            <table className="w-full text-left text-sm" data-testid="eval-experiments">
-              <thead>
-                <tr className="text-xs text-slate-600 dark:text-slate-300">
-                  <th scope="col">Candidate</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Passed</th>
-                  <th scope="col">Errors</th>
-                  <th scope="col">Tokens</th>
-                  <th scope="col">Cost</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.experiments.map((e) => (
-                  <tr key={e.id} data-testid="eval-experiment-row" data-experiment-id={e.id} data-status={e.status}>
-                    <td>
-                      <Link
-                        href={`${basePath}/experiments/${encodeURIComponent(e.id)}`}
-                        className="text-blue-700 underline dark:text-blue-300"
-                      >
-                        {e.name}
-                      </Link>
-                    </td>
-                    <td>
-                      {e.status.toLowerCase()} ({e.done}/{e.total})
-                    </td>
-                    <td>{e.passed}</td>
-                    <td>{e.errored}</td>
-                    <td>
-                      {formatTokens(e.inputTokens)} in · {formatTokens(e.outputTokens)} out
-                    </td>
-                    <td>{e.costUsd !== null ? formatUsd(e.costUsd) : '—'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </Scrollable>
-        ) : (
-          <p className="text-sm text-slate-600 dark:text-slate-300">No experiments yet.</p>
-        )}
+        <StudioTable
+          label="Experiments of this dataset"
+          testId="eval-experiments"
+          columns={['Candidate', 'Status', 'Passed', 'Errors', 'Tokens', 'Cost']}
+          empty={data.experiments.length ? null : 'No experiments yet.'}
+        >
+          {data.experiments.map((e) => (
+            <tr key={e.id} data-testid="eval-experiment-row" data-experiment-id={e.id} data-status={e.status}>
+              <td>
+                <StudioLink href={`${basePath}/experiments/${encodeURIComponent(e.id)}`}>{e.name}</StudioLink>
+              </td>
+              <td>
+                {e.status.toLowerCase()} ({e.done}/{e.total})
+              </td>
+              <td>{e.passed}</td>
+              <td>{e.errored}</td>
+              <td>
+                {formatTokens(e.inputTokens)} in · {formatTokens(e.outputTokens)} out
+              </td>
+              <td>{e.costUsd !== null ? formatUsd(e.costUsd) : '—'}</td>
+            </tr>
+          ))}
+        </StudioTable>
         {done.length >= 2 ? (
           <form
             method="get"
@@ -494,26 +477,16 @@ export function DatasetDetail({
             className="flex flex-wrap items-end gap-2"
             aria-label="Compare two experiments"
           >
-            <label className="text-sm">
-              <span className={ui.label}>Compare</span>
-              <select name="base" defaultValue={done[1]!.id} className={ui.field} data-testid="eval-compare-base">
-                {done.map((e) => (
-                  <option key={e.id} value={e.id}>
-                    {e.name}
-                  </option>
-                ))}
-              </select>
-            </label>
-            <label className="text-sm">
-              <span className={ui.label}>with</span>
-              <select name="other" defaultValue={done[0]!.id} className={ui.field} data-testid="eval-compare-other">
-                {done.map((e) => (
-                  <option key={e.id} value={e.id}>
-                    {e.name}
-                  </option>
-                ))}
-              </select>
-            </label>
+            {COMPARE_SIDES.map(({ label, name, preset }) => (
+              <NameSelect
+                key={name}
+                label={label}
+                name={name}
+                options={done}
+                defaultValue={done[preset]!.id}
+                testId={`eval-compare-${name}`}
+              />
+            ))}
             <button type="submit" className={ui.secondary} data-testid="eval-compare">
               Compare
             </button>

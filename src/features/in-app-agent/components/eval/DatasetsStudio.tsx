@@ -3,7 +3,6 @@
  * The review studio's datasets: the project's datasets with their cases and experiments, and a new
  * dataset made of the rated answers the filters select (rating, reasons, dates, tools used, model).
  */
-import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { type FormEvent, useState } from 'react';
 import { useTRPCClient } from '../../host-client';
@@ -11,7 +10,7 @@ import { FEEDBACK_REASON_LABELS, FEEDBACK_REASONS, type FeedbackReason } from '.
 import { trpcErrorMessage } from '../agent-api';
 import { ui } from '../settings/styles';
 import type { DatasetList } from './types';
-import { Scrollable } from './Scrollable';
+import { StudioError, StudioLink, StudioTable } from './StudioTable';
 
 type CreateInput = Parameters<ReturnType<typeof useTRPCClient>['agent']['eval']['datasets']['create']['mutate']>[0];
 
@@ -78,43 +77,27 @@ export function DatasetsStudio({
         <h2 id="datasets-heading" className="text-lg font-semibold">
           Datasets
         </h2>
-        {datasets.length ? (
-          <Scrollable label="Datasets">
-            <table className="w-full text-left text-sm" data-testid="eval-datasets">
-              <thead>
-                <tr className="text-xs text-slate-600 dark:text-slate-300">
-                  <th scope="col">Name</th>
-                  <th scope="col">Cases</th>
-                  <th scope="col">Experiments</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {datasets.map((d) => (
-                  <tr key={d.id} data-testid="eval-dataset-row" data-dataset-id={d.id}>
-                    <td>
-                      <Link
-                        href={`${basePath}/datasets/${encodeURIComponent(d.id)}`}
-                        className="text-blue-700 underline dark:text-blue-300"
-                      >
-                        {d.name}
-                      </Link>
-                    </td>
-                    <td>{d.cases}</td>
-                    <td>{d.experiments}</td>
-                    <td>
-                      <time dateTime={new Date(d.createdAt).toISOString()}>
-                        {new Date(d.createdAt).toISOString().slice(0, 10)}
-                      </time>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </Scrollable>
-        ) : (
-          <p className="text-sm text-slate-600 dark:text-slate-300">No datasets yet.</p>
-        )}
+        <StudioTable
+          label="Datasets"
+          testId="eval-datasets"
+          columns={['Name', 'Cases', 'Experiments', 'Created']}
+          empty={datasets.length ? null : 'No datasets yet.'}
+        >
+          {datasets.map((d) => (
+            <tr key={d.id} data-testid="eval-dataset-row" data-dataset-id={d.id}>
+              <td>
+                <StudioLink href={`${basePath}/datasets/${encodeURIComponent(d.id)}`}>{d.name}</StudioLink>
+              </td>
+              <td>{d.cases}</td>
+              <td>{d.experiments}</td>
+              <td>
+                <time dateTime={new Date(d.createdAt).toISOString()}>
+                  {new Date(d.createdAt).toISOString().slice(0, 10)}
+                </time>
+              </td>
+            </tr>
+          ))}
+        </StudioTable>
       </section>
       {canManage ? (
         <form
@@ -180,11 +163,7 @@ export function DatasetsStudio({
           <button type="submit" disabled={pending} className={ui.primary} data-testid="eval-dataset-create">
             {pending ? 'Creating…' : 'Create dataset'}
           </button>
-          {error ? (
-            <p role="alert" className="text-sm text-red-800 dark:text-red-300">
-              {error}
-            </p>
-          ) : null}
+          <StudioError message={error} />
         </form>
       ) : null}
     </div>

@@ -6,23 +6,14 @@
 import { useEffect, useState } from 'react';
 import { useTRPCClient } from '../../host-client';
 import { trpcErrorMessage } from '../agent-api';
+import { downloadFile } from '../download';
 import { ui } from '../settings/styles';
 import { formatTokens, formatUsd } from '../usage-format';
 import { CaseResultView } from './CaseResultView';
+import { StudioError } from './StudioTable';
 import type { ExperimentData } from './types';
 
 const POLL_MS = 1_000;
-
-function download(name: string, text: string): void {
-  const url = URL.createObjectURL(new Blob([text], { type: 'application/x-ndjson' }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = name;
-  document.body.appendChild(a);
-  a.click();
-  a.remove();
-  window.setTimeout(() => URL.revokeObjectURL(url), 1000);
-}
 
 const STATUS_LABELS: Record<ExperimentData['status'], string> = {
   RUNNING: 'Running',
@@ -73,7 +64,7 @@ export function ExperimentLive({
   async function exportJsonl() {
     try {
       const res = await client.agent.eval.experiments.export.query({ projectId, experimentId: data.id });
-      download(res.filename, res.jsonl);
+      downloadFile(res.filename, res.jsonl, 'application/x-ndjson');
     } catch (err) {
       setError(trpcErrorMessage(err, 'Export failed.'));
     }
@@ -111,11 +102,7 @@ export function ExperimentLive({
           {formatTokens(data.inputTokens)} tokens in · {formatTokens(data.outputTokens)} out
           {data.costUsd !== null ? ` · ${formatUsd(data.costUsd)}` : ''} · system prompt {data.systemPromptVersion}
         </p>
-        {error ? (
-          <p role="alert" className="text-sm text-red-800 dark:text-red-300">
-            {error}
-          </p>
-        ) : null}
+        <StudioError message={error} />
       </div>
       <section aria-labelledby="eval-results-heading" className="space-y-3">
         <h2 id="eval-results-heading" className="text-lg font-semibold">

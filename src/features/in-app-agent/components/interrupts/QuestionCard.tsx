@@ -10,8 +10,7 @@
  */
 import { type ReactNode, useId, useRef, useState } from 'react';
 import { fieldLabel, type AnswerProblem, type QuestionProperty, type TextQuestionProperty } from '../../elicitation';
-import { formatCountdown } from '../approval';
-import { ClockIcon, HourglassIcon } from '../icons';
+import { ExpiresIn, RequestStateLine } from './RequestLines';
 import {
   controlOf,
   initialQuestionDraft,
@@ -348,25 +347,12 @@ function QuestionCard({
       </p>
 
       {state.kind === 'answered' ? <Answered request={request} state={state} /> : null}
-      {state.kind === 'expired' ? (
-        <p className="mt-2 text-sm font-medium" data-testid="question-outcome" data-outcome="expired">
-          <HourglassIcon /> Expired: the assistant was told you did not answer.
-        </p>
-      ) : null}
-      {state.kind === 'unanswered' ? (
-        <p
-          className="mt-2 text-sm text-slate-600 dark:text-slate-300"
-          data-testid="question-outcome"
-          data-outcome="unanswered"
-        >
-          Not answered: a new message was sent instead.
-        </p>
-      ) : null}
-      {state.kind === 'waiting' ? (
-        <p className="mt-2 text-sm font-medium" data-testid="question-outcome" data-outcome="waiting">
-          <ClockIcon /> Open (waiting for the user)
-        </p>
-      ) : null}
+      <RequestStateLine
+        kind={state.kind}
+        testId="question-outcome"
+        dataKey="outcome"
+        expired="Expired: the assistant was told you did not answer."
+      />
 
       {open ? (
         <form
@@ -381,13 +367,7 @@ function QuestionCard({
             send();
           }}
         >
-          {Number.isFinite(expiresMs) ? (
-            <p
-              className={`text-xs ${expiresMs < 60_000 ? 'font-semibold text-red-800 dark:text-red-300' : 'text-slate-600 dark:text-slate-300'}`}
-            >
-              <ClockIcon /> Expires in <time dateTime={request.expiresAt}>{formatCountdown(expiresMs)}</time>
-            </p>
-          ) : null}
+          {Number.isFinite(expiresMs) ? <ExpiresIn ms={expiresMs} at={request.expiresAt} /> : null}
           {fields.map(([name, property]) => (
             <Field
               key={name}

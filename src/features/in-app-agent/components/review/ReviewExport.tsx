@@ -5,20 +5,8 @@
  */
 import { useCallback, useState } from 'react';
 import { trpcErrorMessage, useAgentApi } from '../agent-api';
+import { downloadFile } from '../download';
 import { ExportButton } from './ExportButton';
-
-/** Offers `data` as a file download named `name`. */
-function downloadJson(name: string, data: unknown): void {
-  const blob = new Blob([JSON.stringify(data, null, 2)], { type: 'application/json' });
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = name;
-  document.body.appendChild(a);
-  a.click();
-  a.remove();
-  window.setTimeout(() => URL.revokeObjectURL(url), 1000);
-}
 
 function useConversationExport(projectId: string, conversationId: string) {
   const api = useAgentApi();
@@ -29,7 +17,7 @@ function useConversationExport(projectId: string, conversationId: string) {
     setError(null);
     try {
       const data = await api.exportConversation({ projectId, conversationId });
-      downloadJson(`conversation-${conversationId}.json`, data);
+      downloadFile(`conversation-${conversationId}.json`, JSON.stringify(data, null, 2), 'application/json');
     } catch (err) {
       setError(trpcErrorMessage(err, 'Export failed.'));
     } finally {

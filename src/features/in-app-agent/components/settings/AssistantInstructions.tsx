@@ -5,7 +5,8 @@
  * version; when someone else saved meanwhile, their text is shown and the editor's is kept.
  */
 import { useId, useState } from 'react';
-import { type AssistantSettingsData, failureOf, formatWhen, type SettingsApi, ui } from './settings-api';
+import { ReviewAndSave, useVersionedSave } from './ReviewAndSave';
+import { type AssistantSettingsData, formatWhen, type SettingsApi, ui } from './settings-api';
 
 type Saved = AssistantSettingsData['instructions'];
 
@@ -22,43 +23,25 @@ export function AssistantInstructions({
   const max = initial.limits.instructionsChars;
   const [saved, setSaved] = useState<Saved>(initial.instructions);
   const [text, setText] = useState(initial.instructions.text);
-  const [phase, setPhase] = useState<'editing' | 'confirming' | 'saving'>('editing');
-  const [notice, setNotice] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const flow = useVersionedSave();
+  const { phase, setPhase, setNotice, error, setError, busy } = flow;
   /** The newer version someone else saved while this one was edited. */
   const [newer, setNewer] = useState<Saved | null>(null);
   const changed = text.trimEnd() !== saved.text;
-  const busy = phase === 'saving';
   const near = text.length > max * 0.9;
 
-  async function save() {
-    setPhase('saving');
-    setError(null);
-    try {
-      const res = await api.saveInstructions({ projectId, baseVersion: saved.version, text });
-      const fresh = await api.load(projectId);
-      setSaved(fresh.instructions);
-      setText(fresh.instructions.text);
-      setNewer(null);
-      setNotice(
-        res.changed
-          ? `Saved as version ${res.version}. It applies from the assistant's next answer in this project.`
-          : 'Nothing changed.',
-      );
-    } catch (err) {
-      const failure = failureOf(err, 'The instructions could not be saved. Try again.');
-      if (failure.code === 'SETTINGS_CONFLICT') {
-        try {
-          setNewer((await api.load(projectId)).instructions);
-        } catch {
-          // The newer version could not be read: the message still says what happened.
-        }
-      }
-      setError(failure.message);
-    } finally {
-      setPhase('editing');
-    }
-  }
+  const save = () =>
+    flow.save({
+      write: () => api.saveInstructions({ projectId, baseVersion: saved.version, text }),
+      saved: async () => {
+        const fresh = await api.load(projectId);
+        setSaved(fresh.instructions);
+        setText(fresh.instructions.text);
+        setNewer(null);
+      },
+      conflict: async () => setNewer((await api.load(projectId)).instructions),
+      failure: 'The instructions could not be saved. Try again.',
+    });
 
   return (
     <section aria-labelledby={`${id}-title`} className="space-y-3" data-testid="assistant-instructions">
@@ -151,44 +134,19 @@ export function AssistantInstructions({
           ) : null}
         </div>
       ) : null}
-      <p role="status" className={notice ? ui.notice : 'sr-only'} data-testid="instructions-notice">
-        {notice ?? ''}
-      </p>
-
-      {phase === 'confirming' || phase === 'saving' ? (
-        <div className={ui.confirm} role="group" aria-labelledby={`${id}-confirm`} data-testid="instructions-confirm">
-          <p id={`${id}-confirm`} className="font-medium">
-            {text.trim()
-              ? `Save these instructions as version ${saved.version + 1}? The assistant follows them from its next answer.`
-              : `Remove the instructions (version ${saved.version + 1})? The assistant answers without them from its next answer.`}
-          </p>
-          <div className="flex flex-wrap gap-2">
-            <button type="button" className={ui.primary} disabled={busy} onClick={() => void save()} autoFocus>
-              {busy ? 'Saving…' : 'Save instructions'}
-            </button>
-            <button type="button" className={ui.secondary} disabled={busy} onClick={() => setPhase('editing')}>
-              Cancel
-            </button>
-          </div>
-        </div>
-      ) : (
-        <div className="flex flex-wrap gap-2">
-          <button
-            type="button"
-            className={ui.primary}
-            disabled={!changed}
-            onClick={() => {
-              setNotice(null);
-              setPhase('confirming');
-            }}
-          >
-            Review and save
-          </button>
-          <button type="button" className={ui.secondary} disabled={!changed} onClick={() => setText(saved.text)}>
-            Discard changes
-          </button>
-        </div>
-      )}
+      <ReviewAndSave
+        flow={flow}
+        testIdPrefix="instructions"
+        changed={changed}
+        question={
+          text.trim()
+            ? `Save these instructions as version ${saved.version + 1}? The assistant follows them from its next answer.`
+            : `Remove the instructions (version ${saved.version + 1})? The assistant answers without them from its next answer.`
+        }
+        saveLabel="Save instructions"
+        onSave={() => void save()}
+        onDiscard={() => setText(saved.text)}
+      />
     </section>
   );
 }

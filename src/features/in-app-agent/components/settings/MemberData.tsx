@@ -7,21 +7,11 @@
 import type { inferRouterOutputs } from '@trpc/server';
 import { useState } from 'react';
 import { type AppRouter, useTRPCClient } from '../../host-client';
+import { downloadFile } from '../download';
 import { messageOf, Outcome } from './Outcome';
 import { ui } from './styles';
 
 export type PeopleData = inferRouterOutputs<AppRouter>['agent']['memberData']['people'];
-
-function download(name: string, text: string): void {
-  const url = URL.createObjectURL(new Blob([text], { type: 'application/x-ndjson' }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = name;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  window.setTimeout(() => URL.revokeObjectURL(url), 1_000);
-}
 
 export function AssistantMemberData({ projectId, initial }: { projectId: string; initial: PeopleData }) {
   const client = useTRPCClient();
@@ -50,7 +40,11 @@ export function AssistantMemberData({ projectId, initial }: { projectId: string;
         cursor = page.nextCursor;
       }
       const day = new Date().toISOString().slice(0, 10);
-      download(`assistant-data-${userId}-${day}.jsonl`, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
+      downloadFile(
+        `assistant-data-${userId}-${day}.jsonl`,
+        `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`,
+        'application/x-ndjson',
+      );
       setNotice(`Exported ${lines.length - 1} conversation${lines.length === 2 ? '' : 's'} of ${name}.`);
     } catch (err) {
       setError(messageOf(err, 'The export failed.'));

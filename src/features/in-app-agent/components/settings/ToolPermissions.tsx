@@ -22,7 +22,8 @@ import {
   type Role,
   type ToolPolicy,
 } from '../../tool-policy';
-import { type AssistantSettingsData, failureOf, formatWhen, type SettingsApi, ui } from './settings-api';
+import { ReviewAndSave, useVersionedSave } from './ReviewAndSave';
+import { type AssistantSettingsData, formatWhen, type SettingsApi, ui } from './settings-api';
 
 type Saved = AssistantSettingsData['policy'];
 type Tool = AssistantSettingsData['tools'][number];
@@ -184,9 +185,8 @@ export function ToolPermissions({
   const { tools, roles } = initial;
   const [saved, setSaved] = useState<Saved>(initial.policy);
   const [draft, setDraft] = useState<ToolPolicy>(initial.policy.policy);
-  const [phase, setPhase] = useState<'editing' | 'confirming' | 'saving'>('editing');
-  const [notice, setNotice] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const flow = useVersionedSave();
+  const { phase, setPhase, setNotice, error, setError, busy } = flow;
   const [unsaved, setUnsaved] = useState<PolicyChanges | null>(null);
 
   const byName = useMemo(() => new Map(tools.map((t) => [t.name, t])), [tools]);
@@ -195,7 +195,6 @@ export function ToolPermissions({
   const names = tools.map((t) => t.name);
   const changes = policyChanges(saved.policy, draft, names, ceilingOf);
   const changed = changes.cells.length + changes.rules.length > 0;
-  const busy = phase === 'saving';
 
   const edit = (next: ToolPolicy) => {
     setDraft(next);
@@ -204,37 +203,23 @@ export function ToolPermissions({
     if (phase === 'confirming') setPhase('editing');
   };
 
-  async function save() {
-    setPhase('saving');
-    setError(null);
-    try {
-      const res = await api.savePolicy({ projectId, baseVersion: saved.version, policy: draft });
-      const fresh = await api.load(projectId);
-      setSaved(fresh.policy);
-      setDraft(fresh.policy.policy);
-      setUnsaved(null);
-      setNotice(
-        res.changed
-          ? `Saved as version ${res.version}. It applies from the assistant's next answer in this project.`
-          : 'Nothing changed.',
-      );
-    } catch (err) {
-      const failure = failureOf(err, 'The tool permissions could not be saved. Try again.');
-      if (failure.code === 'SETTINGS_CONFLICT') {
-        try {
-          const fresh = await api.load(projectId);
-          setUnsaved(changes);
-          setSaved(fresh.policy);
-          setDraft(fresh.policy.policy);
-        } catch {
-          // The newer version could not be read: the message still says to reload.
-        }
-      }
-      setError(failure.message);
-    } finally {
-      setPhase('editing');
-    }
-  }
+  const save = () =>
+    flow.save({
+      write: () => api.savePolicy({ projectId, baseVersion: saved.version, policy: draft }),
+      saved: async () => {
+        const fresh = await api.load(projectId);
+        setSaved(fresh.policy);
+        setDraft(fresh.policy.policy);
+        setUnsaved(null);
+      },
+      conflict: async () => {
+        const fresh = await api.load(projectId);
+        setUnsaved(changes);
+        setSaved(fresh.policy);
+        setDraft(fresh.policy.policy);
+      },
+      failure: 'The tool permissions could not be saved. Try again.',
+    });
 
   return (
     <section aria-labelledby={`${id}-title`} className="space-y-3" data-testid="tool-permissions">
@@ -356,48 +341,21 @@ export function ToolPermissions({
           ) : null}
         </div>
       ) : null}
-      <p role="status" className={notice ? ui.notice : 'sr-only'} data-testid="policy-notice">
-        {notice ?? ''}
-      </p>
-
-      {phase === 'confirming' || phase === 'saving' ? (
-        <div className={ui.confirm} data-testid="policy-confirm" role="group" aria-labelledby={`${id}-confirm`}>
-          <p id={`${id}-confirm`} className="font-medium">
-            Save these changes as version {saved.version + 1}?
-          </p>
-          <ChangeList changes={changes} titles={titles} />
-          <div className="flex flex-wrap gap-2">
-            <button type="button" className={ui.primary} disabled={busy} onClick={() => void save()} autoFocus>
-              {busy ? 'Saving…' : 'Save tool permissions'}
-            </button>
-            <button type="button" className={ui.secondary} disabled={busy} onClick={() => setPhase('editing')}>
-              Cancel
-            </button>
-          </div>
-        </div>
-      ) : (
-        <div className="flex flex-wrap items-center gap-2">
-          <button
-            type="button"
-            className={ui.primary}
-            disabled={!changed}
-            onClick={() => {
-              setNotice(null);
-              setPhase('confirming');
-            }}
-          >
-            Review and save
-          </button>
-          <button type="button" className={ui.secondary} disabled={!changed} onClick={() => edit(saved.policy)}>
-            Discard changes
-          </button>
-          <span className={ui.help} aria-live="polite">
-            {changed
-              ? `${changes.cells.length + changes.rules.length} unsaved change${changes.cells.length + changes.rules.length === 1 ? '' : 's'}`
-              : 'No unsaved changes'}
-          </span>
-        </div>
-      )}
+      <ReviewAndSave
+        flow={flow}
+        testIdPrefix="policy"
+        changed={changed}
+        question={`Save these changes as version ${saved.version + 1}?`}
+        details={<ChangeList changes={changes} titles={titles} />}
+        saveLabel="Save tool permissions"
+        status={
+          changed
+            ? `${changes.cells.length + changes.rules.length} unsaved change${changes.cells.length + changes.rules.length === 1 ? '' : 's'}`
+            : 'No unsaved changes'
+        }
+        onSave={() => void save()}
+        onDiscard={() => edit(saved.policy)}
+      />
     </section>
   );
 }

@@ -1,4 +1,5 @@
 import { TRPCError } from '@trpc/server';
+import { notFound } from 'next/navigation';
 import { requireProjectPage } from '@/features/tracker/page-access';
 import type { ServerCaller } from '@/server/server-caller';
 
@@ -16,6 +17,14 @@ export async function reviewGate(projectId: string, path: string): Promise<Revie
 }
 
 /** True when a tRPC call failed with NOT_FOUND (e.g. a conversation of another project). */
-export function isNotFound(err: unknown): boolean {
+function isNotFound(err: unknown): boolean {
   return err instanceof TRPCError && err.code === 'NOT_FOUND';
+}
+
+/** A review page's read: NOT_FOUND becomes the page's 404; any other failure propagates. */
+export function orNotFound<T>(read: Promise<T>): Promise<T> {
+  return read.catch((err: unknown) => {
+    if (isNotFound(err)) notFound();
+    throw err;
+  });
 }

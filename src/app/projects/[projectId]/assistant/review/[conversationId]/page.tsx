@@ -1,6 +1,4 @@
 import type { Metadata } from 'next';
-import Link from 'next/link';
-import { notFound } from 'next/navigation';
 import { AddToDataset } from '@/features/in-app-agent/components/eval/AddToDataset';
 import { AuditTrail } from '@/features/in-app-agent/components/review/AuditTrail';
 import { ReviewConversation } from '@/features/in-app-agent/components/review/ReviewConversation';
@@ -13,7 +11,8 @@ import {
   formatTokens,
   formatUsd,
 } from '@/features/in-app-agent/components/usage-format';
-import { isNotFound, reviewGate } from '../access';
+import { orNotFound, reviewGate } from '../access';
+import { BackLink } from '../back-link';
 import { NotAllowed } from '@/features/tracker/components/ui';
 
 export const dynamic = 'force-dynamic';
@@ -30,10 +29,7 @@ export default async function AssistantReviewConversationPage({
   if (gate.kind === 'forbidden')
     return <NotAllowed projectId={projectId} what="review assistant conversations" testId="review-not-allowed" />;
 
-  const data = await gate.caller.agent.review.get({ projectId, conversationId }).catch((err: unknown) => {
-    if (isNotFound(err)) notFound();
-    throw err;
-  });
+  const data = await orNotFound(gate.caller.agent.review.get({ projectId, conversationId }));
   const lastRun = data.view.runs[data.view.runs.length - 1];
   const lastStatus = lastRun
     ? (
@@ -59,11 +55,7 @@ export default async function AssistantReviewConversationPage({
 
   return (
     <main className="space-y-4" data-testid="review-conversation">
-      <p className="text-sm">
-        <Link href={basePath} className="text-blue-700 underline dark:text-blue-300">
-          ← All conversations
-        </Link>
-      </p>
+      <BackLink href={basePath}>All conversations</BackLink>
       <div className="flex flex-wrap items-start justify-between gap-3">
         <div>
           <h1 className="text-2xl font-semibold tracking-tight">

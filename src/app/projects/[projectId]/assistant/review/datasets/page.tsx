@@ -1,8 +1,8 @@
 import type { Metadata } from 'next';
-import Link from 'next/link';
 import { DatasetsStudio } from '@/features/in-app-agent/components/eval/DatasetsStudio';
 import { NotAllowed, PageIntro } from '@/features/tracker/components/ui';
 import type { ProjectQueryPageProps } from '@/features/tracker/page-access';
+import { BackLink } from '../back-link';
 import { studioGate } from './studio-access';
 
 export const dynamic = 'force-dynamic';
@@ -17,11 +17,7 @@ export default async function AssistantDatasetsPage({ params }: ProjectQueryPage
   const datasets = await gate.caller.agent.eval.datasets.list({ projectId });
   return (
     <main className="space-y-4" data-testid="eval-datasets-page">
-      <p className="text-sm">
-        <Link href={basePath} className="text-blue-700 underline dark:text-blue-300">
-          ← All conversations
-        </Link>
-      </p>
+      <BackLink href={basePath}>All conversations</BackLink>
       <PageIntro title="Datasets and experiments">
         Rated answers become a regression suite: run them against another model, other instructions or other tool
         permissions and see which answers get better or worse before your users do.

@@ -1,9 +1,8 @@
 import type { Metadata } from 'next';
-import Link from 'next/link';
-import { notFound } from 'next/navigation';
 import { DatasetDetail } from '@/features/in-app-agent/components/eval/DatasetDetail';
 import { NotAllowed } from '@/features/tracker/components/ui';
-import { isNotFound } from '../../access';
+import { orNotFound } from '../../access';
+import { BackLink } from '../../back-link';
 import { studioGate } from '../studio-access';
 
 export const dynamic = 'force-dynamic';
@@ -19,17 +18,10 @@ export default async function AssistantDatasetPage({
   const gate = await studioGate(projectId, `${basePath}/datasets/${encodeURIComponent(datasetId)}`);
   if (gate.kind === 'forbidden')
     return <NotAllowed projectId={projectId} what="review assistant conversations" testId="review-not-allowed" />;
-  const data = await gate.caller.agent.eval.datasets.get({ projectId, datasetId }).catch((err: unknown) => {
-    if (isNotFound(err)) notFound();
-    throw err;
-  });
+  const data = await orNotFound(gate.caller.agent.eval.datasets.get({ projectId, datasetId }));
   return (
     <main className="space-y-4" data-testid="eval-dataset-page">
-      <p className="text-sm">
-        <Link href={`${basePath}/datasets`} className="text-blue-700 underline dark:text-blue-300">
-          ← All datasets
-        </Link>
-      </p>
+      <BackLink href={`${basePath}/datasets`}>All datasets</BackLink>
       <h1 className="text-2xl font-semibold tracking-tight">{data.name}</h1>
       <DatasetDetail projectId={projectId} basePath={basePath} data={data} canManage={gate.canManage} />
     </main>

@@ -1,9 +1,8 @@
 import type { Metadata } from 'next';
-import Link from 'next/link';
-import { notFound } from 'next/navigation';
 import { ExperimentLive } from '@/features/in-app-agent/components/eval/ExperimentLive';
 import { NotAllowed } from '@/features/tracker/components/ui';
-import { isNotFound } from '../../access';
+import { orNotFound } from '../../access';
+import { BackLink } from '../../back-link';
 import { studioGate } from '../../datasets/studio-access';
 
 export const dynamic = 'force-dynamic';
@@ -19,20 +18,10 @@ export default async function AssistantExperimentPage({
   const gate = await studioGate(projectId, `${basePath}/experiments/${encodeURIComponent(experimentId)}`);
   if (gate.kind === 'forbidden')
     return <NotAllowed projectId={projectId} what="review assistant conversations" testId="review-not-allowed" />;
-  const data = await gate.caller.agent.eval.experiments.get({ projectId, experimentId }).catch((err: unknown) => {
-    if (isNotFound(err)) notFound();
-    throw err;
-  });
+  const data = await orNotFound(gate.caller.agent.eval.experiments.get({ projectId, experimentId }));
   return (
     <main className="space-y-4" data-testid="eval-experiment-page">
-      <p className="text-sm">
-        <Link
-          href={`${basePath}/datasets/${encodeURIComponent(data.dataset.id)}`}
-          className="text-blue-700 underline dark:text-blue-300"
-        >
-          ← {data.dataset.name}
-        </Link>
-      </p>
+      <BackLink href={`${basePath}/datasets/${encodeURIComponent(data.dataset.id)}`}>{data.dataset.name}</BackLink>
       <h1 className="text-2xl font-semibold tracking-tight">Experiment: {data.name}</h1>
       <ExperimentLive projectId={projectId} initial={data} canManage={gate.canManage} />
     </main>

@@ -1,10 +1,10 @@
 import type { Metadata } from 'next';
-import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { Comparison } from '@/features/in-app-agent/components/eval/Comparison';
 import { NotAllowed } from '@/features/tracker/components/ui';
 import type { ProjectQueryPageProps } from '@/features/tracker/page-access';
-import { isNotFound } from '../../access';
+import { orNotFound } from '../../access';
+import { BackLink } from '../../back-link';
 import { studioGate } from '../../datasets/studio-access';
 
 export const dynamic = 'force-dynamic';
@@ -21,22 +21,10 @@ export default async function AssistantComparisonPage({ params, searchParams }: 
     return <NotAllowed projectId={projectId} what="review assistant conversations" testId="review-not-allowed" />;
   const [baseId, otherId] = [one(sp.base), one(sp.other)];
   if (!baseId || !otherId) notFound();
-  const data = await gate.caller.agent.eval.experiments
-    .compare({ projectId, baseId, otherId })
-    .catch((err: unknown) => {
-      if (isNotFound(err)) notFound();
-      throw err;
-    });
+  const data = await orNotFound(gate.caller.agent.eval.experiments.compare({ projectId, baseId, otherId }));
   return (
     <main className="space-y-4" data-testid="eval-comparison-page">
-      <p className="text-sm">
-        <Link
-          href={`${basePath}/datasets/${encodeURIComponent(data.dataset.id)}`}
-          className="text-blue-700 underline dark:text-blue-300"
-        >
-          ← {data.dataset.name}
-        </Link>
-      </p>
+      <BackLink href={`${basePath}/datasets/${encodeURIComponent(data.dataset.id)}`}>{data.dataset.name}</BackLink>
       <h1 className="text-2xl font-semibold tracking-tight">Comparison</h1>
       <Comparison data={data} />
     </main>
