@@ -18,9 +18,12 @@
  *
  * BENCH_NEXT_ONLY=firstByte,cpu,throughput,concurrent,rss runs a subset (rss is always read);
  * BENCH_NEXT_QUICK=1 fewer rounds; BENCH_SKIP_BUILD=1 uses the existing builds as they are.
- * BENCH_NEXT_CPU_PROFILE=<dir>: the product servers run with `--cpu-prof` into <dir> and
- * `--heapsnapshot-signal=SIGUSR2`; a heap snapshot of each is taken after the warm-up, and the JSON
- * gives the window of the measured short answers for scripts/cpu-profile-top.ts.
+ * BENCH_NEXT_CPU_PROFILE=<dir>: the Next.js servers (the product's and the floor's) run with
+ * `--cpu-prof` into <dir> and `--heapsnapshot-signal=SIGUSR2`; a heap snapshot of each is taken after
+ * the warm-up (<name>.heapsnapshot), the CPU profile is written when it stops (<name>.cpuprofile), and
+ * the JSON gives the window of its measured short answers (`profileWindowMs`) for
+ * `tsx scripts/cpu-profile-top.ts <profile> --from <ms> --to <ms>`. The profiler slows the servers:
+ * take figures from a run without it.
  * The JSON line printed last is the result; a table of the figures goes to stderr.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -204,10 +207,14 @@ async function stop(server: ChildProcess): Promise<void> {
   }
 }
 
+/** Every server started, stopped at the end whether or not it came up. */
+const spawned: ChildProcess[] = [];
+
 function spawnServer(args: string[], env: NodeJS.ProcessEnv, log: string): ChildProcess {
   const out = openSync(log, 'w');
   const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', out, out], detached: true });
   closeSync(out);
+  spawned.push(child);
   return child;
 }
 
@@ -303,6 +310,18 @@ function floorApp(): string {
   return dir;
 }
 
+/** Node's flags for a Next.js server with BENCH_NEXT_CPU_PROFILE: a CPU profile at exit, a heap snapshot on SIGUSR2. */
+function profileFlags(label: string): string[] {
+  if (!profileDir) return [];
+  return [
+    '--cpu-prof',
+    `--cpu-prof-dir=${profileDir}`,
+    `--cpu-prof-name=${label}.cpuprofile`,
+    '--heapsnapshot-signal=SIGUSR2',
+    `--diagnostic-dir=${profileDir}`,
+  ];
+}
+
 async function startProduct(
   label: string,
   tempDir: string,
@@ -332,11 +351,13 @@ async function startProduct(
     encoding: 'utf8',
   });
   if (prep.status !== 0) throw new Error(`${label}: preparing the database failed:\n${prep.stdout}${prep.stderr}`);
-  const flags = profileDir ? [`--cpu-prof`, `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${label}.cpuprofile`] : [];
-  if (profileDir) flags.push('--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${profileDir}`);
   const log = path.join(tempDir, `${label}.log`);
   const spawnedAt = performance.now();
-  const server = spawnServer([...flags, nextBin, 'start', '--hostname', '127.0.0.1', '--port', String(port)], env, log);
+  const server = spawnServer(
+    [...profileFlags(label), nextBin, 'start', '--hostname', '127.0.0.1', '--port', String(port)],
+    env,
+    log,
+  );
   await waitForServer(`${baseUrl}/login`, server, log);
   const session = await signIn(baseUrl, 'member@example.com', DEMO_PASSWORD);
   const projects = (await trpcClient(baseUrl, session.cookie).tracker.projects.list.query()) as Array<{
@@ -360,7 +381,11 @@ async function startNextFloor(appDir: string, tempDir: string, modelUrl: string)
   const env = { ...baseEnv(), OPENAI_COMPATIBLE_BASE_URL: modelUrl, OPENAI_COMPATIBLE_MODEL: 'bench' };
   const log = path.join(tempDir, 'next-floor.log');
   const spawnedAt = performance.now();
-  const server = spawnServer([nextBin, 'start', appDir, '--hostname', '127.0.0.1', '--port', String(port)], env, log);
+  const server = spawnServer(
+    [...profileFlags('nextFloor'), nextBin, 'start', appDir, '--hostname', '127.0.0.1', '--port', String(port)],
+    env,
+    log,
+  );
   const url = `http://127.0.0.1:${port}/api/agent`;
   await waitForServer(url, server, log);
   return { name: 'nextFloor', url, headers: {}, server, spawnedAt, log };
@@ -431,6 +456,8 @@ interface Answer {
   longestGap: number;
   /** The same, once the answer's text has begun. */
   longestTextGap: number;
+  /** From the chunk with the last text delta to the chunk with RUN_FINISHED, ms. */
+  lastTextToFinish: number;
   finished: boolean;
 }
 
@@ -448,6 +475,8 @@ async function ask(t: Target, prompt: string): Promise<Answer> {
   let last = -1;
   let longestGap = 0;
   let longestTextGap = 0;
+  let lastTextAt = -1;
+  let finishedAt = -1;
   let deltas = 0;
   let tail = '';
   let finished = false;
@@ -475,9 +504,13 @@ async function ask(t: Target, prompt: string): Promise<Answer> {
       else if (e.type === 'TEXT_MESSAGE_CONTENT' && assistant.has(e.messageId!)) {
         deltas += 1;
         sawText = true;
-      } else if (e.type === 'RUN_FINISHED') finished = true;
+      } else if (e.type === 'RUN_FINISHED') {
+        finished = true;
+        finishedAt = at;
+      }
     }
     if (sawText && firstText < 0) firstText = at - t0;
+    if (sawText) lastTextAt = at;
   }
   return {
     status: res.status,
@@ -487,6 +520,7 @@ async function ask(t: Target, prompt: string): Promise<Answer> {
     deltas,
     longestGap,
     longestTextGap,
+    lastTextToFinish: finishedAt - lastTextAt,
     finished,
   };
 }
@@ -494,7 +528,8 @@ async function ask(t: Target, prompt: string): Promise<Answer> {
 function check(t: Target, a: Answer, deltas: number): void {
   if (a.status !== 200 || !a.finished || a.deltas !== deltas)
     throw new Error(
-      `${t.name}: answer incomplete (HTTP ${a.status}, ${a.deltas} of ${deltas} deltas, finished ${a.finished}); log: ${t.log}`,
+      `${t.name}: answer incomplete (HTTP ${a.status}, ${a.deltas} of ${deltas} deltas, finished ${a.finished}); ` +
+        `the end of its log:\n${readFileSync(t.log, 'utf8').slice(-3000)}`,
     );
 }
 
@@ -526,7 +561,7 @@ async function main(): Promise<Record<string, unknown>> {
   const floorAppDir = floorApp();
   if (profileDir) mkdirSync(profileDir, { recursive: true });
 
-  const model = await startFakeOpenAI((body) => scriptFor(body));
+  const model = await startFakeOpenAI((body) => scriptFor(body), { keepAliveMs: 10 * 60_000 });
   const tempDir = mkdtempSync(path.join(os.tmpdir(), 'bench-next-'));
   const adminUrl = process.env.BENCH_DATABASE_URL;
   const dbName = adminUrl ? `bench_next_${randomBytes(4).toString('hex')}` : undefined;
@@ -556,7 +591,8 @@ async function main(): Promise<Record<string, unknown>> {
     const rss: PerTarget = {};
     for (const t of targets) rss[t.name] = treeRssMB(t.server.pid!);
     const heapSnapshots: string[] = [];
-    if (profileDir) for (const t of products) heapSnapshots.push(await heapSnapshot(t, profileDir));
+    if (profileDir)
+      for (const t of targets) if (t.name !== 'plainFloor') heapSnapshots.push(await heapSnapshot(t, profileDir));
 
     const figures: Figure[] = [];
     const figure = (
@@ -581,7 +617,8 @@ async function main(): Promise<Record<string, unknown>> {
       });
     };
 
-    let profileWindowMs: { from: number; to: number } | undefined;
+    /** Per Next.js server: when its measured short answers ran, ms after its process was spawned. */
+    const profileWindowMs: Record<string, { from: number; to: number }> = {};
     if (want('firstByte')) {
       say(`short answers: ${SHORT_ROUNDS} rounds…`);
       const firstByte: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
@@ -610,15 +647,15 @@ async function main(): Promise<Record<string, unknown>> {
       for (let round = 0; round < CPU_ROUNDS; round++) {
         for (const t of round % 2 ? [...targets].reverse() : targets) {
           const c0 = treeCpuMs(t.server.pid!);
-          const w0 = profileDir && t.name === 'productPglite' ? performance.now() : 0;
+          const w0 = profileDir && t.name !== 'plainFloor' ? performance.now() : 0;
           for (let i = 0; i < CPU_ANSWERS_PER_ROUND; i++) await ask(t, 'bench: short');
           // The server's last writes of an answer may follow the stream's end: let them land.
           await new Promise((r) => setTimeout(r, 100));
           perAnswer[t.name]!.push((treeCpuMs(t.server.pid!) - c0) / CPU_ANSWERS_PER_ROUND);
           if (w0) {
             const base = t.spawnedAt;
-            profileWindowMs ??= { from: w0 - base, to: 0 };
-            profileWindowMs.to = performance.now() - base;
+            profileWindowMs[t.name] ??= { from: w0 - base, to: 0 };
+            profileWindowMs[t.name]!.to = performance.now() - base;
           }
         }
       }
@@ -654,6 +691,7 @@ async function main(): Promise<Record<string, unknown>> {
       const walls: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
       const stalls: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
       const textStalls: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+      const endGaps: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
       for (let i = 0; i < CONCURRENT_ROUNDS; i++) {
         for (const t of i % 2 ? [...targets].reverse() : targets) {
           const t0 = performance.now();
@@ -662,6 +700,7 @@ async function main(): Promise<Record<string, unknown>> {
           for (const a of answers) check(t, a, CONCURRENT_DELTAS);
           stalls[t.name]!.push(Math.max(...answers.map((a) => a.longestGap)));
           textStalls[t.name]!.push(Math.max(...answers.map((a) => a.longestTextGap)));
+          endGaps[t.name]!.push(Math.max(...answers.map((a) => a.lastTextToFinish)));
           await new Promise((r) => setTimeout(r, 200));
         }
       }
@@ -681,6 +720,7 @@ async function main(): Promise<Record<string, unknown>> {
         },
         {
           onceTextBegan: Object.fromEntries(names.map((n) => [n, Math.round(Math.max(...textStalls[n]!))])),
+          lastTextToRunFinished: Object.fromEntries(names.map((n) => [n, Math.round(Math.max(...endGaps[n]!))])),
         },
       );
     }
@@ -702,18 +742,22 @@ async function main(): Promise<Record<string, unknown>> {
       cpus: os.cpus().length,
       date: new Date().toISOString(),
       quick,
+      /** The machine's load average (1, 5, 15 minutes) at the end: the figures are only as quiet as it was. */
+      loadAverage: os.loadavg().map((x) => Math.round(x * 100) / 100),
       figures,
       ...(profileDir
         ? {
             profileDir,
-            cpuProfiles: products.map((p) => path.join(profileDir, `${p.name}.cpuprofile`)),
+            cpuProfiles: targets
+              .filter((t) => t.name !== 'plainFloor')
+              .map((t) => path.join(profileDir, `${t.name}.cpuprofile`)),
             profileWindowMs,
             heapSnapshots,
           }
         : {}),
     };
   } finally {
-    await Promise.all(targets.map((t) => stop(t.server)));
+    await Promise.all(spawned.map((server) => stop(server)));
     await model.close();
     if (admin && dbName) {
       await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`).catch(() => undefined);

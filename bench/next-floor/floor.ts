@@ -50,8 +50,18 @@ function floorModel() {
   return model;
 }
 
+/**
+ * The answer's headers, as the product sends them: `no-transform` keeps Next.js from compressing the
+ * stream (it gzips a response otherwise when the client accepts it, as fetch and browsers do).
+ */
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  'x-accel-buffering': 'no',
+};
+
 const encoder = new EventEncoder();
-type Chunk = { type: string; payload?: { text?: string } };
+type Chunk = { type: string; payload?: { text?: string; error?: unknown } };
 
 /** The AG-UI events of one answer, as SSE frames: a run, one assistant message of text deltas, its end. */
 export async function* floorEvents(prompt: string): AsyncGenerator<string> {
@@ -70,6 +80,12 @@ export async function* floorEvents(prompt: string): AsyncGenerator<string> {
   for await (const chunk of output.fullStream as unknown as AsyncIterable<Chunk>) {
     if (chunk.type === 'text-delta')
       yield `data: ${JSON.stringify({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: chunk.payload?.text ?? '' })}\n\n`;
+    else if (chunk.type === 'error') {
+      // A failed answer ends as AG-UI says, and the server's log says why.
+      console.error('floor: the model stream failed:', chunk.payload?.error);
+      yield encoder.encodeSSE({ type: 'RUN_ERROR', message: 'the model stream failed', code: 'MODEL_ERROR' } as never);
+      return;
+    }
   }
   yield encoder.encodeSSE({ type: 'TEXT_MESSAGE_END', messageId } as never);
   yield encoder.encodeSSE({ type: 'RUN_FINISHED', threadId, runId } as never);

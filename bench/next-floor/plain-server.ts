@@ -4,7 +4,7 @@
  * on 127.0.0.1:$PORT and prints `listening` when it does.
  */
 import http from 'node:http';
-import { FloorInputError, floorEvents, parseFloorRequest } from './floor';
+import { FloorInputError, floorEvents, parseFloorRequest, SSE_HEADERS } from './floor';
 
 const server = http.createServer(async (req, res) => {
   const chunks: Buffer[] = [];
@@ -18,7 +18,7 @@ const server = http.createServer(async (req, res) => {
     res.end(JSON.stringify({ error: { code: 'BAD_REQUEST', message: err.message } }));
     return;
   }
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  res.writeHead(200, SSE_HEADERS);
   for await (const frame of floorEvents(prompt)) res.write(frame);
   res.end();
 });

@@ -1,5 +1,5 @@
 // The Next.js floor's only route: the bare agent of ../../../floor.ts streamed as AG-UI.
-import { FloorInputError, floorEvents, parseFloorRequest } from '../../../floor';
+import { FloorInputError, floorEvents, parseFloorRequest, SSE_HEADERS } from '../../../floor';
 
 export const dynamic = 'force-dynamic';
 
@@ -23,5 +23,5 @@ export async function POST(req: Request): Promise<Response> {
       await events.return(undefined);
     },
   });
-  return new Response(body, { headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' } });
+  return new Response(body, { headers: SSE_HEADERS });
 }
