@@ -8,6 +8,8 @@
  * with a second app instance in its own process). BENCH_ONLY=firstByte,throughput,... runs a
  * subset (names as in the JSON). `panel`: the panel's main-thread time and message-row renders
  * while an answer streams, in Chromium against the production build (scripts/bench-panel.ts).
+ * `next`: the production server against a Next.js floor and a plain Node floor, each in its own
+ * process (scripts/bench-next.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -19,7 +21,14 @@ const isChild = process.argv.includes('--child');
 
 if (!isChild) {
   const results: Record<string, unknown> = {};
+  const wanted = (process.env.BENCH_ONLY ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+  // The in-process workloads run unless only the sections with scripts of their own were asked for.
+  const inProcess = wanted.length === 0 || wanted.some((w) => w !== 'panel' && w !== 'next');
   const run = (label: string, env: Record<string, string | undefined>) => {
+    if (!inProcess) return;
     const res = spawnSync(
       process.execPath,
       ['--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--child'],
@@ -39,7 +48,7 @@ if (!isChild) {
   };
   run('pglite', { DATABASE_URL: '', PGLITE_DIR: 'memory://' });
   const pgUrl = process.env.BENCH_DATABASE_URL;
-  if (pgUrl) {
+  if (pgUrl && inProcess) {
     const name = `bench_${randomBytes(4).toString('hex')}`;
     const admin = new pg.Client({ connectionString: pgUrl });
     await admin.connect();
@@ -54,10 +63,6 @@ if (!isChild) {
     }
   }
   // The panel in Chromium against the production build (scripts/bench-panel.ts; builds when stale).
-  const wanted = (process.env.BENCH_ONLY ?? '')
-    .split(',')
-    .map((x) => x.trim())
-    .filter(Boolean);
   if (wanted.length === 0 || wanted.includes('panel')) {
     const res = spawnSync(
       process.execPath,
@@ -73,6 +78,23 @@ if (!isChild) {
       res.status === 0
         ? JSON.parse(res.stdout.trim().split('\n').pop() ?? '{}')
         : { error: `panel bench failed (exit ${res.status ?? res.signal})` };
+  }
+  // The production server against the Next.js and plain Node floors (scripts/bench-next.ts).
+  if (wanted.length === 0 || wanted.includes('next')) {
+    const res = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(new URL('./bench-next.ts', import.meta.url))],
+      {
+        env: process.env,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
+    results.next =
+      res.status === 0
+        ? JSON.parse(res.stdout.trim().split('\n').pop() ?? '{}')
+        : { error: `next bench failed (exit ${res.status ?? res.signal})` };
   }
   console.log(
     JSON.stringify(

@@ -118,8 +118,12 @@ async function readJson(req: http.IncomingMessage): Promise<Record<string, unkno
   }
 }
 
-async function listen(handler: http.RequestListener): Promise<{ server: http.Server; url: string }> {
+async function listen(
+  handler: http.RequestListener,
+  keepAliveMs?: number,
+): Promise<{ server: http.Server; url: string }> {
   const server = http.createServer(handler);
+  if (keepAliveMs !== undefined) server.keepAliveTimeout = keepAliveMs;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
@@ -254,8 +258,13 @@ function bedrockMedia(body: Record<string, unknown>, request: number): ReceivedM
   return found;
 }
 
-/** OpenAI-compatible `POST /chat/completions` with `stream: true` (SSE `data:` chunks). */
-export async function startFakeOpenAI(script: Script): Promise<FakeServer> {
+/**
+ * OpenAI-compatible `POST /chat/completions` with `stream: true` (SSE `data:` chunks).
+ * `keepAliveMs`: how long an idle connection stays open (Node's default, 5 s, otherwise); a
+ * benchmark that leaves its clients' pooled connections idle between workloads sets it longer, so
+ * no request races the server closing its connection.
+ */
+export async function startFakeOpenAI(script: Script, opts: { keepAliveMs?: number } = {}): Promise<FakeServer> {
   const requests: Array<Record<string, unknown>> = [];
   const media: ReceivedMedia[] = [];
   const abandoned: FakeServer['abandoned'] = [];
@@ -341,7 +350,7 @@ export async function startFakeOpenAI(script: Script): Promise<FakeServer> {
     });
     send({ ...base, choices: [], usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 } });
     res.end('data: [DONE]\n\n');
-  });
+  }, opts.keepAliveMs);
   return { url: `${url}/v1`, requests, media, abandoned, close: closer(server) };
 }
 

@@ -23,6 +23,7 @@ const PATH_ROOTS: Record<string, string[]> = {
   src: [''],
   tests: [''],
   scripts: [''],
+  bench: [''],
   prisma: [''],
   docs: [''],
   deploy: [''],
