@@ -1,6 +1,7 @@
 import 'server-only';
 import type { NextAuthOptions } from 'next-auth';
 import { getServerSession } from 'next-auth';
+import { decode } from 'next-auth/jwt';
 import CredentialsProviderModule from 'next-auth/providers/credentials';
 import GitHubProviderModule from 'next-auth/providers/github';
 import GoogleProviderModule from 'next-auth/providers/google';
@@ -13,7 +14,6 @@ import { env, type Env } from './env';
 import { newId } from './ids';
 import { hashPassword, needsRehash, PasswordHashBusyError, verifyPassword } from './password';
 import { reserveSignInAttempt, SignInRefusedError, type SignInAttempt } from './sign-in-guard';
-import { decodeSessionToken } from './session-token';
 import { isIdentifier } from './text';
 
 /**
@@ -312,8 +312,8 @@ export async function getSessionUserId(req: Request): Promise<string | null> {
     const token = readCookie(cookies, name);
     if (!token) continue;
     try {
-      const jwt = await decodeSessionToken(token, env().NEXTAUTH_SECRET);
-      return typeof jwt.uid === 'string' && isIdentifier(jwt.uid) ? jwt.uid : null;
+      const jwt = await decode({ token, secret: env().NEXTAUTH_SECRET });
+      return jwt && typeof jwt.uid === 'string' && isIdentifier(jwt.uid) ? jwt.uid : null;
     } catch {
       return null;
     }
