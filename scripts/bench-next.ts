@@ -56,6 +56,7 @@ import { buildReason } from '../tests/e2e/global-setup';
 import { startFakeOpenAI, type ScriptedTurn } from '../tests/helpers/fake-models';
 import { trpcClient } from '../tests/helpers/trpc';
 import { freePort, signIn } from './lib/session';
+import { waitForServer } from './lib/wait-for-server';
 
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -171,23 +172,6 @@ interface Target {
   /** When its process was spawned (performance.now()). */
   spawnedAt: number;
   log: string;
-}
-
-async function waitForServer(url: string, server: ChildProcess, log: string, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (server.exitCode !== null)
-      throw new Error(`${url}: the server exited (${server.exitCode}):\n${readFileSync(log, 'utf8').slice(-2000)}`);
-    try {
-      const res = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(10_000) });
-      await res.arrayBuffer();
-      if (res.status < 500) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  throw new Error(`${url} did not answer within ${timeoutMs / 1000} s`);
 }
 
 async function stop(server: ChildProcess): Promise<void> {
@@ -358,7 +342,7 @@ async function startProduct(
     env,
     log,
   );
-  await waitForServer(`${baseUrl}/login`, server, log);
+  await waitForServer(`${baseUrl}/login`, server, { log });
   const session = await signIn(baseUrl, 'member@example.com', DEMO_PASSWORD);
   const projects = (await trpcClient(baseUrl, session.cookie).tracker.projects.list.query()) as Array<{
     id: string;
@@ -387,7 +371,7 @@ async function startNextFloor(appDir: string, tempDir: string, modelUrl: string)
     log,
   );
   const url = `http://127.0.0.1:${port}/api/agent`;
-  await waitForServer(url, server, log);
+  await waitForServer(url, server, { log });
   return { name: 'nextFloor', url, headers: {}, server, spawnedAt, log };
 }
 
@@ -403,7 +387,7 @@ async function startPlainFloor(appDir: string, tempDir: string, modelUrl: string
   const spawnedAt = performance.now();
   const server = spawnServer([path.join(appDir, 'plain', 'plain-server.js')], env, log);
   const url = `http://127.0.0.1:${port}/`;
-  await waitForServer(url, server, log);
+  await waitForServer(url, server, { log });
   return { name: 'plainFloor', url, headers: {}, server, spawnedAt, log };
 }
 

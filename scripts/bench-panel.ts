@@ -38,6 +38,7 @@ import { chromium, type Page } from 'playwright-core';
 import { buildReason } from '../tests/e2e/global-setup';
 import { RENDER_COUNTER_SCRIPT, startCountingRenders, stopCountingRenders } from '../tests/e2e/react-renders';
 import { startFakeOpenAI, type ScriptedTurn } from '../tests/helpers/fake-models';
+import { waitForServer } from './lib/wait-for-server';
 
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -109,22 +110,6 @@ function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
-}
-
-async function waitForServer(url: string, server: ChildProcess, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (server.exitCode !== null) throw new Error(`the app server exited (${server.exitCode})`);
-    try {
-      const res = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(10_000) });
-      await res.arrayBuffer();
-      if (res.status < 500) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  throw new Error(`the app server did not answer ${url} within ${timeoutMs / 1000} s`);
 }
 
 const PANEL = '[data-testid="assistant-panel"]';
@@ -297,7 +282,7 @@ async function main(): Promise<void> {
       [require.resolve('next/dist/bin/next'), 'start', '--hostname', '127.0.0.1', '--port', String(port)],
       { cwd: root, env, stdio: 'ignore', detached: true },
     );
-    await waitForServer(`${baseUrl}/login`, server, 120_000);
+    await waitForServer(`${baseUrl}/login`, server);
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: baseUrl });
     await context.addInitScript(RENDER_COUNTER_SCRIPT);

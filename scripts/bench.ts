@@ -62,40 +62,22 @@ if (!isChild) {
       await admin.end();
     }
   }
+  /** A bench of its own process (its JSON is the last line it prints). */
+  const subBench = (file: string, name: string) => {
+    const res = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(file, import.meta.url))], {
+      env: process.env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    return res.status === 0
+      ? JSON.parse(res.stdout.trim().split('\n').pop() ?? '{}')
+      : { error: `${name} bench failed (exit ${res.status ?? res.signal})` };
+  };
   // The panel in Chromium against the production build (scripts/bench-panel.ts; builds when stale).
-  if (wanted.length === 0 || wanted.includes('panel')) {
-    const res = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', fileURLToPath(new URL('./bench-panel.ts', import.meta.url))],
-      {
-        env: process.env,
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'inherit'],
-        maxBuffer: 16 * 1024 * 1024,
-      },
-    );
-    results.panel =
-      res.status === 0
-        ? JSON.parse(res.stdout.trim().split('\n').pop() ?? '{}')
-        : { error: `panel bench failed (exit ${res.status ?? res.signal})` };
-  }
+  if (wanted.length === 0 || wanted.includes('panel')) results.panel = subBench('./bench-panel.ts', 'panel');
   // The production server against the Next.js and plain Node floors (scripts/bench-next.ts).
-  if (wanted.length === 0 || wanted.includes('next')) {
-    const res = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', fileURLToPath(new URL('./bench-next.ts', import.meta.url))],
-      {
-        env: process.env,
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'inherit'],
-        maxBuffer: 16 * 1024 * 1024,
-      },
-    );
-    results.next =
-      res.status === 0
-        ? JSON.parse(res.stdout.trim().split('\n').pop() ?? '{}')
-        : { error: `next bench failed (exit ${res.status ?? res.signal})` };
-  }
+  if (wanted.length === 0 || wanted.includes('next')) results.next = subBench('./bench-next.ts', 'next');
   console.log(
     JSON.stringify(
       { node: process.version, cpus: (await import('node:os')).cpus().length, date: new Date().toISOString(), results },
