@@ -232,14 +232,14 @@ function scratchApp(dir: string, host: string[]): void {
   writeFileSync(path.join(dir, 'tsconfig.json'), `${JSON.stringify(tsconfig, null, 2)}\n`);
   writeFileSync(path.join(dir, 'tsconfig.build.json'), `${JSON.stringify({ extends: './tsconfig.json' })}\n`);
   // The project's next.config; Turbopack must see the real node_modules, which may live elsewhere.
-  const nextConfig = readFileSync(path.join(ROOT, 'next.config.ts'), 'utf8');
+  const nextConfig = readFileSync(path.join(ROOT, 'next.config.mjs'), 'utf8');
   const turbopackRoot = commonAncestor(realpathSync(dir), nodeModules);
   const withRoot = nextConfig.replace(
-    /^const nextConfig: NextConfig = \{$/m,
-    `const nextConfig: NextConfig = {\n  turbopack: { root: ${JSON.stringify(turbopackRoot)} },`,
+    /^const nextConfig = \{$/m,
+    `const nextConfig = {\n  turbopack: { root: ${JSON.stringify(turbopackRoot)} },`,
   );
-  if (withRoot === nextConfig) throw new Error('next.config.ts: cannot find `const nextConfig: NextConfig = {`');
-  writeFileSync(path.join(dir, 'next.config.ts'), withRoot);
+  if (withRoot === nextConfig) throw new Error('next.config.mjs: cannot find `const nextConfig = {`');
+  writeFileSync(path.join(dir, 'next.config.mjs'), withRoot);
 
   const files: Record<string, string> = {
     'src/app/layout.tsx': `import type { ReactNode } from 'react';

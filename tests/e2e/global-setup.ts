@@ -115,7 +115,7 @@ function stopServer(server: ChildProcess): Promise<void> {
 const BUILD_INPUTS = [
   'src',
   'public',
-  'next.config.ts',
+  'next.config.mjs',
   'package.json',
   'package-lock.json',
   'postcss.config.mjs',
