@@ -787,7 +787,8 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
     if (ctx.signal.aborted) return finish({ kind: 'cancelled', usage: {} });
     const pending = runtime.pending;
     const inflight = runtime.inflight;
-    const metered = meter.watch(withFreshToolCallIds(ctx.model.model));
+    // Fresh tool call ids: in the checkpoint wrapper's own stream layer when the run has one.
+    const metered = meter.watch(stepProgress ? ctx.model.model : withFreshToolCallIds(ctx.model.model));
     const agent = new Agent({
       id: 'in-app-agent',
       name: 'In-app assistant',
@@ -795,6 +796,7 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
       model: (stepProgress && ctx.onStep
         ? withStepCheckpoints(metered, stepProgress, {
             signal: modelSignal,
+            freshToolCallIds: true,
             onStep: async (step, caughtUp) => {
               // The step's text message is whole: end it before its checkpoint.
               normalizer.closeText();

@@ -14,6 +14,7 @@
  * a checkpoint that fails skips this step's checkpoint (logged): a takeover then goes on from the
  * previous one, which is slower but never wrong.
  */
+import { toolCallIdRenamer } from './model';
 import type { RuntimeModel } from './runtime-model';
 import type { Usage } from './usage';
 
@@ -78,7 +79,9 @@ export class StepProgress {
 /**
  * The model as a run calls it, with a checkpoint after each step (see above). `onStep` stores the
  * checkpoint; it is called once per step that ended with the provider's `finish`, after the reader
- * caught up. One wrapper per run.
+ * caught up. One wrapper per run. With `freshToolCallIds` it also gives the tool calls ids of the
+ * product's own, as `withFreshToolCallIds` does (model.ts), in the same stream layer: every text
+ * delta of a run passes one wrapper, not two.
  */
 export function withStepCheckpoints(
   model: RuntimeModel,
@@ -87,6 +90,7 @@ export function withStepCheckpoints(
     signal: AbortSignal;
     onStep: (step: StepEnd, caughtUp: boolean) => Promise<void>;
     catchUpMs?: number;
+    freshToolCallIds?: boolean;
   },
 ): RuntimeModel {
   const doStream = (
@@ -101,11 +105,13 @@ export function withStepCheckpoints(
         return async (options: unknown) => {
           const res = await doStream(options);
           const source = res.stream.getReader();
+          const rename = opts.freshToolCallIds ? toolCallIdRenamer() : undefined;
           let stepCalls = 0;
           const stream = new ReadableStream<StreamPart>({
             async pull(controller) {
-              const { done, value } = await source.read();
-              if (done) return controller.close();
+              const read = await source.read();
+              if (read.done) return controller.close();
+              const value = rename ? rename(read.value) : read.value;
               if (value.type === 'text-delta') text += String(value.delta ?? '').length;
               else if (value.type === 'tool-call') {
                 calls.push(String(value.toolCallId));
