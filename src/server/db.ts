@@ -238,7 +238,7 @@ export function openDatabase(opts: OpenOptions): Database {
   const embedded = template ? new PGlite({ loadDataDir: new Blob([new Uint8Array(template)]) }) : new PGlite(dataDir);
   const client = yielding(embedded);
   const runPrepared = preparedStatements(embedded);
-  // Each statement yields a turn of the event loop inside the lock (pglite-prepared.ts).
+  // Statements get a turn of the event loop at least every 8 ms of them, inside the lock (pglite-prepared.ts).
   const prepared = async <T>(statement: Prisma.Sql) => {
     countStatement(statement.text);
     return runPrepared<T>(statement.text, statement.values);
