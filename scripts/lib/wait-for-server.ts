@@ -14,9 +14,8 @@ export async function waitForServer(
   const timeoutMs = opts.timeoutMs ?? 120_000;
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (server.exitCode !== null) {
-      const tail = opts.log ? `:\n${readFileSync(opts.log, 'utf8').slice(-2000)}` : '';
-      throw new Error(`${url}: the server exited (${server.exitCode})${tail}`);
+    if (server.exitCode !== null || server.signalCode !== null) {
+      throw new Error(`${url}: the server exited (${server.signalCode ?? server.exitCode})${logTail(opts.log)}`);
     }
     try {
       const res = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(10_000) });
@@ -27,5 +26,9 @@ export async function waitForServer(
     }
     await new Promise((r) => setTimeout(r, 300));
   }
-  throw new Error(`${url} did not answer within ${timeoutMs / 1000} s`);
+  throw new Error(`${url} did not answer within ${timeoutMs / 1000} s${logTail(opts.log)}`);
+}
+
+function logTail(log: string | undefined): string {
+  return log ? `:\n${readFileSync(log, 'utf8').slice(-3000)}` : '';
 }

@@ -22,7 +22,6 @@ import {
   mkdtempSync,
   openSync,
   readdirSync,
-  readFileSync,
   rmSync,
   type Stats,
   statSync,
@@ -34,6 +33,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { waitForServer } from '../../scripts/lib/wait-for-server';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -66,29 +66,6 @@ function freePort(): Promise<number> {
 
 function log(msg: string): void {
   process.stdout.write(`[e2e] ${msg}\n`);
-}
-
-function tail(file: string, lines = 40): string {
-  if (!existsSync(file)) return '';
-  return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
-}
-
-async function waitForServer(url: string, server: ChildProcess, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let exited: string | undefined;
-  server.once('exit', (code, signal) => (exited = `exited with ${signal ?? `code ${code}`}`));
-  while (Date.now() < deadline) {
-    if (exited) throw new Error(`The app server ${exited} before answering ${url}:\n${tail(logFile)}`);
-    try {
-      const res = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(10_000) });
-      await res.arrayBuffer();
-      if (res.status < 500) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  throw new Error(`The app server did not answer ${url} within ${timeoutMs / 1000} s:\n${tail(logFile)}`);
 }
 
 function stopServer(server: ChildProcess): Promise<void> {
@@ -272,7 +249,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   );
   const started = Date.now();
   try {
-    await waitForServer(`${baseUrl}/login`, server, 120_000);
+    await waitForServer(`${baseUrl}/login`, server, { log: logFile, timeoutMs: 120_000 });
   } catch (err) {
     await stopServer(server);
     closeSync(out);
