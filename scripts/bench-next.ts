@@ -56,6 +56,7 @@ import { buildReason } from '../tests/e2e/global-setup';
 import { startFakeOpenAI, type ScriptedTurn } from '../tests/helpers/fake-models';
 import { trpcClient } from '../tests/helpers/trpc';
 import { freePort, signIn } from './lib/session';
+import { benchSelection } from './lib/bench-selection';
 import { waitForServer } from './lib/wait-for-server';
 
 const require = createRequire(import.meta.url);
@@ -63,13 +64,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const floorDir = path.join(root, 'bench/next-floor');
 const nextBin = require.resolve('next/dist/bin/next');
 const quick = process.env.BENCH_NEXT_QUICK === '1';
-const only = new Set(
-  (process.env.BENCH_NEXT_ONLY ?? '')
-    .split(',')
-    .map((x) => x.trim())
-    .filter(Boolean),
-);
-const want = (name: string) => only.size === 0 || only.has(name);
+const { want } = benchSelection('BENCH_NEXT_ONLY');
 const profileDir = process.env.BENCH_NEXT_CPU_PROFILE ? path.resolve(process.env.BENCH_NEXT_CPU_PROFILE) : undefined;
 
 const SHORT_ROUNDS = quick ? 15 : 40;

@@ -16,15 +16,13 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { benchSelection } from './lib/bench-selection';
 
 const isChild = process.argv.includes('--child');
 
 if (!isChild) {
   const results: Record<string, unknown> = {};
-  const wanted = (process.env.BENCH_ONLY ?? '')
-    .split(',')
-    .map((x) => x.trim())
-    .filter(Boolean);
+  const { names: wanted, want: wantSection } = benchSelection('BENCH_ONLY');
   // The in-process workloads run unless only the sections with scripts of their own were asked for.
   const inProcess = wanted.length === 0 || wanted.some((w) => w !== 'panel' && w !== 'next');
   const run = (label: string, env: Record<string, string | undefined>) => {
@@ -75,9 +73,9 @@ if (!isChild) {
       : { error: `${name} bench failed (exit ${res.status ?? res.signal})` };
   };
   // The panel in Chromium against the production build (scripts/bench-panel.ts; builds when stale).
-  if (wanted.length === 0 || wanted.includes('panel')) results.panel = subBench('./bench-panel.ts', 'panel');
+  if (wantSection('panel')) results.panel = subBench('./bench-panel.ts', 'panel');
   // The production server against the Next.js and plain Node floors (scripts/bench-next.ts).
-  if (wanted.length === 0 || wanted.includes('next')) results.next = subBench('./bench-next.ts', 'next');
+  if (wantSection('next')) results.next = subBench('./bench-next.ts', 'next');
   console.log(
     JSON.stringify(
       { node: process.version, cpus: (await import('node:os')).cpus().length, date: new Date().toISOString(), results },
@@ -262,13 +260,7 @@ const stampDelays = (text: string, atPerf: number, into: number[], stamps?: numb
     stamps?.push(Number(m[1]));
   }
 };
-const only = new Set(
-  (process.env.BENCH_ONLY ?? '')
-    .split(',')
-    .map((x) => x.trim())
-    .filter(Boolean),
-);
-const want = (name: string) => only.size === 0 || only.has(name);
+const { want } = benchSelection('BENCH_ONLY');
 const out: Record<string, unknown> = { database: db.kind };
 
 const user = project.users.MEMBER;

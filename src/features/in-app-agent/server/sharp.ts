@@ -11,14 +11,17 @@ type Sharp = typeof SharpFn;
 
 export function loadSharp(): Promise<Sharp> {
   const holder = processWide('in-app-agent.sharp', () => ({ loaded: undefined as Promise<Sharp> | undefined }));
-  holder.loaded ??= import('sharp').then((m) => {
-    const sharp = (m as { default?: Sharp }).default ?? (m as unknown as Sharp);
-    sharp.cache(false);
-    return sharp;
-  });
-  // A failed load (a broken install) is tried again by the next image, not remembered.
-  holder.loaded.catch(() => {
-    holder.loaded = undefined;
-  });
+  if (!holder.loaded) {
+    const loading = import('sharp').then((m) => {
+      const sharp = (m as { default?: Sharp }).default ?? (m as unknown as Sharp);
+      sharp.cache(false);
+      return sharp;
+    });
+    holder.loaded = loading;
+    // A failed load (a broken install) is tried again by the next image, not remembered.
+    loading.catch(() => {
+      if (holder.loaded === loading) holder.loaded = undefined;
+    });
+  }
   return holder.loaded;
 }
