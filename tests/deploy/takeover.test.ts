@@ -110,6 +110,7 @@ afterAll(async () => {
 
 const cookie = () => project.users.MEMBER.cookie;
 const isTerminal = (e: PositionedSse) => e.event.type === 'RUN_FINISHED' || e.event.type === 'RUN_ERROR';
+const isResumed = (e: PositionedSse) => e.event.type === 'CUSTOM' && e.event.name === 'in-app-agent.resumed';
 const deltas = (events: PositionedSse[]) => events.filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT').length;
 
 /** Starts a scenario's run through the proxy; the stream is dropped once RUN_STARTED arrived. */
@@ -360,9 +361,18 @@ describe('a run survives the death of its instance (three instances behind nginx
     await waitUntil('the stored step', async () => (await run(s.runId)).checkpointSteps === 1);
     await blockedOn('Issue');
     await killOwner(s.runId);
+    // A page opened while the next owner's call waits for the lock follows the run from its start:
+    // it gets the stored step of the first generation, then the second.
+    await waitUntil('the run taken over', async () => (await run(s.runId)).generation === 2);
+    const late = watch(s.runId, 1);
+    await waitUntil('the late watcher attached', async () => late.seen.some(isResumed));
     await lock.release();
     const events = [...s.first, ...(await w.done)];
     const view = await checkWatched(s.runId, s.threadId, events, { type: 'RUN_FINISHED', outcome: 'success' });
+    await checkWatched(s.runId, s.threadId, [...s.first, ...(await late.done)], {
+      type: 'RUN_FINISHED',
+      outcome: 'success',
+    });
     expect(shape(view, s.runId)).toEqual([
       { role: 'user', content: 'scenario checkpoint' },
       { role: 'assistant', content: '', calls: [['list_issues', 'done']] },

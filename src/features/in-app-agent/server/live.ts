@@ -48,6 +48,12 @@ export function frameOf(event: AgentEvent | Record<string, unknown>, pos?: numbe
   return pos === undefined ? data : `id: ${pos}\n${data}`;
 }
 
+/**
+ * What a run taken over kept of its earlier generations (their stored steps), as the events after
+ * a position: a watcher that saw less of them than was stored gets the rest before this generation.
+ */
+type EarlierEvents = (after: number) => ReadonlyArray<{ pos: number; event: AgentEvent }>;
+
 export interface LiveRunInfo {
   runId: string;
   conversationId: string;
@@ -78,6 +84,8 @@ export class LiveRun {
     readonly info: LiveRunInfo,
     /** The run's generation (1 for a run that was never taken over). */
     readonly generation = 1,
+    /** A run taken over: what its earlier generations kept. */
+    private readonly earlier?: EarlierEvents,
   ) {
     this.position = generationBase(generation);
   }
@@ -135,11 +143,14 @@ export class LiveRun {
   }
 
   /**
-   * Follows the run from after `after`: the logged frames past it at once, then every new one.
+   * Follows the run from after `after`: the logged frames past it at once (a run taken over: first
+   * what its earlier generations kept past it), then every new one.
    * Returns the detach function (idempotent). A run that already ended sends what is logged and
    * ends the watcher at once.
    */
   attach(after: number, watcher: Watcher): () => void {
+    if (this.earlier && after < generationBase(this.generation))
+      for (const { pos, event } of this.earlier(after)) watcher.send(frameOf(event, pos));
     for (const entry of this.log) if (entry.pos > after) watcher.send(entry.frame);
     if (this.ended) {
       watcher.end();

@@ -35,7 +35,7 @@ import {
   driverOf,
   type ProjectMember,
 } from '../host';
-import { eventsAfter, type PositionedEvent } from '../compact';
+import { eventsAfter, expand, type PositionedEvent } from '../compact';
 import { CUSTOM_EVENTS, LIMITS } from '../constants';
 import { AGENT_ERRORS, AgentRefusal } from '../error-codes';
 import { foldEvents } from '../fold';
@@ -261,8 +261,18 @@ async function goOn(prisma: PrismaClient, claimed: { run: ClaimedRun; key: { id:
     }),
     maskOptionsOf(prisma, claim.projectId),
   ]);
+  // What the earlier generations stored (the claim dropped the rest), as positioned events.
   const rows = await loadRunRows(prisma, claim.id);
-  const kept = eventsAfter(rows, 0, claim.conversationId) ?? [];
+  let kept = eventsAfter(rows, 0, claim.conversationId);
+  if (kept === null) {
+    // Rows without positions (written before positions existed): kept, but a watcher that saw less
+    // of them is not sent them again (it sees them once the run ends, or on a reload after).
+    log.error(
+      { event: 'run.kept_unpositioned', rows: rows.length },
+      'the stored steps of a run taken over have no positions',
+    );
+    kept = expand(rows).map((event) => ({ pos: 0, event }));
+  }
   const span = tracer().startSpan('in_app_agent.run', {
     attributes: {
       'project.id': claim.projectId,
@@ -275,11 +285,6 @@ async function goOn(prisma: PrismaClient, claimed: { run: ClaimedRun; key: { id:
   });
   const trace = new RunTrace(span);
   trace.setRunId(claim.id);
-  const live = new LiveRun(
-    { runId: claim.id, conversationId: claim.conversationId, projectId: claim.projectId, userId: claim.userId },
-    claim.generation,
-  );
-  registerRun(live);
   const recordedStart = kept.some((k) => k.event.type === 'RUN_STARTED');
   const started: AgentEvent = {
     type: 'RUN_STARTED',
@@ -288,6 +293,18 @@ async function goOn(prisma: PrismaClient, claimed: { run: ClaimedRun; key: { id:
     ...(claim.resumedFromId ? { parentRunId: claim.resumedFromId } : {}),
   };
   if (!recordedStart) kept.unshift({ pos: 1, event: started });
+  // A watcher that saw less of the earlier generations than they stored (it attached after the
+  // takeover, or its events were still on the way when the old owner died) gets the rest first.
+  const earlier = (after: number) => [
+    ...(!recordedStart && after < 1 ? [{ pos: 1, event: started }] : []),
+    ...(eventsAfter(rows, after, claim.conversationId) ?? []),
+  ];
+  const live = new LiveRun(
+    { runId: claim.id, conversationId: claim.conversationId, projectId: claim.projectId, userId: claim.userId },
+    claim.generation,
+    earlier,
+  );
+  registerRun(live);
   const resumed: AgentEvent = {
     type: 'CUSTOM',
     name: CUSTOM_EVENTS.resumed,
