@@ -935,14 +935,9 @@ export async function loadRunRows(prisma: PrismaClient, runId: string): Promise<
   const rows = await prisma.agentEvent.findMany({
     where: { runId },
     orderBy: { seq: 'asc' },
-    select: { payload: true },
+    select: { seq: true, payload: true, conversationId: true },
   });
-  const out: StoredEvent[] = [];
-  for (const r of rows) {
-    const res = upgradeStoredEvent(r.payload);
-    if (res.ok) out.push(res.event);
-  }
-  return out;
+  return readRows(rows[0]?.conversationId ?? '', rows, {});
 }
 
 /** A run's owner and state, for the reattach and stop endpoints. */
