@@ -669,7 +669,7 @@ class Follower {
 
   private async fromStorage(): Promise<void> {
     if (this.done) return;
-    const rows = await loadRunRows(this.prisma, this.runId);
+    const rows = await loadRunRows(this.prisma, this.conversationId, this.runId);
     const rest = eventsAfter(rows, this.position, this.conversationId);
     if (rest === null) {
       // Rows without positions (written before they existed): the whole conversation instead.

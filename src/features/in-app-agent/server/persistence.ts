@@ -931,13 +931,13 @@ export class RunRecorder {
 }
 
 /** One run's stored rows in order (to resume a watcher from a position after the run ended). */
-export async function loadRunRows(prisma: PrismaClient, runId: string): Promise<StoredEvent[]> {
+export async function loadRunRows(prisma: PrismaClient, conversationId: string, runId: string): Promise<StoredEvent[]> {
   const rows = await prisma.agentEvent.findMany({
     where: { runId },
     orderBy: { seq: 'asc' },
-    select: { seq: true, payload: true, conversationId: true },
+    select: { seq: true, payload: true },
   });
-  return readRows(rows[0]?.conversationId ?? '', rows, {});
+  return readRows(conversationId, rows, {});
 }
 
 /** A run's owner and state, for the reattach and stop endpoints. */

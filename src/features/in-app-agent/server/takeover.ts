@@ -262,17 +262,17 @@ async function goOn(prisma: PrismaClient, claimed: { run: ClaimedRun; key: { id:
     maskOptionsOf(prisma, claim.projectId),
   ]);
   // What the earlier generations stored (the claim dropped the rest), as positioned events.
-  const rows = await loadRunRows(prisma, claim.id);
-  let kept = eventsAfter(rows, 0, claim.conversationId);
-  if (kept === null) {
+  const rows = await loadRunRows(prisma, claim.conversationId, claim.id);
+  const positioned = eventsAfter(rows, 0, claim.conversationId);
+  if (positioned === null) {
     // Rows without positions (written before positions existed): kept, but a watcher that saw less
     // of them is not sent them again (it sees them once the run ends, or on a reload after).
     log.error(
       { event: 'run.kept_unpositioned', rows: rows.length },
       'the stored steps of a run taken over have no positions',
     );
-    kept = expand(rows).map((event) => ({ pos: 0, event }));
   }
+  const kept = positioned ?? expand(rows).map((event) => ({ pos: 0, event }));
   const span = tracer().startSpan('in_app_agent.run', {
     attributes: {
       'project.id': claim.projectId,
@@ -295,10 +295,13 @@ async function goOn(prisma: PrismaClient, claimed: { run: ClaimedRun; key: { id:
   if (!recordedStart) kept.unshift({ pos: 1, event: started });
   // A watcher that saw less of the earlier generations than they stored (it attached after the
   // takeover, or its events were still on the way when the old owner died) gets the rest first.
-  const earlier = (after: number) => [
-    ...(!recordedStart && after < 1 ? [{ pos: 1, event: started }] : []),
-    ...(eventsAfter(rows, after, claim.conversationId) ?? []),
-  ];
+  const earlier =
+    positioned === null
+      ? undefined
+      : (after: number) => [
+          ...(!recordedStart && after < 1 ? [{ pos: 1, event: started }] : []),
+          ...(eventsAfter(rows, after, claim.conversationId) ?? []),
+        ];
   const live = new LiveRun(
     { runId: claim.id, conversationId: claim.conversationId, projectId: claim.projectId, userId: claim.userId },
     claim.generation,
