@@ -6,6 +6,13 @@ import { afterAll } from 'vitest';
 import { stopStaleSweep } from '@/features/in-app-agent/server/persistence';
 import { stopTakeovers } from '@/features/in-app-agent/server/takeover-state';
 import { closeDb } from '@/server/db';
+import { resetEnvCache } from '@/server/env';
+
+// Files share a worker's process (vitest.config.ts): each starts from the environment the worker
+// started with, whatever the files before it set, and parses it again.
+const startEnv = ((globalThis as { __testStartEnv?: NodeJS.ProcessEnv }).__testStartEnv ??= { ...process.env });
+for (const k of Object.keys(process.env)) if (!(k in startEnv)) delete process.env[k];
+Object.assign(process.env, startEnv);
 
 const adminUrl = process.env.TEST_DATABASE_URL;
 let dbName: string | undefined;
@@ -24,6 +31,7 @@ if (adminUrl) {
   process.env.PGLITE_DIR = 'memory://';
 }
 process.env.AUTO_SEED = '0';
+resetEnvCache();
 
 afterAll(async () => {
   // The assistant's periodic sweep would reopen the database after it is closed.
