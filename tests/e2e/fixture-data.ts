@@ -1,6 +1,7 @@
 /**
  * What the browser tests' fixtures (tests/e2e/fixtures.ts) write and the tests look for: a
- * conversation of the demo member longer than one page of the panel, and a project of its own for
+ * conversation of the demo member longer than one page of the panel, one of the demo owner longer
+ * than a page of the assistant review, and a project of its own for
  * the budget and waiting tests (its budgets and approvals touch no other test).
  */
 import { LIMITS } from '@/features/in-app-agent/constants';
@@ -13,6 +14,16 @@ export const LONG_CONVERSATION = {
   turns: LIMITS.replayPageRuns + 5,
   question: (n: number) => `Question number ${n}`,
   answer: (n: number) => `Answer number ${n}.`,
+} as const;
+
+/** A conversation of the demo owner one run longer than a page of the assistant review. */
+export const REVIEW_CONVERSATION = {
+  id: 'cv_e2e_review_pages',
+  title: 'Earlier notes',
+  owner: 'owner@example.com',
+  turns: LIMITS.replayPageRuns + 1,
+  question: (n: number) => `Earlier note ${String(n).padStart(2, '0')}`,
+  answer: (n: number) => `Noted (${n}).`,
 } as const;
 
 /** A project of the demo owner (OWNER) and member (MEMBER) with no data of its own. */

@@ -6,6 +6,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE_URL, login, newPage, openBrowser, shot } from './browser';
+import { REVIEW_CONVERSATION as REVIEW } from './fixture-data';
 import { PANEL, ask, ensureOpen, findProjectId } from './panel';
 
 const PRICE_INPUT = 3;
@@ -167,36 +168,9 @@ describe('assistant review: usage', () => {
 
 describe('assistant review: earlier messages', () => {
   it('shows the newest page of a long conversation and loads the earlier messages on request', async () => {
-    await page.goto(`${BASE_URL}/projects/${projectId}/issues`);
-    // 41 answers, one more than a page of the review, through the assistant's route.
-    const conversationId = await page.evaluate(async (pid) => {
-      let thread = 'new';
-      for (let i = 1; i <= 41; i++) {
-        const text = `Earlier note ${String(i).padStart(2, '0')}`;
-        for (;;) {
-          const res = await fetch(`/api/projects/${pid}/in-app-agent`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ threadId: thread, messages: [{ id: `m${i}`, role: 'user', content: text }] }),
-          });
-          const body = await res.text();
-          if (res.status === 429) {
-            // A running app with the default limit: wait as told, then ask again.
-            await new Promise((r) => setTimeout(r, 1000 * Number(res.headers.get('retry-after') ?? '5')));
-            continue;
-          }
-          if (res.status !== 200 || !body.includes('RUN_FINISHED')) {
-            throw new Error(`answer ${i}: ${res.status} ${body.slice(0, 300)}`);
-          }
-          const first = body.split('\n').find((l) => l.startsWith('data:'));
-          thread = (JSON.parse(first!.slice(5)) as { threadId: string }).threadId;
-          break;
-        }
-      }
-      return thread;
-    }, projectId);
-
-    await page.goto(reviewUrl(`/${conversationId}`));
+    // The fixtures' conversation of the owner (tests/e2e/fixtures.ts): one run more than a page.
+    const last = REVIEW.turns;
+    await page.goto(reviewUrl(`/${REVIEW.id}`));
     const messages = page.getByTestId('review-messages');
     await messages.waitFor();
     const userTexts = () =>
@@ -204,10 +178,10 @@ describe('assistant review: earlier messages', () => {
         .locator('[data-testid="assistant-message"][data-role="user"]')
         .evaluateAll((els) => els.map((e) => e.textContent ?? ''));
     let shown = await userTexts();
-    expect(shown).toHaveLength(40);
-    expect(shown[0]).toContain('Earlier note 02');
-    expect(shown.at(-1)).toContain('Earlier note 41');
-    expect(shown.some((t) => t.includes('Earlier note 01'))).toBe(false);
+    expect(shown).toHaveLength(last - 1);
+    expect(shown[0]).toContain(REVIEW.question(2));
+    expect(shown.at(-1)).toContain(REVIEW.question(last));
+    expect(shown.some((t) => t.includes(REVIEW.question(1)))).toBe(false);
 
     const older = page.getByTestId('review-older');
     expect(await older.textContent()).toBe('Show earlier messages');
@@ -215,13 +189,13 @@ describe('assistant review: earlier messages', () => {
     await older.click();
     await page.getByTestId('review-start').waitFor();
     shown = await userTexts();
-    expect(shown).toHaveLength(41);
-    expect(shown[0]).toContain('Earlier note 01');
-    expect(shown[1]).toContain('Earlier note 02');
-    expect(await messages.getAttribute('data-runs')).toBe('41');
+    expect(shown).toHaveLength(last);
+    expect(shown[0]).toContain(REVIEW.question(1));
+    expect(shown[1]).toContain(REVIEW.question(2));
+    expect(await messages.getAttribute('data-runs')).toBe(String(last));
     expect(await older.count()).toBe(0);
     // The focus moves from the button that went away to the start of the conversation.
     await page.waitForFunction(() => document.activeElement?.getAttribute('data-testid') === 'review-start');
     await shot(page, 'review-earlier-messages');
-  }, 240_000);
+  });
 });
