@@ -8,7 +8,8 @@ const serverOnly = path.join(root, 'node_modules/next/dist/compiled/server-only/
 
 const include = ['tests/unit/**/*.test.ts', 'tests/integration/**/*.test.ts'];
 // Files that test what a process does once (its boot, the periodic sweeps, the tracer and the
-// log's destination, registered at first use): each gets a process of its own. Every other file
+// log's destination, registered at first use), and files that mock a module (the mock would stay
+// for the next files): each gets a process of its own. Every other file
 // shares its worker's loaded modules with the files before it (loading the app's modules again
 // per file cost about a third of the suite's time); tests/setup/database.ts gives each file the
 // environment the worker started with and a database of its own.
@@ -19,6 +20,7 @@ const ownProcess = [
   'tests/integration/in-app-agent/tracing.test.ts',
   'tests/integration/in-app-agent/waiting.test.ts',
   'tests/integration/ops/log.test.ts',
+  'tests/unit/in-app-agent/components/markdown-blocks.test.ts',
 ];
 
 // The documentation's commands run in a clean environment on the embedded defaults, whatever the
