@@ -1,6 +1,6 @@
 /**
  * Browser helpers for the end-to-end tests: Debian's Chromium driven by playwright-core against
- * the server started by tests/e2e/global-setup.ts (or E2E_BASE_URL).
+ * the server tests/e2e/global-setup.ts started for this worker (or E2E_BASE_URL).
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -13,8 +13,13 @@ export type { Browser, Page };
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const screenshotsDir = path.join(root, 'test-artifacts', 'screenshots');
 
-/** Base URL of the app under test, without a trailing slash, e.g. `http://127.0.0.1:41234`. */
-export const BASE_URL: string = inject('e2eBaseUrl') ?? process.env.E2E_BASE_URL ?? '';
+/**
+ * Base URL of the app under test, without a trailing slash, e.g. `http://127.0.0.1:41234`: the
+ * worker's own server (workers are numbered from 1 by `VITEST_POOL_ID`, one server each).
+ */
+const APPS = inject('e2eBaseUrls') ?? [];
+export const BASE_URL: string =
+  APPS[(Number(process.env.VITEST_POOL_ID ?? '1') - 1) % Math.max(APPS.length, 1)] ?? process.env.E2E_BASE_URL ?? '';
 if (!BASE_URL) throw new Error('No app URL: run the browser tests with `npm run test:e2e`.');
 
 const CHROMIUM_PATH = '/usr/bin/chromium';

@@ -1,17 +1,19 @@
 /**
  * Browser tests run against the real production server (`next start`) with the seeded demo data
  * and the offline demo model. This global setup builds the app when there is no build yet or when
- * a source file is newer than the build (it says which), starts the server on a free port of
- * 127.0.0.1 with a fresh database, and stops it afterwards. E2E_SKIP_BUILD=1 uses the existing
- * build as it is.
+ * a source file is newer than the build (it says which), then starts the app servers of
+ * tests/e2e/servers.ts (two on a machine with two cores or more), each on a free port of 127.0.0.1
+ * with a fresh database of its own, and stops them afterwards. Test files run side by side, one
+ * per server: a server sees one file at a time. E2E_SKIP_BUILD=1 uses the existing build as it is.
  *
- * The database gets the demo data and the fixtures of tests/e2e/fixtures.ts (a long conversation);
- * the model is priced (AGENT_MODEL_PRICE_*) so answers show their cost.
+ * Each database gets the demo data and the fixtures of tests/e2e/fixtures.ts (long conversations,
+ * the budget lab project); the model is priced (AGENT_MODEL_PRICE_*) so answers show their cost.
  *
  * Database: a fresh embedded PGlite in a temp dir; with E2E_DATABASE_URL (a PostgreSQL server URL
  * whose user may create databases) a fresh database on that server, dropped afterwards.
- * E2E_BASE_URL points the tests at an app that is already running instead (nothing is started).
- * The server's output goes to test-artifacts/e2e-server.log.
+ * E2E_BASE_URL points the tests at an app that is already running instead (nothing is started, the
+ * files run one after another). The servers' output goes to test-artifacts/e2e-server.log (with two
+ * servers or more, e2e-server-1.log, e2e-server-2.log, …).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -34,10 +36,12 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { waitForServer } from '../../scripts/lib/wait-for-server';
+import { e2eServerCount } from './servers';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    e2eBaseUrl: string;
+    /** One app per worker (tests/e2e/servers.ts). */
+    e2eBaseUrls: string[];
   }
 }
 
@@ -144,11 +148,126 @@ async function withAdmin<T>(adminUrl: string, fn: (c: pg.Client) => Promise<T>):
   }
 }
 
+interface App {
+  baseUrl: string;
+  stop: () => Promise<void>;
+}
+
+/** Runs a script of the repository with tsx and resolves with its output, or rejects with it. */
+function runScript(script: string, env: NodeJS.ProcessEnv, what: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [require.resolve('tsx/cli'), script], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    child.once('error', reject);
+    child.once('close', (code, signal) =>
+      code === 0 ? resolve(output.trim()) : reject(new Error(`${what} failed (${signal ?? code}):\n${output}`)),
+    );
+  });
+}
+
+/**
+ * Starts app server `index` of `count`: a fresh database (embedded, or on E2E_DATABASE_URL's
+ * server), migrated, seeded and given the fixtures, then `next start` on a free port.
+ */
+async function startApp(index: number, count: number): Promise<App> {
+  const name = count > 1 ? `server ${index + 1}: ` : '';
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const tempDir = mkdtempSync(path.join(os.tmpdir(), 'e2e-app-'));
+  const logPath = count > 1 ? path.join(artifacts, `e2e-server-${index + 1}.log`) : logFile;
+
+  const env: NodeJS.ProcessEnv = { NODE_ENV: 'production' };
+  for (const [k, v] of Object.entries(process.env)) if (!MODEL_ENV.test(k)) env[k] = v;
+  Object.assign(env, {
+    NODE_ENV: 'production',
+    NEXT_TELEMETRY_DISABLED: '1',
+    NEXTAUTH_SECRET: TEST_NEXTAUTH_SECRET,
+    MCP_OVERRIDE_SECRET: TEST_MCP_OVERRIDE_SECRET,
+    NEXTAUTH_URL: baseUrl,
+    AUTO_SEED: '1',
+    PORT: String(port),
+    // Prices ($ per million tokens, like a typical hosted model), so every answer records its cost
+    // and the panel and the review show it; a price set in the environment wins.
+    AGENT_MODEL_PRICE_INPUT: process.env.AGENT_MODEL_PRICE_INPUT || '3',
+    AGENT_MODEL_PRICE_OUTPUT: process.env.AGENT_MODEL_PRICE_OUTPUT || '15',
+    // Tests ask many questions in a minute as one user; the default of 20 answers a minute per
+    // user would make them wait.
+    AGENT_RATE_LIMIT_PER_MINUTE: '120',
+  });
+  delete env.DATABASE_URL;
+  delete env.TEST_DATABASE_URL;
+
+  const adminUrl = process.env.E2E_DATABASE_URL;
+  let dbName: string | undefined;
+  if (adminUrl) {
+    dbName = `e2e_${randomBytes(6).toString('hex')}`;
+    await withAdmin(adminUrl, (c) => c.query(`CREATE DATABASE "${dbName}"`));
+    const u = new URL(adminUrl);
+    u.pathname = `/${dbName}`;
+    env.DATABASE_URL = u.toString();
+  } else {
+    env.PGLITE_DIR = path.join(tempDir, 'pglite');
+  }
+
+  const cleanupStorage = async () => {
+    rmSync(tempDir, { recursive: true, force: true });
+    if (adminUrl && dbName) {
+      const db = dbName;
+      await withAdmin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`)).catch((err) =>
+        log(`could not drop database ${db}: ${(err as Error).message}`),
+      );
+    }
+  };
+
+  try {
+    // Migrate and seed in a process of its own, which closes the database before the server opens it.
+    log(name + (await runScript('scripts/prepare-db.ts', env, 'Preparing the e2e database')));
+    // Conversations too long to create through the panel in a test (tests/e2e/fixtures.ts).
+    log(name + (await runScript('tests/e2e/fixtures.ts', env, 'Writing the e2e fixtures')));
+  } catch (err) {
+    await cleanupStorage();
+    throw err;
+  }
+
+  const out = openSync(logPath, 'w');
+  const server = spawn(
+    process.execPath,
+    [require.resolve('next/dist/bin/next'), 'start', '--hostname', '127.0.0.1', '--port', String(port)],
+    { cwd: root, env, stdio: ['ignore', out, out], detached: true },
+  );
+  const started = Date.now();
+  const stop = async () => {
+    await stopServer(server);
+    closeSync(out);
+    await cleanupStorage();
+  };
+  try {
+    await waitForServer(`${baseUrl}/login`, server, { log: logPath, timeoutMs: 120_000 });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  log(
+    `${name}app ready at ${baseUrl} in ${((Date.now() - started) / 1000).toFixed(1)} s (log: ${path.relative(root, logPath)})`,
+  );
+  return { baseUrl, stop };
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   if (process.env.E2E_BASE_URL) {
     const url = process.env.E2E_BASE_URL.replace(/\/+$/, '');
     log(`using the running app at ${url}`);
-    project.provide('e2eBaseUrl', url);
+    project.provide('e2eBaseUrls', [url]);
     return async () => undefined;
   }
 
@@ -171,99 +290,20 @@ export default async function setup(project: TestProject): Promise<() => Promise
     log(`using the existing build (newer than every source${newest ? `; newest: ${newest.file}` : ''})`);
   }
 
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const tempDir = mkdtempSync(path.join(os.tmpdir(), 'e2e-app-'));
-
-  const env: NodeJS.ProcessEnv = { NODE_ENV: 'production' };
-  for (const [k, v] of Object.entries(process.env)) if (!MODEL_ENV.test(k)) env[k] = v;
-  Object.assign(env, {
-    NODE_ENV: 'production',
-    NEXT_TELEMETRY_DISABLED: '1',
-    NEXTAUTH_SECRET: TEST_NEXTAUTH_SECRET,
-    MCP_OVERRIDE_SECRET: TEST_MCP_OVERRIDE_SECRET,
-    NEXTAUTH_URL: baseUrl,
-    AUTO_SEED: '1',
-    PORT: String(port),
-    // Prices ($ per million tokens, like a typical hosted model), so every answer records its cost
-    // and the panel and the review show it; a price set in the environment wins.
-    AGENT_MODEL_PRICE_INPUT: process.env.AGENT_MODEL_PRICE_INPUT || '3',
-    AGENT_MODEL_PRICE_OUTPUT: process.env.AGENT_MODEL_PRICE_OUTPUT || '15',
-    // The review's earlier-messages test writes a conversation longer than one page (41 answers)
-    // in seconds; the default of 20 answers a minute per user would make it wait two minutes.
-    AGENT_RATE_LIMIT_PER_MINUTE: '120',
-  });
-  delete env.DATABASE_URL;
-  delete env.TEST_DATABASE_URL;
-
-  const adminUrl = process.env.E2E_DATABASE_URL;
-  let dbName: string | undefined;
-  if (adminUrl) {
-    dbName = `e2e_${randomBytes(6).toString('hex')}`;
-    await withAdmin(adminUrl, (c) => c.query(`CREATE DATABASE "${dbName}"`));
-    const u = new URL(adminUrl);
-    u.pathname = `/${dbName}`;
-    env.DATABASE_URL = u.toString();
-  } else {
-    env.PGLITE_DIR = path.join(tempDir, 'pglite');
-  }
-
-  const cleanupStorage = async () => {
-    rmSync(tempDir, { recursive: true, force: true });
-    if (adminUrl && dbName) {
-      const name = dbName;
-      await withAdmin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).catch((err) =>
-        log(`could not drop database ${name}: ${(err as Error).message}`),
-      );
-    }
+  const count = e2eServerCount();
+  const results = await Promise.allSettled(Array.from({ length: count }, (_, i) => startApp(i, count)));
+  const apps = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const stopAll = async () => {
+    await Promise.all(apps.map((app) => app.stop()));
   };
-
-  // Migrate and seed in a process of its own, which closes the database before the server opens it.
-  const prep = spawnSync(process.execPath, [require.resolve('tsx/cli'), 'scripts/prepare-db.ts'], {
-    cwd: root,
-    env,
-    encoding: 'utf8',
-  });
-  if (prep.status !== 0) {
-    await cleanupStorage();
-    throw new Error(`Preparing the e2e database failed:\n${prep.stdout}${prep.stderr}`);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) {
+    await stopAll();
+    throw failed.reason;
   }
-  log(prep.stdout.trim());
-  // Conversations too long to create through the panel in a test (tests/e2e/fixtures.ts).
-  const fixtures = spawnSync(process.execPath, [require.resolve('tsx/cli'), 'tests/e2e/fixtures.ts'], {
-    cwd: root,
-    env,
-    encoding: 'utf8',
-  });
-  if (fixtures.status !== 0) {
-    await cleanupStorage();
-    throw new Error(`Writing the e2e fixtures failed:\n${fixtures.stdout}${fixtures.stderr}`);
-  }
-  log(fixtures.stdout.trim());
-
-  const out = openSync(logFile, 'w');
-  const server = spawn(
-    process.execPath,
-    [require.resolve('next/dist/bin/next'), 'start', '--hostname', '127.0.0.1', '--port', String(port)],
-    { cwd: root, env, stdio: ['ignore', out, out], detached: true },
+  project.provide(
+    'e2eBaseUrls',
+    apps.map((app) => app.baseUrl),
   );
-  const started = Date.now();
-  try {
-    await waitForServer(`${baseUrl}/login`, server, { log: logFile, timeoutMs: 120_000 });
-  } catch (err) {
-    await stopServer(server);
-    closeSync(out);
-    await cleanupStorage();
-    throw err;
-  }
-  log(
-    `app ready at ${baseUrl} in ${((Date.now() - started) / 1000).toFixed(1)} s (log: ${path.relative(root, logFile)})`,
-  );
-  project.provide('e2eBaseUrl', baseUrl);
-
-  return async () => {
-    await stopServer(server);
-    closeSync(out);
-    await cleanupStorage();
-  };
+  return stopAll;
 }
