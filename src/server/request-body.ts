@@ -106,6 +106,9 @@ export async function readBytesCapped(req: Request, maxBytes: number): Promise<B
   } catch {
     return { ok: false, reason: 'unreadable' };
   }
+  // Fewer bytes than declared: the body was cut short on its way (a proxy's copy of it, a broken
+  // connection). A file is never stored in part.
+  if (declared !== null && total !== Number(declared)) return { ok: false, reason: 'unreadable' };
   const bytes = new Uint8Array(total);
   let offset = 0;
   for (const c of chunks) {
