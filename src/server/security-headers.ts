@@ -17,6 +17,7 @@
  *   button. No MIME sniffing, no referrer to other sites, and HSTS when served over https.
  */
 import 'server-only';
+import { env } from './env';
 
 export interface SecurityPolicy {
   /** Extra sources per page CSP directive, e.g. { 'script-src': ['https://plausible.io'] }. */
@@ -130,4 +131,39 @@ export function newNonce(): string {
   const bytes = new Uint8Array(16);
   crypto.getRandomValues(bytes);
   return btoa(String.fromCharCode(...bytes));
+}
+
+/**
+ * https: the request itself, or the public URL (NEXTAUTH_URL), or what a trusted proxy says
+ * (X-Forwarded-Proto, only with TRUST_PROXY). HSTS sent over plain http is ignored by browsers.
+ */
+export function servedOverHttps(request: Request): boolean {
+  const settings = env();
+  if (new URL(request.url).protocol === 'https:') return true;
+  if (settings.NEXTAUTH_URL?.startsWith('https://')) return true;
+  if (settings.TRUST_PROXY > 0)
+    return (request.headers.get('x-forwarded-proto') ?? '').split(',')[0]?.trim() === 'https';
+  return false;
+}
+
+/** The headers of a response that is not a page: its policy and the common ones. */
+function resourceSecurityHeaders(request: Request): Record<string, string> {
+  const ctx: PolicyContext = { dev: process.env.NODE_ENV === 'development', https: servedOverHttps(request) };
+  return { 'content-security-policy': resourceContentSecurityPolicy(), ...commonSecurityHeaders(ctx) };
+}
+
+/**
+ * A route handler whose answers carry the security headers of a resource, for the routes the proxy
+ * does not run before (see `config` in `src/proxy.ts`); a header the route set itself is kept (an
+ * attachment's stricter policy, for one).
+ */
+export function withSecurityHeaders<Rest extends unknown[]>(
+  handler: (request: Request, ...rest: Rest) => Promise<Response>,
+): (request: Request, ...rest: Rest) => Promise<Response> {
+  return async (request, ...rest) => {
+    const response = await handler(request, ...rest);
+    for (const [name, value] of Object.entries(resourceSecurityHeaders(request)))
+      if (!response.headers.has(name)) response.headers.set(name, value);
+    return response;
+  };
 }

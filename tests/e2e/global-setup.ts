@@ -200,6 +200,9 @@ async function startApp(index: number, count: number): Promise<App> {
     // and the panel and the review show it; a price set in the environment wins.
     AGENT_MODEL_PRICE_INPUT: process.env.AGENT_MODEL_PRICE_INPUT || '3',
     AGENT_MODEL_PRICE_OUTPUT: process.env.AGENT_MODEL_PRICE_OUTPUT || '15',
+    // Uploads above 10 MB (tests/e2e/attachments.test.ts: a file larger than what Next.js copies
+    // for a proxy arrives whole).
+    AGENT_ATTACHMENT_MAX_BYTES: String(16 * 1024 * 1024),
     // Tests ask many questions in a minute as one user; the default of 20 answers a minute per
     // user would make them wait.
     AGENT_RATE_LIMIT_PER_MINUTE: '120',

@@ -101,6 +101,29 @@ describe('security headers', () => {
       // Served over plain http here: no HSTS (it would be ignored anyway).
       expect(h('strict-transport-security'), path).toBeNull();
     }
+    // The run's start and the uploads add them themselves (the proxy does not run before them):
+    // also on a refusal.
+    for (const path of [
+      '/api/projects/p_none/in-app-agent',
+      '/api/projects/p_none/in-app-agent/attachments?name=a.txt',
+    ]) {
+      const res = await fetch(`${BASE_URL}${path}`, {
+        method: 'POST',
+        headers: { origin: BASE_URL, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      await res.arrayBuffer();
+      const h = (name: string) => res.headers.get(name);
+      expect([path, res.status, h('x-frame-options'), h('x-content-type-options'), h('referrer-policy')]).toEqual([
+        path,
+        401,
+        'DENY',
+        'nosniff',
+        'same-origin',
+      ]);
+      expect(h('content-security-policy'), path).toMatch(/^default-src 'none'.*frame-ancestors 'none'/);
+      expect(h('strict-transport-security'), path).toBeNull();
+    }
     // The page's policy runs only nonce-carrying scripts, and every script on the page has the nonce.
     const csp = login.headers.get('content-security-policy')!;
     const nonce = /'nonce-([^']+)'/.exec(csp)?.[1];
