@@ -5,7 +5,7 @@
  * (this needs pages rendered per request: the root layout is dynamic).
  *
  * Not before the assistant's run start and its uploads: before a request with a body, Next.js
- * copies the body for the proxy, which delays the run's start by milliseconds and cuts an upload
+ * copies the body for the proxy, which delays a run's first byte (about 2 ms) and cuts an upload
  * off at the copy's limit (10 MB). Those two routes add the same headers themselves
  * (`withSecurityHeaders`).
  */
