@@ -162,8 +162,15 @@ export function withSecurityHeaders<Rest extends unknown[]>(
 ): (request: Request, ...rest: Rest) => Promise<Response> {
   return async (request, ...rest) => {
     const response = await handler(request, ...rest);
-    for (const [name, value] of Object.entries(resourceSecurityHeaders(request)))
-      if (!response.headers.has(name)) response.headers.set(name, value);
-    return response;
+    const missing = Object.entries(resourceSecurityHeaders(request)).filter(([name]) => !response.headers.has(name));
+    try {
+      for (const [name, value] of missing) response.headers.set(name, value);
+      return response;
+    } catch {
+      // Headers that cannot change (a redirect made with `Response.redirect`): the same answer anew.
+      const headers = new Headers(response.headers);
+      for (const [name, value] of missing) headers.set(name, value);
+      return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+    }
   };
 }

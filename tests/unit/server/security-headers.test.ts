@@ -5,7 +5,7 @@ import { NextRequest } from 'next/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { proxy } from '@/proxy';
 import { resetEnvCache } from '@/server/env';
-import { isPagePath, pageContentSecurityPolicy } from '@/server/security-headers';
+import { isPagePath, pageContentSecurityPolicy, withSecurityHeaders } from '@/server/security-headers';
 
 afterEach(() => {
   delete process.env.TRUST_PROXY;
@@ -84,5 +84,39 @@ describe('proxy', () => {
     expect(
       run('http://app.test/login', { 'x-forwarded-proto': 'https' }).headers.get('strict-transport-security'),
     ).toBe('max-age=31536000');
+  });
+});
+
+describe('routes the proxy does not run before (withSecurityHeaders)', () => {
+  const post = (url: string, headers: Record<string, string> = {}) =>
+    new Request(url, { method: 'POST', body: '{}', headers });
+
+  it('get the proxy’s headers for a resource, keeping one the route set itself', async () => {
+    const route = withSecurityHeaders(
+      async () =>
+        new Response('{}', { status: 201, headers: { 'content-security-policy': "default-src 'none'; sandbox" } }),
+    );
+    const res = await route(post('http://app.test/api/projects/p1/in-app-agent/attachments'));
+    expect(res.status).toBe(201);
+    expect(res.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
+    expect([res.headers.get('x-frame-options'), res.headers.get('x-content-type-options')]).toEqual([
+      'DENY',
+      'nosniff',
+    ]);
+    expect(res.headers.get('strict-transport-security')).toBeNull();
+    const plain = await withSecurityHeaders(async () => new Response('{}'))(post('http://app.test/api/x'));
+    expect(plain.headers.get('content-security-policy')).toBe(
+      "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    );
+  });
+
+  it('send HSTS as the proxy does, and reach an answer whose headers cannot change', async () => {
+    process.env.TRUST_PROXY = '1';
+    resetEnvCache();
+    const redirect = withSecurityHeaders(async () => Response.redirect('http://app.test/login', 303));
+    const res = await redirect(post('http://app.test/api/x', { 'x-forwarded-proto': 'https' }));
+    expect([res.status, res.headers.get('location')]).toEqual([303, 'http://app.test/login']);
+    expect(res.headers.get('strict-transport-security')).toBe('max-age=31536000');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
   });
 });
