@@ -19,6 +19,7 @@ import {
   type PositionedSse,
 } from '../helpers/agent';
 import { createIssue, createProject, type TestProject } from '../helpers/fixtures';
+import { windowWithRoom } from '../helpers/limits-window';
 import { trpcClient } from '../helpers/trpc';
 import {
   deployConfigured,
@@ -275,7 +276,7 @@ describe('two instances behind nginx', () => {
     // Exactly 120 only inside one window of the limits store: across a window's edge its sliding
     // estimate lets the earlier window's share fade (120 calls counted just before the edge and
     // half a second after it make room for one more). The burst starts early enough in a window.
-    await startOfWindowWhenLessLeft(60, 20_000);
+    await windowWithRoom(60, 20_000);
     const answers = await Promise.all(Array.from({ length: 130 }, (_, n) => call(n + 1)));
     expect(answers.filter((a) => a.status === 200)).toHaveLength(120);
     const over = answers.filter((a) => a.status === 429);
@@ -286,16 +287,6 @@ describe('two instances behind nginx', () => {
     }
   });
 });
-
-/**
- * Waits for the next window of the limits store (windows of `windowSeconds` from the epoch, see
- * src/server/limits.ts) when fewer than `needMs` are left of the current one.
- */
-async function startOfWindowWhenLessLeft(windowSeconds: number, needMs: number): Promise<void> {
-  const windowMs = windowSeconds * 1000;
-  const left = windowMs - (Date.now() % windowMs);
-  if (left < needMs) await new Promise((resolve) => setTimeout(resolve, left + 100));
-}
 
 function readLog(instance: (typeof instances)[number]): string {
   return readFileSync(instance.logFile, 'utf8');

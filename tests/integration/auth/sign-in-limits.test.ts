@@ -7,6 +7,7 @@ import { signInErrorMessage } from '@/lib/sign-in-errors';
 import { resetEnvCache } from '@/server/env';
 import { hashPassword, passwordHashGauge, resetPasswordHashPeak } from '@/server/password';
 import { createUser } from '../../helpers/fixtures';
+import { windowWithRoom } from '../../helpers/limits-window';
 import { startTestServer, type TestServer } from '../../helpers/http';
 
 let server: TestServer;
@@ -47,13 +48,6 @@ interface Outcome {
   error: string | null;
   retryAfter: string | null;
   signedIn: boolean;
-}
-
-/** Waits, when needed, until the current limits window of `windowSeconds` has `roomSeconds` left. */
-async function windowWithRoom(windowSeconds: number, roomSeconds: number): Promise<void> {
-  const windowMs = windowSeconds * 1000;
-  const left = windowMs - (Date.now() % windowMs);
-  if (left < roomSeconds * 1000) await new Promise((r) => setTimeout(r, left + 50));
 }
 
 let seq = 0;
@@ -118,7 +112,7 @@ describe('per-account lockout', () => {
     // The limits count per fixed window and estimate a sliding one (src/server/limits.ts): attempts
     // that cross a window's edge see the earlier ones fade, so the two accounts' waits would differ
     // by when each attempt fell, not by whether the account exists. Start with a minute to spare.
-    await windowWithRoom(Number(LIMITS.SIGNIN_WINDOW_MINUTES) * 60, 60);
+    await windowWithRoom(Number(LIMITS.SIGNIN_WINDOW_MINUTES) * 60, 60_000);
     const unknown = uniqueEmail('ghost');
     const real: Outcome[] = [];
     const ghost: Outcome[] = [];
