@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll } from 'vitest';
 import { stopStaleSweep } from '@/features/in-app-agent/server/persistence';
+import { setRunOptions } from '@/features/in-app-agent/server/run-deps';
 import { stopTakeovers } from '@/features/in-app-agent/server/takeover-state';
 import { closeDb } from '@/server/db';
 import { resetEnvCache } from '@/server/env';
@@ -13,6 +14,10 @@ import { resetEnvCache } from '@/server/env';
 const startEnv = ((globalThis as { __testStartEnv?: NodeJS.ProcessEnv }).__testStartEnv ??= { ...process.env });
 for (const k of Object.keys(process.env)) if (!(k in startEnv)) delete process.env[k];
 Object.assign(process.env, startEnv);
+// And with the run options of the app's own route (none), not those of a handler an earlier file
+// made (its model or MCP server closed with that file): the app's route module stays loaded
+// between files, so it would not set them again.
+setRunOptions({});
 
 const adminUrl = process.env.TEST_DATABASE_URL;
 let dbName: string | undefined;
