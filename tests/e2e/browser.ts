@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Cookie, chromium, type Page } from 'playwright-core';
 import { inject } from 'vitest';
 
 export type { Browser, Page };
@@ -54,8 +54,33 @@ function isUnderProjects(url: URL): boolean {
   return url.pathname === '/projects' || url.pathname.startsWith('/projects/');
 }
 
-/** Signs in through the login form and waits until the app shows a page under /projects. */
+/** The session cookie of each account's first sign-in in this worker, by email and password. */
+const sessions = new Map<string, Cookie[]>();
+const isSessionCookie = (c: Cookie) => /(^|\.)session-token(\.\d+)?$/.test(c.name);
+
+/**
+ * Signs in and waits until the app shows a page under /projects. The first time in a worker for an
+ * account, through the login form; after that with the session cookie that sign-in got, which the
+ * server still has to accept (when it does not, a signed-out page, the form again). Tests of the
+ * form itself use the form directly.
+ */
 export async function login(page: Page, email: string, password = 'demo-password'): Promise<void> {
+  const account = `${email}\n${password}`;
+  const saved = sessions.get(account);
+  if (saved) {
+    await page.context().addCookies(saved);
+    await page.goto(`${BASE_URL}/projects`);
+    if (isUnderProjects(new URL(page.url()))) return;
+    sessions.delete(account);
+    await page.context().clearCookies();
+  }
+  await loginWithForm(page, email, password);
+  const cookies = (await page.context().cookies()).filter(isSessionCookie);
+  if (cookies.length) sessions.set(account, cookies);
+}
+
+/** Signs in through the login form and waits until the app shows a page under /projects. */
+async function loginWithForm(page: Page, email: string, password: string): Promise<void> {
   await page.goto(`${BASE_URL}/login`);
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
