@@ -54,13 +54,13 @@ function isUnderProjects(url: URL): boolean {
   return url.pathname === '/projects' || url.pathname.startsWith('/projects/');
 }
 
-/** The session cookie of each account's first sign-in in this worker, by email and password. */
+/** The session cookie of each account's first sign-in in this test file, by email and password. */
 const sessions = new Map<string, Cookie[]>();
 const isSessionCookie = (c: Cookie) => /(^|\.)session-token(\.\d+)?$/.test(c.name);
 
 /**
- * Signs in and waits until the app shows a page under /projects. The first time in a worker for an
- * account, through the login form; after that with the session cookie that sign-in got, which the
+ * Signs in and waits until the app shows a page under /projects. The first time in a test file for
+ * an account, through the login form; after that with the session cookie that sign-in got, which the
  * server still has to accept (when it does not, a signed-out page, the form again). Tests of the
  * form itself use the form directly.
  */
