@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '@/features/in-app-agent/schema';
 import { readDiagnostics, trackAsyncLocalStorages, type Diagnostics } from '@/server/diagnostics';
 import { postAgent, userMessageBody, useScriptedModelEnv } from '../../helpers/agent';
-import { startFakeOpenAI, type FakeServer, type ScriptedTurn } from '../../helpers/fake-models';
+import { keywordTurn, startFakeOpenAI, type FakeServer } from '../../helpers/fake-models';
 import { createIssue, createProject, type TestProject } from '../../helpers/fixtures';
 import { startTestServer, type TestServer } from '../../helpers/http';
 
@@ -17,19 +17,9 @@ let server: TestServer;
 let model: FakeServer;
 let project: TestProject;
 
-/** The scripted model: the kind of run is the user's message; after a tool result it answers. */
-function turnFor(body: Record<string, unknown>): ScriptedTurn {
-  const messages = (body.messages ?? []) as Array<{ role: string; content?: unknown }>;
-  const last = messages.at(-1);
-  if (last?.role === 'tool') return { text: ['Done.'] };
-  const text = typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content ?? '');
-  if (text.includes('read')) return { toolCalls: [{ name: 'list_issues', args: {} }] };
-  if (text.includes('approve')) return { toolCalls: [{ name: 'close_issue', args: { number: 1 } }] };
-  return { text: ['Plain ', 'answer.'] };
-}
-
 beforeAll(async () => {
-  model = await startFakeOpenAI((body) => turnFor(body));
+  // The scripted model: the kind of run is the user's message; after a tool result it answers.
+  model = await startFakeOpenAI((body) => keywordTurn(body));
   for (const k of ['AGENT_MCP_URL', 'NEXTAUTH_URL']) delete process.env[k];
   useScriptedModelEnv(model.url, { AGENT_RATE_LIMIT_PER_MINUTE: '10000' });
   server = await startTestServer();

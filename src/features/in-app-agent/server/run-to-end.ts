@@ -296,9 +296,12 @@ export async function runToEnd(ctx: OpenedRunContext): Promise<void> {
         ...(start.openCalls?.length ? { openCalls: start.openCalls } : {}),
         ...(start.lostOutputChars ? { lostOutputChars: start.lostOutputChars } : {}),
         // After each model step, before its tools: the checkpoint another instance goes on from.
+        // The final step (no tool calls) has no tools to run: its rows go with the run's end, in
+        // that one statement (recorder.finish), a few milliseconds later.
         onStep: async (step, caughtUp) => {
           steps += 1;
           stepsUsage = addUsage(stepsUsage, step.usage);
+          if (step.final) return;
           if (!caughtUp) {
             runLog.warn({ event: 'run.checkpoint_skipped', step: steps }, 'a step was not stored as a checkpoint');
             return;

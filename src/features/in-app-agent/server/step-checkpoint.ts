@@ -1,8 +1,9 @@
 /**
- * Step boundaries a run can be taken over from. After each model step, before any of its tools
- * runs, the step's output (its text, its tool calls) and the usage so far are stored as the run's
- * checkpoint (`RunRecorder.checkpoint`): an instance that takes the run over goes on from there and
- * asks the model again only for a step that was cut off.
+ * Step boundaries a run can be taken over from. After each model step that called tools, before
+ * any of them runs, the step's output (its text, its tool calls) and the usage so far are stored as
+ * the run's checkpoint (`RunRecorder.checkpoint`): an instance that takes the run over goes on from
+ * there and asks the model again only for a step that was cut off. The step that ends the answer
+ * (no tool calls) is stored by the run's end instead (run-to-end.ts), in the same statement.
  *
  * How the boundary is made reliable. The runtime starts a step's tools once the model's stream for
  * that step has ended (`eagerToolExecution: false`; by default it would start each tool as soon as
@@ -24,7 +25,7 @@ type StreamPart = { type: string; [k: string]: unknown };
 export interface StepEnd {
   /** The provider's usage of this step (input and output tokens), when it said. */
   usage: Usage;
-  /** The step made no tool call: the answer is complete. */
+  /** The step made no tool call: the answer is complete (the run's end stores it). */
   final: boolean;
 }
 

@@ -1,0 +1,87 @@
+// What a run writes, through the real route: a plain answer is two statements (the one that opens
+// the run and the one that ends it, with every row of the answer); a model step that calls tools
+// is stored before they run (the checkpoint a takeover goes on from), and the final step goes with
+// the run's end.
+process.env.PRISMA_COUNT_QUERIES = '1';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentEvent } from '@/features/in-app-agent/schema';
+import { stopStaleSweep } from '@/features/in-app-agent/server/persistence';
+import { stopTakeovers } from '@/features/in-app-agent/server/takeover-state';
+import { getPrisma, queryStats } from '@/server/db';
+import { postAgent, userMessageBody, useScriptedModelEnv } from '../../helpers/agent';
+import { keywordTurn, startFakeOpenAI, type FakeServer } from '../../helpers/fake-models';
+import { createIssue, createProject, type TestProject } from '../../helpers/fixtures';
+import { startTestServer, type TestServer } from '../../helpers/http';
+
+let server: TestServer;
+let model: FakeServer;
+let project: TestProject;
+
+beforeAll(async () => {
+  // "read please" lists the issues first, then answers; anything else is answered at once.
+  model = await startFakeOpenAI((body) => keywordTurn(body));
+  for (const k of ['AGENT_MCP_URL', 'NEXTAUTH_URL']) delete process.env[k];
+  useScriptedModelEnv(model.url);
+  server = await startTestServer();
+  project = await createProject('Run writes');
+  await createIssue(project.id, { title: 'Keep me open' });
+  // Warm-up: the tool listing of the member's grant and the prepared statements.
+  await ask('read please');
+  // The process's background jobs write on their own beat (on PostgreSQL the takeover look, once a
+  // second; the stale-run sweep): stopped, so that what is counted is the run's.
+  stopTakeovers();
+  stopStaleSweep();
+});
+
+afterAll(async () => {
+  await server?.close();
+  await model?.close();
+});
+
+async function ask(text: string) {
+  const res = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody(text));
+  expect(res.status).toBe(200);
+  expect(res.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+  return (res.events[0] as Extract<AgentEvent, { type: 'RUN_STARTED' }>).runId;
+}
+
+const runRow = async (runId: string) =>
+  (await getPrisma()).agentRun.findUniqueOrThrow({
+    where: { id: runId },
+    select: { status: true, checkpointPos: true, checkpointSteps: true },
+  });
+
+const storedTypes = async (runId: string) =>
+  (await (await getPrisma()).agentEvent.findMany({ where: { runId }, orderBy: { seq: 'asc' } })).map(
+    (r) => (r.payload as { type: string; role?: string }).type,
+  );
+
+describe('what a run writes', () => {
+  it('a plain answer: the statement that opens the run and the one that ends it, with all of its rows', async () => {
+    const before = { ...queryStats };
+    const runId = await ask('hello');
+    // RUN_FINISHED is sent once the end is stored: nothing of the run is written after it.
+    expect(queryStats.writes - before.writes).toBe(2);
+    expect(await runRow(runId)).toEqual({ status: 'COMPLETED', checkpointPos: null, checkpointSteps: 0 });
+    expect(await storedTypes(runId)).toEqual(['RUN_STARTED', 'CUSTOM', 'TEXT_MESSAGE', 'TEXT_MESSAGE', 'RUN_FINISHED']);
+  });
+
+  it('a step that calls a tool is stored before the tool runs; the answer after it goes with the end', async () => {
+    const runId = await ask('read please');
+    expect(await runRow(runId)).toMatchObject({
+      status: 'COMPLETED',
+      checkpointPos: expect.any(Number),
+      checkpointSteps: 1,
+    });
+    expect(await storedTypes(runId)).toEqual([
+      'RUN_STARTED',
+      'CUSTOM',
+      'TEXT_MESSAGE',
+      'TOOL_CALL',
+      'TOOL_CALL_RESULT',
+      'TEXT_MESSAGE',
+      'RUN_FINISHED',
+    ]);
+  });
+});
