@@ -37,21 +37,6 @@ export interface ScriptedTurn {
   holdAfter?: number;
 }
 
-/**
- * A script keyed on the user's words (one model for runs of several kinds): a message with "read"
- * lists the issues, one with "approve" closes issue 1 (a change, held for approval); after a tool
- * result the model says "Done."; anything else gets a plain answer.
- */
-export function keywordTurn(body: Record<string, unknown>): ScriptedTurn {
-  const messages = (body.messages ?? []) as Array<{ role: string; content?: unknown }>;
-  const last = messages.at(-1);
-  if (last?.role === 'tool') return { text: ['Done.'] };
-  const text = typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content ?? '');
-  if (text.includes('read')) return { toolCalls: [{ name: 'list_issues', args: {} }] };
-  if (text.includes('approve')) return { toolCalls: [{ name: 'close_issue', args: { number: 1 } }] };
-  return { text: ['Plain ', 'answer.'] };
-}
-
 /** An image or document a request carried, decoded from the provider's wire format. */
 interface ReceivedMedia {
   /** Index of the request it came in. */

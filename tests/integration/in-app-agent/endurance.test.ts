@@ -6,35 +6,26 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '@/features/in-app-agent/schema';
 import { readDiagnostics, trackAsyncLocalStorages, type Diagnostics } from '@/server/diagnostics';
-import { postAgent, userMessageBody, useScriptedModelEnv } from '../../helpers/agent';
-import { keywordTurn, startFakeOpenAI, type FakeServer } from '../../helpers/fake-models';
-import { createIssue, createProject, type TestProject } from '../../helpers/fixtures';
-import { startTestServer, type TestServer } from '../../helpers/http';
+import { postAgent, userMessageBody } from '../../helpers/agent';
+import { type KeywordAgent, startKeywordAgent } from '../../helpers/keyword-agent';
 
 trackAsyncLocalStorages();
 
-let server: TestServer;
-let model: FakeServer;
-let project: TestProject;
+// The scripted model: the kind of run is the user's message; after a tool result it answers.
+let agent: KeywordAgent;
 
 beforeAll(async () => {
-  // The scripted model: the kind of run is the user's message; after a tool result it answers.
-  model = await startFakeOpenAI((body) => keywordTurn(body));
-  for (const k of ['AGENT_MCP_URL', 'NEXTAUTH_URL']) delete process.env[k];
-  useScriptedModelEnv(model.url, { AGENT_RATE_LIMIT_PER_MINUTE: '10000' });
-  server = await startTestServer();
-  project = await createProject('Endurance');
-  await createIssue(project.id, { title: 'Keep me open' });
+  agent = await startKeywordAgent('Endurance', { AGENT_RATE_LIMIT_PER_MINUTE: '10000' });
 });
 
 afterAll(async () => {
-  await server?.close();
-  await model?.close();
+  await agent?.close();
 });
 
-const member = () => project.users.MEMBER;
+const member = () => agent.project.users.MEMBER;
 
 async function oneRun(kind: 'plain' | 'read' | 'approve'): Promise<void> {
+  const { server, project } = agent;
   const res = await postAgent(server.url, project.id, member().cookie, userMessageBody(`${kind} please`));
   expect(res.status).toBe(200);
   const last = res.events.at(-1) as AgentEvent;

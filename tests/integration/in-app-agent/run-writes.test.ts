@@ -9,23 +9,14 @@ import type { AgentEvent } from '@/features/in-app-agent/schema';
 import { stopStaleSweep } from '@/features/in-app-agent/server/persistence';
 import { stopTakeovers } from '@/features/in-app-agent/server/takeover-state';
 import { getPrisma, queryStats } from '@/server/db';
-import { postAgent, userMessageBody, useScriptedModelEnv } from '../../helpers/agent';
-import { keywordTurn, startFakeOpenAI, type FakeServer } from '../../helpers/fake-models';
-import { createIssue, createProject, type TestProject } from '../../helpers/fixtures';
-import { startTestServer, type TestServer } from '../../helpers/http';
+import { postAgent, userMessageBody } from '../../helpers/agent';
+import { type KeywordAgent, startKeywordAgent } from '../../helpers/keyword-agent';
 
-let server: TestServer;
-let model: FakeServer;
-let project: TestProject;
+// "read please" lists the issues first, then answers; anything else is answered at once.
+let agent: KeywordAgent;
 
 beforeAll(async () => {
-  // "read please" lists the issues first, then answers; anything else is answered at once.
-  model = await startFakeOpenAI((body) => keywordTurn(body));
-  for (const k of ['AGENT_MCP_URL', 'NEXTAUTH_URL']) delete process.env[k];
-  useScriptedModelEnv(model.url);
-  server = await startTestServer();
-  project = await createProject('Run writes');
-  await createIssue(project.id, { title: 'Keep me open' });
+  agent = await startKeywordAgent('Run writes');
   // Warm-up: the tool listing of the member's grant and the prepared statements.
   await ask('read please');
   // The process's background jobs write on their own beat (on PostgreSQL the takeover look, once a
@@ -35,11 +26,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await server?.close();
-  await model?.close();
+  await agent?.close();
 });
 
 async function ask(text: string) {
+  const { server, project } = agent;
   const res = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody(text));
   expect(res.status).toBe(200);
   expect(res.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
