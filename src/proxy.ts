@@ -15,13 +15,12 @@ import {
   isPagePath,
   newNonce,
   pageContentSecurityPolicy,
+  policyContext,
   resourceContentSecurityPolicy,
-  servedOverHttps,
-  type PolicyContext,
 } from '@/server/security-headers';
 
 export function proxy(request: NextRequest): NextResponse {
-  const ctx: PolicyContext = { dev: process.env.NODE_ENV === 'development', https: servedOverHttps(request) };
+  const ctx = policyContext(request);
   let response: NextResponse;
   let policy: string;
   if (isPagePath(request.nextUrl.pathname)) {

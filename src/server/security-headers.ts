@@ -137,7 +137,7 @@ export function newNonce(): string {
  * https: the request itself, or the public URL (NEXTAUTH_URL), or what a trusted proxy says
  * (X-Forwarded-Proto, only with TRUST_PROXY). HSTS sent over plain http is ignored by browsers.
  */
-export function servedOverHttps(request: Request): boolean {
+function servedOverHttps(request: Request): boolean {
   const settings = env();
   if (new URL(request.url).protocol === 'https:') return true;
   if (settings.NEXTAUTH_URL?.startsWith('https://')) return true;
@@ -146,10 +146,17 @@ export function servedOverHttps(request: Request): boolean {
   return false;
 }
 
+/** What a request's policies depend on: development mode, and whether it was served over https. */
+export function policyContext(request: Request): PolicyContext {
+  return { dev: process.env.NODE_ENV === 'development', https: servedOverHttps(request) };
+}
+
 /** The headers of a response that is not a page: its policy and the common ones. */
 function resourceSecurityHeaders(request: Request): Record<string, string> {
-  const ctx: PolicyContext = { dev: process.env.NODE_ENV === 'development', https: servedOverHttps(request) };
-  return { 'content-security-policy': resourceContentSecurityPolicy(), ...commonSecurityHeaders(ctx) };
+  return {
+    'content-security-policy': resourceContentSecurityPolicy(),
+    ...commonSecurityHeaders(policyContext(request)),
+  };
 }
 
 /**
