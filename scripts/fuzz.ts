@@ -136,14 +136,24 @@ async function remoteTarget(baseUrl: string): Promise<Target> {
       headers: { cookie, origin: baseUrl, 'content-type': 'application/json' },
       ...(method === 'POST' ? { body: JSON.stringify({ json: input }) } : {}),
     });
-    return ((await res.json()) as { result: { data: { json: unknown } } }).result.data.json;
+    const answer = (await res.json()) as {
+      result?: { data: { json: unknown } };
+      error?: { json?: { message?: string } };
+    };
+    if (!answer.result)
+      throw new Error(`${path} answered ${res.status}: ${answer.error?.json?.message ?? 'no result'}`);
+    return answer.result.data.json;
   };
   const projects = (await trpc('tracker.projects.list', undefined)) as Array<{ id: string; role: string }>;
   const own = projects.find((p) => p.role === 'OWNER' || p.role === 'ADMIN') ?? projects[0];
   if (!own) throw new Error(`${email} has no project.`);
-  const key = (await trpc('tracker.apiKeys.create', { projectId: own.id, name: `fuzz ${Date.now()}` }, 'POST')) as {
-    secret: string;
-  };
+  // Every scope, as the in-process target's key has: the fuzzer reaches every tool.
+  const { KEY_SCOPES } = await import('@/features/mcp/key-scopes');
+  const key = (await trpc(
+    'tracker.apiKeys.create',
+    { projectId: own.id, name: `fuzz ${Date.now()}`, scopes: KEY_SCOPES },
+    'POST',
+  )) as { secret: string };
   return { baseUrl, projectId: own.id, cookie, mcpSecret: key.secret, close: async () => undefined };
 }
 
