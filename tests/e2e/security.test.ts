@@ -2,7 +2,8 @@
 // them; a page of another origin cannot frame the app (the frame stays empty, while the same page
 // frames a harmless page of its own origin fine); the whole app — sign-in, pages, the assistant
 // streaming an answer — runs under the nonce-based CSP with NO violation; a malformed session
-// cookie on a page means "signed out"; and the login form states the sign-in limit clearly.
+// cookie on a page means "signed out"; an address with a broken percent-escape is a 400, not a 500;
+// and the login form states the sign-in limit clearly.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
@@ -208,6 +209,37 @@ describe('the app under its CSP', () => {
     await page.waitForURL((u) => u.pathname === '/login');
     expect(res?.status()).toBe(200);
     await page.context().close();
+  });
+});
+
+describe('addresses whose percent-escapes do not decode', () => {
+  // Past the proxy, Next.js fails to decode such a path as a route's parameter and answers 500
+  // (its own plain "Internal Server Error", nothing in its log); the proxy refuses them first.
+  it('get 400 MALFORMED_PATH on every route, the run start and uploads included, never a 500', async () => {
+    const api = [
+      ['POST', `/api/projects/${projectId}%zz/in-app-agent`],
+      ['POST', '/api/projects/%C0%80/in-app-agent'],
+      ['POST', '/api/projects/%/in-app-agent/attachments'],
+      ['GET', `/api/projects/${projectId}/in-app-agent/attachments/%ED%A0%80`],
+      ['GET', `/api/projects/${projectId}/in-app-agent/runs/%FF/events`],
+      ['POST', '/api/trpc/tracker.issues.close%C0%80'],
+      ['GET', '/api/public/mcp%zz'],
+    ] as const;
+    for (const [method, path] of api) {
+      const res = await fetch(`${BASE_URL}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', origin: BASE_URL },
+        ...(method === 'POST' ? { body: '{}' } : {}),
+      });
+      expect(res.status, `${method} ${path}`).toBe(400);
+      expect(await res.json()).toMatchObject({ error: { code: 'MALFORMED_PATH' } });
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    }
+    for (const path of ['/projects/%zz', '/api/auth/%FF']) {
+      const res = await fetch(`${BASE_URL}${path}`);
+      expect(res.status, path).toBe(400);
+      expect(await res.text()).toContain('percent-escape');
+    }
   });
 });
 

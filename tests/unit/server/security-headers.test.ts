@@ -73,6 +73,27 @@ describe('proxy', () => {
     expect(res.headers.get('x-middleware-request-x-nonce')).toBeNull();
   });
 
+  it('refuses a path whose percent-escapes do not decode: 400 MALFORMED_PATH, with the headers', async () => {
+    for (const path of ['/api/projects/%zz/in-app-agent', '/api/trpc/x%C0%80', '/api/projects/%/in-app-agent']) {
+      const res = run(`http://127.0.0.1:3000${path}`);
+      expect(res.status, path).toBe(400);
+      expect(await res.json()).toEqual({
+        error: { code: 'MALFORMED_PATH', message: expect.stringContaining('UTF-8') },
+      });
+      expect(res.headers.get('content-security-policy')).toMatch(/^default-src 'none'/);
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      // Answered here: Next.js does not route it on.
+      expect(res.headers.get('x-middleware-next')).toBeNull();
+    }
+    // A page (a link with a broken escape, an address typed by hand) gets a line of text.
+    const page = run('http://127.0.0.1:3000/projects/%ED%A0%80');
+    expect(page.status).toBe(400);
+    expect(page.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(await page.text()).toContain('percent-escape');
+    // Escapes that decode go on as before.
+    expect(run('http://127.0.0.1:3000/projects/p%5F1').headers.get('x-middleware-next')).toBe('1');
+  });
+
   it('sends HSTS over https only, trusting X-Forwarded-Proto only behind a trusted proxy', () => {
     expect(run('http://app.test/login').headers.get('strict-transport-security')).toBeNull();
     expect(run('https://app.test/login').headers.get('strict-transport-security')).toBe('max-age=31536000');
