@@ -263,8 +263,9 @@ function damage(body: Buffer): Buffer {
 /** Replaces or drops one field at a random path of a JSON value. */
 function mutate(value: unknown, depth = 0): unknown {
   if (depth > 4 || value === null || typeof value !== 'object') return chance(0.7) ? nastyValue() : value;
+  // An array whose `__proto__` an earlier mutation replaced is no longer iterable: copied by index.
   const copy: Record<string, unknown> | unknown[] = Array.isArray(value)
-    ? [...value]
+    ? Array.from(value as ArrayLike<unknown>)
     : { ...(value as Record<string, unknown>) };
   const keys = Object.keys(copy);
   if (keys.length === 0 || chance(0.15)) {
