@@ -57,6 +57,7 @@ import { startFakeOpenAI, type ScriptedTurn } from '../tests/helpers/fake-models
 import { trpcClient } from '../tests/helpers/trpc';
 import { freePort, signIn } from './lib/session';
 import { benchSelection } from './lib/bench-selection';
+import { median, r2 } from './lib/stats';
 import { waitForServer } from './lib/wait-for-server';
 
 const require = createRequire(import.meta.url);
@@ -511,13 +512,6 @@ function check(t: Target, a: Answer, deltas: number): void {
         `the end of its log:\n${readFileSync(t.log, 'utf8').slice(-3000)}`,
     );
 }
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : Number.NaN;
-};
-const median = (xs: number[]) => pct(xs, 50);
-const r2 = (n: number) => Math.round(n * 100) / 100;
 
 // ------------------------------------------------------------------------------------------------
 // Main

@@ -19,6 +19,7 @@ import { spawn } from 'node:child_process';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createRequire } from 'node:module';
 import { startFakeOpenAI } from '../tests/helpers/fake-models';
+import { median, r2 } from './lib/stats';
 
 const LONG_DELTAS = 20_000;
 const SHORT_ANSWERS = 40;
@@ -96,11 +97,6 @@ if (process.argv[2] === '--model') {
   }
   child.stdin!.end();
 
-  const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-  };
-  const r2 = (x: number) => Math.round(x * 100) / 100;
   const base = counts[0]!;
   const result = {
     node: process.version,

@@ -17,6 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { benchSelection } from './lib/bench-selection';
+import { pct } from './lib/stats';
 
 const isChild = process.argv.includes('--child');
 
@@ -213,10 +214,6 @@ const floorServer = http.createServer(async (req, res) => {
 await new Promise<void>((r) => floorServer.listen(0, '127.0.0.1', r));
 const floorUrl = `http://127.0.0.1:${(floorServer.address() as { port: number }).port}/`;
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : NaN;
-};
 const round = (n: number) => Math.round(n * 1000) / 1000;
 
 /** POSTs one AG-UI request and reads the SSE answer to its end. */

@@ -25,6 +25,7 @@ import { postAgent, userMessageBody } from '../tests/helpers/agent';
 import { startFakeOpenAI, type ScriptedTurn } from '../tests/helpers/fake-models';
 import { trpcClient } from '../tests/helpers/trpc';
 import { freePort, signIn, waitForHttp, type Session } from './lib/session';
+import { pct } from './lib/stats';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ANSWERS = Number(process.env.SOAK_ANSWERS ?? 5000);
@@ -58,10 +59,6 @@ function turnFor(body: Record<string, unknown>): ScriptedTurn {
   return { text: ['A short ', 'plain ', 'answer.'] };
 }
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : NaN;
-};
 const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
