@@ -5,6 +5,7 @@
 // answer already streaming is never cut; answers admitted at once overshoot by at most the
 // concurrency limit times one answer. The run reports the budgets as they stand before its end,
 // which the panel's 80 % warning reads.
+import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BudgetEventValueSchema } from '@/features/in-app-agent/budgets';
 import { CUSTOM_EVENTS } from '@/features/in-app-agent/constants';
@@ -199,14 +200,67 @@ describe('budgets', () => {
       where: { userId: project.users.MEMBER.id, conversation: { projectId: project.id } },
     });
     expect(runs.map((r) => r.status).sort()).toEqual(['COMPLETED', 'COMPLETED', 'COMPLETED']);
-    const spent = await prisma.agentSpend.findFirstOrThrow({
-      where: { projectId: project.id, userId: project.users.MEMBER.id, period: 'DAY' },
-    });
+    // (Two answers that ended together may have counted in two slots of the window: the usage
+    // page's figure is their sum.)
+    const usage = await admin().budgets.get.query({ projectId: project.id });
+    const spent = usage.members.find((m) => m.user.id === project.users.MEMBER.id)!.day.tokens;
     // 20-token budget: overshoot bounded by 2 (the limit) answers after the one at 18.
-    expect(Number(spent.tokens)).toBe(3 * TOKENS_PER_ANSWER);
-    expect(Number(spent.tokens)).toBeLessThanOrEqual(20 + 2 * TOKENS_PER_ANSWER);
+    expect(spent).toBe(3 * TOKENS_PER_ANSWER);
+    expect(spent).toBeLessThanOrEqual(20 + 2 * TOKENS_PER_ANSWER);
     expect((await ask('after')).error?.code).toBe('BUDGET_EXCEEDED');
   });
+
+  // Every answer's end adds to its windows' counters; with one row per window, the end of each
+  // answer of a project waited for the one before it to commit (the project's month is every
+  // answer's), holding a connection of the pool meanwhile. A lock held elsewhere on every counter
+  // of the project stands for those ends. PostgreSQL only: the embedded database has one
+  // connection, so nothing else can hold a lock while a run ends.
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    "counts an answer's spend without waiting for another transaction that holds the windows' counters",
+    async () => {
+      await admin().budgets.set.mutate({ projectId: project.id, budgets: { PROJECT_MONTH: 1_000 } });
+      expect((await ask('first')).status).toBe(200);
+      const other = new pg.Client({ connectionString: process.env.DATABASE_URL });
+      await other.connect();
+      try {
+        await other.query('BEGIN');
+        const held = await other.query('SELECT 1 FROM "AgentSpend" WHERE "projectId" = $1 FOR UPDATE', [project.id]);
+        expect(held.rowCount).toBe(3);
+        // The answer ends (RUN_FINISHED only follows its last statement) while the lock is held.
+        let guard: ReturnType<typeof setTimeout> | undefined;
+        const answered = await Promise.race([
+          ask('second'),
+          new Promise<never>((_, reject) => {
+            guard = setTimeout(
+              () => reject(new Error("the answer's end waited for the lock on the project's counters")),
+              20_000,
+            );
+          }),
+        ]).finally(() => clearTimeout(guard));
+        expect(answered.status).toBe(200);
+        expect(answered.events.at(-1)?.type).toBe('RUN_FINISHED');
+      } finally {
+        await other.query('ROLLBACK').catch(() => undefined);
+        await other.end();
+      }
+      // Both answers counted: each window's spend is the sum of its slots.
+      const usage = await admin().budgets.get.query({ projectId: project.id });
+      expect(usage.project).toEqual({ tokens: 2 * TOKENS_PER_ANSWER, costUsd: 0, runs: 2 });
+      const member = usage.members.find((m) => m.user.id === project.users.MEMBER.id)!;
+      expect([member.day.runs, member.month.tokens]).toEqual([2, 2 * TOKENS_PER_ANSWER]);
+      const prisma = await getPrisma();
+      const slots = () => prisma.agentSpend.count({ where: { projectId: project.id, userId: '', period: 'MONTH' } });
+      expect(await slots()).toBe(2);
+      // The open statement reads the sum: a budget below it refuses the next answer.
+      await admin().budgets.set.mutate({ projectId: project.id, budgets: { PROJECT_MONTH: 2 * TOKENS_PER_ANSWER } });
+      expect((await ask('third')).error?.code).toBe('BUDGET_EXCEEDED');
+      await admin().budgets.set.mutate({ projectId: project.id, budgets: { PROJECT_MONTH: 1_000 } });
+      // Nothing holds them now: the next end adds to a slot that exists.
+      expect((await ask('fourth')).status).toBe(200);
+      expect(await slots()).toBe(2);
+      expect((await admin().budgets.get.query({ projectId: project.id })).project.runs).toBe(3);
+    },
+  );
 
   it('is set by admins and owners only, with amounts that make sense', async () => {
     const member = trpcClient(server.url, project.users.MEMBER.cookie).agent;

@@ -5,9 +5,12 @@
  *
  * Spend is counted per window in `AgentSpend` (a member per UTC day, a member per UTC month, the
  * project per UTC month) by the statement that records a run's end, from the usage it records:
- * the admission reads at most three rows by their key, whatever the project's history (measured on
- * PostgreSQL against sums over the runs: docs/performance.md). Counters also outlive the runs they
- * count: purging or deleting conversations never gives a budget back.
+ * the admission reads three windows by their key, whatever the project's history (measured on
+ * PostgreSQL against sums over the runs: docs/performance.md). A window is counted in slots, its
+ * spend their sum: a run's end adds to a slot that no other transaction holds, or opens one, so
+ * runs of a project ending together never wait for each other's count (one row per window made
+ * each end wait for the one before it to commit). Counters also outlive the runs they count:
+ * purging or deleting conversations never gives a budget back.
  *
  * A run that streams is never cut by a budget: only opening one is refused. So the runs a member
  * opens while the window is still below its budget may all finish above it: a member's overshoot
@@ -56,10 +59,11 @@ export function budgetCheck(projectId: string, userId: string): AdmissionCheck &
           CROSS JOIN LATERAL (SELECT date_trunc(CASE WHEN b."scope" = 'MEMBER_DAY' THEN 'day' ELSE 'month' END, ${NOW}) AS start) w0
           CROSS JOIN LATERAL (SELECT w0.start, w0.start
             + CASE WHEN b."scope" = 'MEMBER_DAY' THEN interval '1 day' ELSE interval '1 month' END AS "end") w
-          LEFT JOIN "AgentSpend" s ON s."projectId" = b."projectId"
-            AND s."userId" = CASE WHEN b."scope" = 'PROJECT_MONTH' THEN '' ELSE ${userId}::text END
-            AND s."period" = (CASE WHEN b."scope" = 'MEMBER_DAY' THEN 'DAY' ELSE 'MONTH' END)::"AgentSpendPeriod"
-            AND s."windowStart" = w.start
+          CROSS JOIN LATERAL (SELECT sum(x."tokens") AS tokens, sum(x."costUsd") AS "costUsd" FROM "AgentSpend" x
+            WHERE x."projectId" = b."projectId"
+              AND x."userId" = CASE WHEN b."scope" = 'PROJECT_MONTH' THEN '' ELSE ${userId}::text END
+              AND x."period" = (CASE WHEN b."scope" = 'MEMBER_DAY' THEN 'DAY' ELSE 'MONTH' END)::"AgentSpendPeriod"
+              AND x."windowStart" = w.start) s
           WHERE b."projectId" = ${projectId} AND ${passed})`,
       ],
       pass: Prisma.sql`(${passed} AND NOT EXISTS (SELECT 1 FROM budgets WHERE spent >= amount))`,
@@ -98,7 +102,9 @@ function parseRead(raw: unknown): ReadBudget[] | null {
  * The CTE of a run's last statement that counts its spend: its tokens (in + out) and cost added to
  * the member's day and month and the project's month (windows of the database's clock at the end),
  * only when `run` (a CTE of that statement, returning the run's `conversationId` and `userId`)
- * closed the run. Null when the run has no usage to count.
+ * closed the run. Each window's count goes to a slot of it that no other transaction holds (taken
+ * with `FOR UPDATE SKIP LOCKED`), else to a new slot: the statement never waits for another run's
+ * end to commit. Null when the run has no usage to count.
  */
 export function spendCte(
   run: string,
@@ -110,12 +116,17 @@ export function spendCte(
   const cost = Math.max(0, usage.costUsd ?? 0);
   const from = Prisma.raw(`"${run}"`);
   return Prisma.sql`spent AS (
-    INSERT INTO "AgentSpend" ("projectId", "userId", "period", "windowStart", "tokens", "costUsd", "runs", "updatedAt")
-    SELECT c."projectId", w.uid, w.period::"AgentSpendPeriod", w.start, ${tokens}::bigint, ${cost}::double precision, 1, ${NOW}
+    INSERT INTO "AgentSpend" ("projectId", "userId", "period", "windowStart", "slot", "tokens", "costUsd", "runs", "updatedAt")
+    SELECT c."projectId", w.uid, w.period, w.start,
+      COALESCE((SELECT s."slot" FROM "AgentSpend" s
+        WHERE s."projectId" = c."projectId" AND s."userId" = w.uid AND s."period" = w.period AND s."windowStart" = w.start
+        LIMIT 1 FOR UPDATE SKIP LOCKED), floor(random() * 2147483647)::int),
+      ${tokens}::bigint, ${cost}::double precision, 1, ${NOW}
     FROM ${from} JOIN "AgentConversation" c ON c."id" = ${from}."conversationId"
-    CROSS JOIN LATERAL (VALUES (${from}."userId", 'DAY', date_trunc('day', ${NOW})),
-      (${from}."userId", 'MONTH', date_trunc('month', ${NOW})), ('', 'MONTH', date_trunc('month', ${NOW}))) AS w(uid, period, start)
-    ON CONFLICT ("projectId", "userId", "period", "windowStart") DO UPDATE SET
+    CROSS JOIN LATERAL (VALUES (${from}."userId", 'DAY'::"AgentSpendPeriod", date_trunc('day', ${NOW})),
+      (${from}."userId", 'MONTH'::"AgentSpendPeriod", date_trunc('month', ${NOW})),
+      ('', 'MONTH'::"AgentSpendPeriod", date_trunc('month', ${NOW}))) AS w(uid, period, start)
+    ON CONFLICT ("projectId", "userId", "period", "windowStart", "slot") DO UPDATE SET
       "tokens" = "AgentSpend"."tokens" + EXCLUDED."tokens", "costUsd" = "AgentSpend"."costUsd" + EXCLUDED."costUsd",
       "runs" = "AgentSpend"."runs" + 1, "updatedAt" = EXCLUDED."updatedAt")`;
 }
@@ -200,15 +211,23 @@ export async function budgetUsage(prisma: PrismaClient, projectId: string, at = 
       },
     }),
   ]);
-  const spend = (r: (typeof rows)[number]): Spend => ({ tokens: Number(r.tokens), costUsd: r.costUsd, runs: r.runs });
   const none: Spend = { tokens: 0, costUsd: 0, runs: 0 };
-  const project = rows.find((r) => r.userId === '' && r.period === 'MONTH');
+  // A window's spend is the sum of its slots.
+  const add = (s: Spend, r: (typeof rows)[number]): Spend => ({
+    tokens: s.tokens + Number(r.tokens),
+    costUsd: s.costUsd + r.costUsd,
+    runs: s.runs + r.runs,
+  });
+  let project = none;
   const members = new Map<string, { day: Spend; month: Spend }>();
   for (const r of rows) {
-    if (r.userId === '') continue;
+    if (r.userId === '') {
+      if (r.period === 'MONTH') project = add(project, r);
+      continue;
+    }
     const m = members.get(r.userId) ?? { day: none, month: none };
-    if (r.period === 'DAY') m.day = spend(r);
-    else m.month = spend(r);
+    if (r.period === 'DAY') m.day = add(m.day, r);
+    else m.month = add(m.month, r);
     members.set(r.userId, m);
   }
   const users = members.size
@@ -221,7 +240,7 @@ export async function budgetUsage(prisma: PrismaClient, projectId: string, at = 
       day: { start: day.start.toISOString(), end: day.end.toISOString() },
       month: { start: month.start.toISOString(), end: month.end.toISOString() },
     },
-    project: project ? spend(project) : none,
+    project,
     members: [...members.entries()]
       .map(([id, s]) => ({ user: { id, name: names.get(id) ?? '' }, ...s }))
       .sort((a, b) => b.month.costUsd - a.month.costUsd || b.month.tokens - a.month.tokens),
@@ -235,13 +254,13 @@ export async function budgetUsage(prisma: PrismaClient, projectId: string, at = 
 export async function purgeOldSpend(session: SqlSession, keepDays: number, limit: number): Promise<number> {
   const { rows } = await session.query<{ n: number }>(
     `WITH doomed AS (
-       SELECT "projectId", "userId", "period", "windowStart" FROM "AgentSpend"
+       SELECT "projectId", "userId", "period", "windowStart", "slot" FROM "AgentSpend"
        WHERE "windowStart" < (now() AT TIME ZONE 'UTC') - make_interval(days => $1::int)
        LIMIT $2::int
      ), gone AS (
        DELETE FROM "AgentSpend" s USING doomed d
        WHERE s."projectId" = d."projectId" AND s."userId" = d."userId" AND s."period" = d."period"
-         AND s."windowStart" = d."windowStart"
+         AND s."windowStart" = d."windowStart" AND s."slot" = d."slot"
        RETURNING 1
      )
      SELECT count(*)::int AS n FROM gone`,
