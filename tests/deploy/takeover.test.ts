@@ -180,9 +180,11 @@ async function killOwner(runId: string): Promise<ClusterNode> {
 async function holdLock(sql: string, params: unknown[] = []) {
   const c = new pg.Client({ connectionString: cluster.databaseUrl });
   await c.connect();
+  const { rows } = await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
   await c.query('BEGIN');
   await c.query(sql, params);
   return {
+    pid: rows[0]!.pid,
     release: async () => {
       await c.query('ROLLBACK').catch(() => undefined);
       await c.end();
@@ -190,15 +192,18 @@ async function holdLock(sql: string, params: unknown[] = []) {
   };
 }
 
-/** Waits until some session waits for a lock in a statement that mentions `table`. */
-async function blockedOn(table: string): Promise<void> {
+/**
+ * Waits until some session waits for the lock `lock` holds (on `table`, for the message). Asked of
+ * the lock manager (`pg_blocking_pids`), not of the waiting statement's text, which
+ * `pg_stat_activity` cuts at 1 kB.
+ */
+async function blockedOn(lock: { pid: number }, table: string): Promise<void> {
   await waitUntil(
     `a statement blocked on ${table}`,
     async () => {
-      const { rows } = await db.query(
-        `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`,
-        [`%"${table}"%`],
-      );
+      const { rows } = await db.query(`SELECT 1 FROM pg_stat_activity WHERE $1::int = ANY (pg_blocking_pids(pid))`, [
+        lock.pid,
+      ]);
       return rows.length > 0;
     },
     20_000,
@@ -359,7 +364,7 @@ describe('a run survives the death of its instance (three instances behind nginx
     const s = await startScenario('checkpoint');
     const w = watch(s.runId, 1);
     await waitUntil('the stored step', async () => (await run(s.runId)).checkpointSteps === 1);
-    await blockedOn('Issue');
+    await blockedOn(lock, 'Issue');
     await killOwner(s.runId);
     // A page opened while the next owner's call waits for the lock follows the run from its start:
     // it gets the stored step of the first generation, then the second.
@@ -400,7 +405,7 @@ describe('a run survives the death of its instance (three instances behind nginx
       );
       const resume = await approve(asking.threadId, asking.end);
       const w = watch(resume.runId, 1);
-      await blockedOn(when === 'before' ? 'Issue' : 'ToolCallAudit');
+      await blockedOn(lock, when === 'before' ? 'Issue' : 'ToolCallAudit');
       expect(await issuesTitled(title)).toBe(when === 'before' ? 0 : 1);
       await killOwner(resume.runId);
       await lock.release();
@@ -483,7 +488,7 @@ describe('a run survives the death of its instance (three instances behind nginx
     const lock = await holdLock(`SELECT 1 FROM "AgentConversation" WHERE "id" = $1 FOR NO KEY UPDATE`, [s.threadId]);
     hold.release();
     // The answer's last step has no checkpoint of its own: its rows go with the end, held here.
-    await blockedOn('AgentConversation');
+    await blockedOn(lock, 'AgentConversation');
     expect((await run(s.runId)).status).toBe('RUNNING');
     expect(w.seen.some(isTerminal)).toBe(false);
     await killOwner(s.runId);
