@@ -592,17 +592,28 @@ class Follower {
     this.send(frameOf({ type: 'CUSTOM', name: CUSTOM_EVENTS.resuming, value: {} }));
   }
 
+  /**
+   * The run's owner was found in `generation`. A later generation than the one this watcher last
+   * found means a takeover it lived through: said before the new owner's events, also when the new
+   * owner claimed the run before any look of this watcher saw its lease expired.
+   */
+  private found(generation: number): void {
+    if (this.generation && generation > this.generation) this.resuming(generation);
+    this.generation = generation;
+  }
+
   /** Local, else remote, else storage. */
   private async follow(): Promise<void> {
     if (this.stopped || this.done) return;
     const local = liveRun(this.runId);
     if (local) {
+      this.found(local.generation);
       this.detach = local.attach(this.position, { send: (f) => this.send(f), end: () => this.ended() });
       return;
     }
     const row = await findRun(this.prisma, this.runId);
+    if (row) this.found(row.generation);
     if (row?.status !== 'RUNNING') return this.fromStorage();
-    this.generation = row.generation;
     const fan = fanOut(env().DATABASE_URL);
     if (fan.kind !== 'none') {
       this.remote = await fan.watch(this.runId, this.position, {
@@ -619,7 +630,10 @@ class Follower {
   private async check(): Promise<'ended' | 'moved' | 'same'> {
     const row = await findRun(this.prisma, this.runId).catch(() => undefined);
     if (!row) return 'same';
-    if (row.status !== 'RUNNING') return 'ended';
+    if (row.status !== 'RUNNING') {
+      this.found(row.generation);
+      return 'ended';
+    }
     if (row.generation !== this.generation) return 'moved';
     if (row.leaseExpiresAt && row.leaseExpiresAt.getTime() < Date.now()) this.resuming(row.generation + 1);
     return 'same';
