@@ -196,9 +196,11 @@ export function openDatabase(opts: OpenOptions): Database {
     const prisma = countQueries(new PrismaClient({ adapter: new PrismaPg(pool), ...clientOptions() }));
     const nameOf = opts.preparedStatements === false ? () => undefined : statementNamer();
     const send = (statement: Prisma.Sql) => {
-      countStatement(statement.text);
-      const name = nameOf(statement.text);
-      return pool.query({ text: statement.text, values: statement.values as unknown[], ...(name ? { name } : {}) });
+      // `text` is joined from the statement's parts on every read: read once.
+      const text = statement.text;
+      countStatement(text);
+      const name = nameOf(text);
+      return pool.query({ text, values: statement.values as unknown[], ...(name ? { name } : {}) });
     };
     return registered({
       kind: 'postgres',
@@ -240,8 +242,9 @@ export function openDatabase(opts: OpenOptions): Database {
   const runPrepared = preparedStatements(embedded);
   // Statements get a turn of the event loop at least every 8 ms of them, inside the lock (pglite-prepared.ts).
   const prepared = async <T>(statement: Prisma.Sql) => {
-    countStatement(statement.text);
-    return runPrepared<T>(statement.text, statement.values);
+    const text = statement.text;
+    countStatement(text);
+    return runPrepared<T>(text, statement.values);
   };
   const prisma = countQueries(new PrismaClient({ adapter: new PrismaPGlite(client), ...clientOptions() }));
   return registered({

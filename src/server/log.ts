@@ -10,8 +10,9 @@
  *   (`withRequestContext`) opens it; everything that request starts (a run, the MCP calls of that
  *   run) logs with its request id, project and user.
  * - Never a secret or a message body: callers log ids, codes and counts only, and as a safety net
- *   the logger censors known secret-bearing fields (`redact`) and anything shaped like an API key
- *   secret or a bearer token in any string it writes.
+ *   the logger censors known secret- and body-bearing fields and anything shaped like an API key
+ *   secret or a bearer token in any string it writes, in a line's fields and in a child logger's
+ *   bound fields alike (one walk of the fields, `scrubValue`).
  * - JSON on stdout, written synchronously (no line is lost when the process exits after a drain).
  *   For people: `npm run dev | npx pino-pretty` (optional, not a dependency).
  */
@@ -52,10 +53,10 @@ export function instanceId(): string {
 }
 
 /**
- * Fields that may hold a secret or a body, wherever a caller puts them (top level or one level
- * down). Paths, not patterns: pino compiles them once.
+ * Fields that may hold a secret or a body, wherever a caller puts them (at any depth the walk
+ * reaches): their values are replaced by `[redacted]`, whatever they hold.
  */
-const REDACT_KEYS = [
+const REDACT_KEYS: ReadonlySet<string> = new Set([
   'authorization',
   'cookie',
   'set-cookie',
@@ -72,13 +73,8 @@ const REDACT_KEYS = [
   'userMessage',
   'args',
   'headers',
-];
-const REDACT_PATHS = [
-  ...REDACT_KEYS,
-  ...REDACT_KEYS.map((k) => `*.${k}`),
-  'req.headers.authorization',
-  'req.headers.cookie',
-];
+]);
+const REDACTED = '[redacted]';
 
 /**
  * Shapes of secrets in free text (an error message quoting a header, a URL with a password): API
@@ -97,12 +93,19 @@ function scrubSecrets(text: string): string {
   return out;
 }
 
+/**
+ * A line's fields as written: secret- and body-bearing fields censored, secret-shaped text scrubbed,
+ * three levels deep (a copy; the caller's object is left as it was).
+ */
 function scrubValue(value: unknown, depth: number): unknown {
   if (typeof value === 'string') return scrubSecrets(value);
   if (depth >= 3 || !value || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((v) => scrubValue(v, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = scrubValue(v, depth + 1);
+  for (const k in value) {
+    if (!Object.hasOwn(value, k)) continue;
+    out[k] = REDACT_KEYS.has(k) ? REDACTED : scrubValue((value as Record<string, unknown>)[k], depth + 1);
+  }
   return out;
 }
 
@@ -129,7 +132,6 @@ function createLogger(destination: DestinationStream | undefined): Logger {
         return out;
       },
       mixinMergeStrategy: (mergeObject, mixinObject) => Object.assign(mixinObject, mergeObject),
-      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       hooks: {
         logMethod(args, method) {
           // The message string goes through the same censor as the fields.
@@ -148,9 +150,12 @@ export function log(): Logger {
   return holder.logger;
 }
 
-/** A logger with fields bound to every line it writes (a run, a job). */
+/**
+ * A logger with fields bound to every line it writes (a run, a job), censored as a line's fields are
+ * (the logger's own formatting applies to the line, not to what a child binds).
+ */
 export function childLog(fields: LogContext & Record<string, unknown>): Logger {
-  return log().child(fields);
+  return log().child(scrubValue(fields, 0) as Record<string, unknown>);
 }
 
 /**

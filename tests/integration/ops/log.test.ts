@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintAgentKey } from '@/server/api-keys';
 import { getPrisma } from '@/server/db';
 import { resetEnvCache } from '@/server/env';
-import { log, setLogDestination } from '@/server/log';
+import { childLog, log, setLogDestination } from '@/server/log';
 import { postAgent, userMessageBody, useScriptedModelEnv } from '../../helpers/agent';
 import { startFakeOpenAI, type FakeServer } from '../../helpers/fake-models';
 import { createProject, type TestProject } from '../../helpers/fixtures';
@@ -148,5 +148,37 @@ describe('the structured log', () => {
     expect(out).not.toContain('next-auth.session-token=abc');
     expect(out).not.toContain('hunter2secret');
     expect(out).toContain('[redacted]');
+  });
+
+  it("censors body- and secret-bearing fields at any level of a line, and in a child logger's bound fields", () => {
+    lines = [];
+    // Text that is no secret by its shape: only the field's name says it is a body.
+    const written = 'Please move the launch to Friday, the customer is upset';
+    childLog({ runId: 'run_bound', token: 'plain-session-value', note: 'Bearer abcdefghijklmnop' }).info(
+      {
+        event: 'test.censor',
+        content: written,
+        step: { args: { title: written } },
+        calls: [{ name: 'create_issue', body: written }],
+        count: 3,
+      },
+      'a line with bodies',
+    );
+    const out = lines.join('\n');
+    expect(out).not.toContain(written);
+    expect(out).not.toContain('plain-session-value');
+    expect(out).not.toContain('abcdefghijklmnop');
+    const [line] = parsed();
+    // What is no body nor secret is written as it was.
+    expect(line).toMatchObject({
+      event: 'test.censor',
+      runId: 'run_bound',
+      token: '[redacted]',
+      note: 'Bearer [redacted]',
+      content: '[redacted]',
+      step: { args: '[redacted]' },
+      calls: [{ name: 'create_issue', body: '[redacted]' }],
+      count: 3,
+    });
   });
 });
