@@ -22,8 +22,11 @@
  * `--cpu-prof` into <dir> and `--heapsnapshot-signal=SIGUSR2`; a heap snapshot of each is taken after
  * the warm-up (<name>.heapsnapshot), the CPU profile is written when it stops (<name>.cpuprofile), and
  * the JSON gives the window of its measured short answers (`profileWindowMs`) for
- * `tsx scripts/cpu-profile-top.ts <profile> --from <ms> --to <ms>`. The profiler slows the servers:
- * take figures from a run without it.
+ * `tsx scripts/cpu-profile-top.ts <profile> --from <ms> --to <ms>`. The same servers sample what they
+ * allocate during those answers (V8's sampling heap profiler, objects already collected included;
+ * scripts/lib/heap-sampling.cjs): <name>.heapprofile, for `tsx scripts/cpu-profile-top.ts
+ * <name>.heapprofile`, and the figure "allocated per short answer". The profiler slows the servers:
+ * take the other figures from a run without it.
  * The JSON line printed last is the result; a table of the figures goes to stderr.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -168,6 +171,8 @@ interface Target {
   /** When its process was spawned (performance.now()). */
   spawnedAt: number;
   log: string;
+  /** With BENCH_NEXT_CPU_PROFILE: the port of its heap sampling (scripts/lib/heap-sampling.cjs). */
+  heapSamplingPort?: number;
 }
 
 async function stop(server: ChildProcess): Promise<void> {
@@ -290,7 +295,10 @@ function floorApp(): string {
   return dir;
 }
 
-/** Node's flags for a Next.js server with BENCH_NEXT_CPU_PROFILE: a CPU profile at exit, a heap snapshot on SIGUSR2. */
+/**
+ * Node's flags for a Next.js server with BENCH_NEXT_CPU_PROFILE: a CPU profile at exit, a heap
+ * snapshot on SIGUSR2, and heap sampling the bench starts and stops over HTTP (`heapSampling`).
+ */
 function profileFlags(label: string): string[] {
   if (!profileDir) return [];
   return [
@@ -299,8 +307,36 @@ function profileFlags(label: string): string[] {
     `--cpu-prof-name=${label}.cpuprofile`,
     '--heapsnapshot-signal=SIGUSR2',
     `--diagnostic-dir=${profileDir}`,
+    '--require',
+    path.join(root, 'scripts', 'lib', 'heap-sampling.cjs'),
   ];
 }
+
+/** With BENCH_NEXT_CPU_PROFILE: the port a server's heap sampling listens on (else none). */
+async function heapSamplingEnv(): Promise<{ port?: number; env: Record<string, string> }> {
+  if (!profileDir) return { env: {} };
+  const port = await freePort();
+  return { port, env: { BENCH_HEAP_SAMPLING_PORT: String(port) } };
+}
+
+type HeapNode = { callFrame: Record<string, unknown>; selfSize: number; children: HeapNode[] };
+
+/** Starts a server's heap sampling; the returned function stops it and answers its profile's root. */
+async function heapSampling(t: Target): Promise<() => Promise<HeapNode>> {
+  const call = async (step: 'start' | 'stop') => {
+    const res = await fetch(`http://127.0.0.1:${t.heapSamplingPort}/${step}`, { method: 'POST' });
+    if (!res.ok) throw new Error(`${t.name}: heap sampling ${step}: ${res.status} ${await res.text()}`);
+    return res.json() as Promise<{ head?: HeapNode }>;
+  };
+  await call('start');
+  return async () => {
+    const { head } = await call('stop');
+    if (!head) throw new Error(`${t.name}: heap sampling answered no profile`);
+    return head;
+  };
+}
+
+const allocatedBytes = (n: HeapNode): number => n.children.reduce((sum, c) => sum + allocatedBytes(c), n.selfSize);
 
 async function startProduct(
   label: string,
@@ -310,8 +346,10 @@ async function startProduct(
 ): Promise<Target> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
+  const sampling = await heapSamplingEnv();
   const env: NodeJS.ProcessEnv = {
     ...baseEnv(),
+    ...sampling.env,
     ...database,
     NEXTAUTH_SECRET: 'bench-next-nextauth-secret-0123456789abcdef',
     MCP_OVERRIDE_SECRET: 'bench-next-mcp-override-secret-0123456789abcdef',
@@ -353,12 +391,14 @@ async function startProduct(
     server,
     spawnedAt,
     log,
+    heapSamplingPort: sampling.port,
   };
 }
 
 async function startNextFloor(appDir: string, tempDir: string, modelUrl: string): Promise<Target> {
   const port = await freePort();
-  const env = { ...baseEnv(), OPENAI_COMPATIBLE_BASE_URL: modelUrl, OPENAI_COMPATIBLE_MODEL: 'bench' };
+  const sampling = await heapSamplingEnv();
+  const env = { ...baseEnv(), ...sampling.env, OPENAI_COMPATIBLE_BASE_URL: modelUrl, OPENAI_COMPATIBLE_MODEL: 'bench' };
   const log = path.join(tempDir, 'next-floor.log');
   const spawnedAt = performance.now();
   const server = spawnServer(
@@ -368,7 +408,7 @@ async function startNextFloor(appDir: string, tempDir: string, modelUrl: string)
   );
   const url = `http://127.0.0.1:${port}/api/agent`;
   await waitForServer(url, server, { log });
-  return { name: 'nextFloor', url, headers: {}, server, spawnedAt, log };
+  return { name: 'nextFloor', url, headers: {}, server, spawnedAt, log, heapSamplingPort: sampling.port };
 }
 
 async function startPlainFloor(appDir: string, tempDir: string, modelUrl: string): Promise<Target> {
@@ -522,8 +562,9 @@ interface Figure {
   figure: string;
   unit: string;
   values: PerTarget;
-  ratioToNextFloor: PerTarget;
-  ratioToPlainFloor: PerTarget;
+  /** null where that floor has no value (the plain floor's heap is not sampled). */
+  ratioToNextFloor: Record<string, number | null>;
+  ratioToPlainFloor: Record<string, number | null>;
   budget?: string;
   met?: Record<string, boolean | null>;
   [extra: string]: unknown;
@@ -577,7 +618,9 @@ async function main(): Promise<Record<string, unknown>> {
       extra: Record<string, unknown> = {},
     ) => {
       const ratio = (floor: string) =>
-        Object.fromEntries(products.map((p) => [p.name, r2(values[p.name]! / values[floor]!)]));
+        Object.fromEntries(
+          products.map((p) => [p.name, values[floor] === undefined ? null : r2(values[p.name]! / values[floor])]),
+        );
       figures.push({
         figure,
         unit,
@@ -618,14 +661,18 @@ async function main(): Promise<Record<string, unknown>> {
     if (want('cpu')) {
       say(`CPU: ${CPU_ROUNDS} rounds of ${CPU_ANSWERS_PER_ROUND} short answers per server…`);
       const perAnswer: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+      // With the profiler: what each Next.js server allocates during its answers (every round's).
+      const sampled: Record<string, HeapNode[]> = {};
       for (let round = 0; round < CPU_ROUNDS; round++) {
         for (const t of round % 2 ? [...targets].reverse() : targets) {
+          const stopSampling = t.heapSamplingPort ? await heapSampling(t) : undefined;
           const c0 = treeCpuMs(t.server.pid!);
           const w0 = profileDir && t.name !== 'plainFloor' ? performance.now() : 0;
           for (let i = 0; i < CPU_ANSWERS_PER_ROUND; i++) await ask(t, 'bench: short');
           // The server's last writes of an answer may follow the stream's end: let them land.
           await new Promise((r) => setTimeout(r, 100));
           perAnswer[t.name]!.push((treeCpuMs(t.server.pid!) - c0) / CPU_ANSWERS_PER_ROUND);
+          if (stopSampling) (sampled[t.name] ??= []).push(await stopSampling());
           if (w0) {
             const base = t.spawnedAt;
             profileWindowMs[t.name] ??= { from: w0 - base, to: 0 };
@@ -641,6 +688,20 @@ async function main(): Promise<Record<string, unknown>> {
         { text: '<= 1.3 x Next.js floor', met: (p) => cpu[p]! <= 1.3 * cpu.nextFloor! },
         { clockTickMs: TICK_MS, answersPerRound: CPU_ANSWERS_PER_ROUND, rounds: CPU_ROUNDS },
       );
+      if (profileDir) {
+        // One profile per server, its rounds under one root, for scripts/cpu-profile-top.ts.
+        const kb: Record<string, number> = {};
+        for (const [name, heads] of Object.entries(sampled)) {
+          const head: HeapNode = {
+            callFrame: { functionName: '(rounds)', url: '', lineNumber: -1, columnNumber: -1 },
+            selfSize: 0,
+            children: heads,
+          };
+          writeFileSync(path.join(profileDir, `${name}.heapprofile`), JSON.stringify({ head, samples: [] }));
+          kb[name] = Math.round(allocatedBytes(head) / 1024 / (CPU_ROUNDS * CPU_ANSWERS_PER_ROUND));
+        }
+        figure('allocated per short answer (sampled, with the profiler)', 'KB', kb);
+      }
     }
 
     if (want('throughput')) {
@@ -752,7 +813,8 @@ function table(result: { figures: Figure[] }): string {
   ];
   for (const f of result.figures) {
     const cells = cols.map((c) => (f.values[c] === undefined ? '—' : `${f.values[c]} ${f.unit}`));
-    const ratios = products.map((p) => `${f.ratioToNextFloor[p]} x, ${f.ratioToPlainFloor[p]} x`);
+    const x = (r: number | null | undefined) => (r == null ? '—' : `${r} x`);
+    const ratios = products.map((p) => `${x(f.ratioToNextFloor[p])}, ${x(f.ratioToPlainFloor[p])}`);
     const met = f.met
       ? Object.values(f.met)
           .map((m) => m ?? '—')
