@@ -6,9 +6,11 @@
  *
  * - One logger per process (a globalThis holder: Next.js may load this module twice), created on
  *   first use with LOG_LEVEL; `childLog(fields)` binds fields for a run or a job.
- * - The request a line belongs to comes from one process-wide AsyncLocalStorage: the route wrapper
- *   (`withRequestContext`) opens it; everything that request starts (a run, the MCP calls of that
- *   run) logs with its request id, project and user.
+ * - The request a line belongs to is named by the code that has the request: `requestLog(req)`
+ *   writes with the request's id (`requestLogContext`) and what `bindLogContext` added to it (project,
+ *   user); a run gets its request's context when it starts. Kept beside the request object, not in
+ *   an AsyncLocalStorage: on Node 20 every storage a process has used adds work to every promise it
+ *   creates afterwards, in every request (docs/performance.md, "Async-local storages").
  * - Never a secret or a message body: callers log ids, codes and counts only, and as a safety net
  *   the logger censors known secret- and body-bearing fields and anything shaped like an API key
  *   secret or a bearer token in any string it writes, in a line's fields and in a child logger's
@@ -17,7 +19,6 @@
  *   For people: `npm run dev | npx pino-pretty` (optional, not a dependency).
  */
 import 'server-only';
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import pino, { type DestinationStream, type Logger } from 'pino';
@@ -38,11 +39,12 @@ export interface LogContext {
 interface Holder {
   logger?: Logger;
   destination?: DestinationStream;
-  context: AsyncLocalStorage<LogContext>;
+  /** Each request's context, by its request object (a WeakMap: gone with the request). */
+  requests: WeakMap<Request, LogContext>;
   instanceId: string;
 }
 const holder: Holder = processWide<Holder>('__trackerLog', () => ({
-  context: new AsyncLocalStorage<LogContext>(),
+  requests: new WeakMap(),
   // The host name is the pod or machine; the pid tells two instances on one machine apart.
   instanceId: `${os.hostname()}:${process.pid}`,
 }));
@@ -121,17 +123,6 @@ function createLogger(destination: DestinationStream | undefined): Logger {
         level: (label) => ({ level: label }),
         log: (obj) => scrubValue(obj, 0) as Record<string, unknown>,
       },
-      // The request this line belongs to. Fields bound on a child logger (a run's own ids) or given
-      // on the call win: they are left out here, so no key appears twice in a line.
-      mixin: (_merge, _level, logger) => {
-        const store = holder.context.getStore();
-        if (!store) return {};
-        const bound = (logger as Logger).bindings();
-        const out: Record<string, unknown> = {};
-        for (const [k, v] of Object.entries(store)) if (v !== undefined && !(k in bound)) out[k] = v;
-        return out;
-      },
-      mixinMergeStrategy: (mergeObject, mixinObject) => Object.assign(mixinObject, mergeObject),
       hooks: {
         logMethod(args, method) {
           // The message string goes through the same censor as the fields.
@@ -178,24 +169,55 @@ function requestIdOf(req: Request): string {
   return given && REQUEST_ID.test(given) ? given : randomBytes(12).toString('hex');
 }
 
-/** Runs `fn` as the handling of `req`: every line it (and what it starts) writes names the request. */
-export function withRequestContext<T>(req: Request, fn: () => T): T {
-  return holder.context.run({ requestId: requestIdOf(req) }, fn);
+/**
+ * What the lines of `req` say about it: its id, made on first use, and what was bound to it since
+ * (the same object for the whole request: a run started by it reads it when it starts).
+ */
+export function requestLogContext(req: Request): LogContext {
+  let context = holder.requests.get(req);
+  if (!context) {
+    context = { requestId: requestIdOf(req) };
+    holder.requests.set(req, context);
+  }
+  return context;
 }
 
-/** Adds what became known while handling the request (project, user, run) to its lines. */
-export function bindLogContext(fields: LogContext): void {
-  const store = holder.context.getStore();
-  if (store) Object.assign(store, fields);
+/** Adds what became known while handling the request (project, user) to its lines. */
+export function bindLogContext(req: Request, fields: LogContext): void {
+  Object.assign(requestLogContext(req), fields);
+}
+
+type Line = Record<string, unknown>;
+/** Where a request's lines go (the levels a request writes at). */
+export interface RequestLogger {
+  info(line: Line, msg: string): void;
+  warn(line: Line, msg: string): void;
+  error(line: Line, msg: string): void;
+}
+
+/** The lines of the request `req`: each names it, with the fields bound to it (a line's own fields win). */
+export function requestLog(req: Request): RequestLogger {
+  const context = requestLogContext(req);
+  const at =
+    (level: keyof RequestLogger) =>
+    (line: Line, msg: string): void =>
+      log()[level]({ ...context, ...line }, msg);
+  return { info: at('info'), warn: at('warn'), error: at('error') };
 }
 
 /**
  * A request refused with a stable code: `request.refused` (or `limit.hit` for 429), at `warn` for
- * the server's own trouble (5xx), `info` for the caller's (4xx).
+ * the server's own trouble (5xx), `info` for the caller's (4xx); it names the request when given.
  */
-export function logRefusal(status: number, code: string, fields: Record<string, unknown> = {}): void {
+export function logRefusal(
+  req: Request | null,
+  status: number,
+  code: string,
+  fields: Record<string, unknown> = {},
+): void {
   const event = status === 429 ? 'limit.hit' : 'request.refused';
   const line = { event, status, code, ...fields };
-  if (status >= 500) log().warn(line, `request refused: ${code}`);
-  else log().info(line, `request refused: ${code}`);
+  const logger = req ? requestLog(req) : log();
+  if (status >= 500) logger.warn(line, `request refused: ${code}`);
+  else logger.info(line, `request refused: ${code}`);
 }

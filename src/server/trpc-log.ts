@@ -9,7 +9,7 @@ import type { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { describeError } from './errors';
 import { noteDatabaseState } from './health';
-import { log, logRefusal } from './log';
+import { logRefusal, requestLog } from './log';
 import { isInvalidTextError } from './text';
 import { DATABASE_UNAVAILABLE_APP_CODE, isDatabaseUnavailable } from './trpc';
 
@@ -21,6 +21,8 @@ export interface TrpcErrorEvent {
   error: TRPCError;
   path?: string | undefined;
   type: string;
+  /** The request the procedure answered: its lines name it. */
+  req: Request;
 }
 
 /** One log entry for an unexpected failure; null for errors that are the caller's (4xx). */
@@ -57,20 +59,20 @@ function describeTrpcFailure({ error, path, type }: TrpcErrorEvent): string | nu
  * line with its status and stable code.
  */
 export function logTrpcError(event: TrpcErrorEvent): void {
-  const { error, path, type } = event;
+  const { error, path, type, req } = event;
   if (isDatabaseUnavailable(error)) {
     noteDatabaseState(false, error.cause);
-    logRefusal(503, DATABASE_UNAVAILABLE_APP_CODE, { procedure: path ?? null, error: describeError(error.cause) });
+    logRefusal(req, 503, DATABASE_UNAVAILABLE_APP_CODE, { procedure: path ?? null, error: describeError(error.cause) });
     return;
   }
   const line = describeTrpcFailure(event);
   if (line) {
     const [summary, ...frames] = line.split('\n');
     const where = { procedure: path ?? null, type, frames: frames.map((f) => f.trim()) };
-    log().error({ event: 'request.failed', code: 'INTERNAL_ERROR', ...where }, summary);
+    requestLog(req).error({ event: 'request.failed', code: 'INTERNAL_ERROR', ...where }, summary ?? 'request failed');
     return;
   }
   const appCode = (error.cause as { appCode?: unknown } | undefined)?.appCode;
   const code = typeof appCode === 'string' ? appCode : error.code;
-  logRefusal(getHTTPStatusCodeFromError(error), code, { procedure: path ?? null });
+  logRefusal(req, getHTTPStatusCodeFromError(error), code, { procedure: path ?? null });
 }

@@ -28,7 +28,8 @@ export type { HitLimitInput } from '@/server/limits';
 // Process state and operations: singletons, gauges, the log, errors, outages, draining.
 export { processWide } from '@/server/process-wide';
 export { registerGauge } from '@/server/diagnostics';
-export { bindLogContext, childLog, log, logRefusal, withRequestContext } from '@/server/log';
+export { bindLogContext, childLog, log, logRefusal, requestLog, requestLogContext } from '@/server/log';
+export type { LogContext } from '@/server/log';
 export {
   DATABASE_RETRY_AFTER_SECONDS,
   describeError,

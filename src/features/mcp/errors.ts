@@ -118,6 +118,8 @@ export class ToolFailure extends Error {
 }
 
 export function jsonRpcErrorResponse(
+  /** The request refused (null: none, as for a method the endpoint does not take): its line names it. */
+  req: Request | null,
   status: number,
   rpcCode: number,
   appCode: McpErrorCode,
@@ -127,7 +129,7 @@ export function jsonRpcErrorResponse(
   id: string | number | null = null,
 ): Response {
   // Every transport-level refusal of the endpoint goes through here: one log line each.
-  logRefusal(status, appCode, { endpoint: 'mcp' });
+  logRefusal(req, status, appCode, { endpoint: 'mcp' });
   return new Response(
     JSON.stringify({
       jsonrpc: '2.0',

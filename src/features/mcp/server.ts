@@ -44,7 +44,7 @@ import { env } from '@/server/env';
 import { hitLimit } from '@/server/limits';
 import { stackFrames } from '@/server/errors';
 import { noteDatabaseState } from '@/server/health';
-import { log } from '@/server/log';
+import { log, requestLog } from '@/server/log';
 import { authenticate, principalHasScope, type AuthFailureCode, type McpPrincipal } from './auth';
 import { countRefusedCalls, INVALID_TOOL_NAME, writeAudit, type AuditEntry, type RefusedCalls } from './audit';
 import {
@@ -102,7 +102,7 @@ const INSTRUCTIONS =
  * kept, so there is nothing a DELETE could end (the spec lets a server answer it 405).
  */
 export function methodNotAllowed(): Response {
-  return jsonRpcErrorResponse(405, RPC.TRANSPORT, 'METHOD_NOT_ALLOWED', 'Method not allowed: use POST.', {
+  return jsonRpcErrorResponse(null, 405, RPC.TRANSPORT, 'METHOD_NOT_ALLOWED', 'Method not allowed: use POST.', {
     allow: 'POST',
   });
 }
@@ -116,20 +116,26 @@ function quoted(text: string): string {
  * 401: the challenge names the resource metadata (RFC 9728 §5.1), so an MCP client can discover
  * where to sign in; a request without credentials gets no error code (RFC 6750 §3.1).
  */
-function unauthorized(code: AuthFailureCode, message: string): Response {
+function unauthorized(req: Request, code: AuthFailureCode, message: string): Response {
   const site = oauthSite();
   const params = [
     'realm="mcp"',
     ...(site ? [`resource_metadata=${quoted(site.resourceMetadataUrl)}`] : []),
     ...(code === 'MISSING_CREDENTIALS' ? [] : ['error="invalid_token"', `error_description=${quoted(message)}`]),
   ];
-  return jsonRpcErrorResponse(401, RPC.UNAUTHENTICATED, code, message, {
+  return jsonRpcErrorResponse(req, 401, RPC.UNAUTHENTICATED, code, message, {
     'www-authenticate': `Bearer ${params.join(', ')}`,
   });
 }
 
 /** 403 for a connected app: the tools asked for need scopes its grant or its user's role lacks. */
-function insufficientScope(principal: McpPrincipal, needed: readonly Scope[], message: string, id: RpcId): Response {
+function insufficientScope(
+  req: Request,
+  principal: McpPrincipal,
+  needed: readonly Scope[],
+  message: string,
+  id: RpcId,
+): Response {
   const site = oauthSite();
   const held = KEY_SCOPES.filter((s) => principalHasScope(principal, s));
   const params = [
@@ -140,6 +146,7 @@ function insufficientScope(principal: McpPrincipal, needed: readonly Scope[], me
     `error_description=${quoted(message)}`,
   ];
   return jsonRpcErrorResponse(
+    req,
     403,
     RPC.FORBIDDEN,
     'MISSING_SCOPE',
@@ -157,6 +164,7 @@ export async function handleMcpPost(req: Request, opts: { prisma?: PrismaClient 
     if (isInfrastructureError(err)) {
       noteDatabaseState(false, err);
       return jsonRpcErrorResponse(
+        req,
         503,
         RPC.TRANSPORT,
         'SERVICE_UNAVAILABLE',
@@ -167,8 +175,14 @@ export async function handleMcpPost(req: Request, opts: { prisma?: PrismaClient 
       );
     }
     const failure = { code: 'INTERNAL_ERROR', error: describeError(err), frames: stackFrames(err) };
-    log().error({ event: 'request.failed', ...failure }, 'MCP request failed');
-    return jsonRpcErrorResponse(500, RPC.INTERNAL_ERROR, 'INTERNAL_ERROR', 'The server could not handle this request.');
+    requestLog(req).error({ event: 'request.failed', ...failure }, 'MCP request failed');
+    return jsonRpcErrorResponse(
+      req,
+      500,
+      RPC.INTERNAL_ERROR,
+      'INTERNAL_ERROR',
+      'The server could not handle this request.',
+    );
   }
 }
 
@@ -218,6 +232,7 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
   const accept = req.headers.get('accept') ?? '';
   if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
     return jsonRpcErrorResponse(
+      req,
       406,
       RPC.TRANSPORT,
       'NOT_ACCEPTABLE',
@@ -226,6 +241,7 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
   }
   if (!isJsonContentType(req.headers.get('content-type'))) {
     return jsonRpcErrorResponse(
+      req,
       415,
       RPC.TRANSPORT,
       'UNSUPPORTED_MEDIA_TYPE',
@@ -236,7 +252,7 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
   // 2. The key, before any body work: an unknown caller gets 401 without the body being read.
   const prisma = opts.prisma ?? (await getPrisma());
   const auth = await authenticate(prisma, req.headers.get('authorization'), oauthSite()?.resource ?? null);
-  if (!auth.ok && !auth.key) return unauthorized(auth.code, auth.message);
+  if (!auth.ok && !auth.key) return unauthorized(req, auth.code, auth.message);
   const who: AuditIdentity = auth.ok
     ? auditIdentity(auth.principal)
     : { projectId: auth.key!.projectId, apiKeyId: auth.key!.id, userId: auth.key!.userId, runId: auth.key!.runId };
@@ -265,7 +281,7 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
     status: ToolCallStatus,
   ) => {
     await auditScanned(text, status, code, message);
-    return jsonRpcErrorResponse(http, rpc, code, message, http === 413 ? { connection: 'close' } : {});
+    return jsonRpcErrorResponse(req, http, rpc, code, message, http === 413 ? { connection: 'close' } : {});
   };
 
   // 3. The body: capped, then checked for depth, JSON and JSON-RPC shape.
@@ -285,7 +301,7 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
       })),
       at: started.startedAt,
     });
-    return unauthorized(auth.code, auth.message);
+    return unauthorized(req, auth.code, auth.message);
   }
   const principal = auth.principal;
   if (!body.ok) {
@@ -299,7 +315,7 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
           `Request body over ${MAX_BODY_BYTES} bytes.`,
           'DENIED',
         )
-      : jsonRpcErrorResponse(400, RPC.PARSE_ERROR, 'PARSE_ERROR', 'Could not read the request body.');
+      : jsonRpcErrorResponse(req, 400, RPC.PARSE_ERROR, 'PARSE_ERROR', 'Could not read the request body.');
   }
   if (jsonTooDeep(body.text, MAX_JSON_DEPTH)) {
     return refuse(
@@ -386,6 +402,7 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
     for (const reply of replies) {
       if (!session || !(await recordAnswer(prisma, principal, reply))) {
         return jsonRpcErrorResponse(
+          req,
           400,
           RPC.INVALID_REQUEST,
           'RESPONSE_NOT_EXPECTED',
@@ -416,7 +433,7 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
       const message = `This app's access does not allow ${[...new Set(names)].join(', ')} (needs ${needed.join(', ')}).`;
       await auditScanned(body.text, 'DENIED', 'MISSING_SCOPE', message);
       const single = !isBatch && isJSONRPCRequest(valid[0]!) ? valid[0].id : null;
-      return insufficientScope(principal, needed, message, single);
+      return insufficientScope(req, principal, needed, message, single);
     }
   }
 
@@ -427,7 +444,7 @@ async function handle(req: Request, opts: { prisma?: PrismaClient }): Promise<Re
     await countRefusedCalls(prisma, { ...who, errorCode: 'RATE_LIMITED', message, calls, at: started.startedAt });
     const single = !isBatch && isJSONRPCRequest(valid[0]!) ? valid[0].id : null;
     const headers = { 'retry-after': String(wait) };
-    return jsonRpcErrorResponse(429, RPC.RATE_LIMITED, 'RATE_LIMITED', message, headers, single);
+    return jsonRpcErrorResponse(req, 429, RPC.RATE_LIMITED, 'RATE_LIMITED', message, headers, single);
   }
 
   // 6. Each request's parameters: a malformed one is answered here (-32602 with a short message),
@@ -872,7 +889,15 @@ function createMcpServer(prisma: PrismaClient, principal: McpPrincipal, signal: 
         return errorResult(err.appCode, err.message, err.details);
       }
       // Unexpected: logged by class and code; the client and the audit get a stable code only.
-      const failure = { event: 'mcp.tool_failed', tool: name, error: describeError(err), frames: stackFrames(err) };
+      const failure = {
+        event: 'mcp.tool_failed',
+        tool: name,
+        projectId: principal.projectId,
+        userId: principal.userId,
+        ...(principal.runId ? { runId: principal.runId } : {}),
+        error: describeError(err),
+        frames: stackFrames(err),
+      };
       log().error(failure, 'MCP tool failed');
       if (isInfrastructureError(err)) {
         await audit('ERROR', 'SERVICE_UNAVAILABLE', { error: { code: 'SERVICE_UNAVAILABLE' } });

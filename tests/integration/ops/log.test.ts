@@ -1,18 +1,23 @@
 // The structured log, read in-process (a destination injected into the one logger): a run's lines
-// name its run id and trace id; a refused request names its code; and no secret reaches the log,
-// neither a run key's secret used against the MCP endpoint nor secrets handed to the logger.
+// name its run id and trace id; a refused request names its code and request, without an
+// async-local storage of the log's own; and no secret reaches the log, neither a run key's secret
+// used against the MCP endpoint nor secrets handed to the logger.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintAgentKey } from '@/server/api-keys';
 import { getPrisma } from '@/server/db';
+import { readDiagnostics, trackAsyncLocalStorages } from '@/server/diagnostics';
 import { resetEnvCache } from '@/server/env';
 import { childLog, log, setLogDestination } from '@/server/log';
 import { postAgent, userMessageBody, useScriptedModelEnv } from '../../helpers/agent';
 import { startFakeOpenAI, type FakeServer } from '../../helpers/fake-models';
 import { createProject, type TestProject } from '../../helpers/fixtures';
 import { startTestServer, type TestServer } from '../../helpers/http';
+
+// Counts the async-local storages taken into use from here on (Node 20; null where not listed).
+trackAsyncLocalStorages();
 
 let lines: string[] = [];
 const sink = new Writable({
@@ -57,6 +62,25 @@ afterAll(async () => {
 const parsed = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('the structured log', () => {
+  // First in the file: no request has been served yet in this process.
+  it('names the request and who asked without an async-local storage of its own', async () => {
+    lines = [];
+    const storages = readDiagnostics().asyncLocalStorages;
+    const res = await postAgent(
+      server.url,
+      project.id,
+      project.users.ADMIN.cookie,
+      {},
+      { headers: { 'x-request-id': 'proxy-req-7' } },
+    );
+    expect(res.status).toBe(400);
+    expect(parsed()).toContainEqual(
+      expect.objectContaining({ event: 'request.refused', requestId: 'proxy-req-7', userId: project.users.ADMIN.id }),
+    );
+    // On Node 20 each storage a process has used adds work to every promise it creates afterwards.
+    expect(readDiagnostics().asyncLocalStorages).toBe(storages);
+  });
+
   it("names a run's ids and trace id, one JSON line per event, with level, time and instance", async () => {
     lines = [];
     const res = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('hello there'));
@@ -104,6 +128,7 @@ describe('the structured log', () => {
         code: 'NO_USER_MESSAGE',
         requestId: 'proxy-req-42',
         projectId: project.id,
+        userId: project.users.MEMBER.id,
       }),
     );
   });

@@ -41,9 +41,10 @@ import {
   type PrismaClient,
   type ProjectMember,
   readBodyCapped,
+  requestLog,
+  requestLogContext,
   type Scope,
   stackFrames,
-  withRequestContext,
 } from '../host';
 import { eventsAfter } from '../compact';
 import { CUSTOM_EVENTS, LIMITS } from '../constants';
@@ -174,7 +175,7 @@ async function signedIn(req: Request, projectId: string): Promise<string> {
   if (!userId) throw new AgentRefusal('UNAUTHENTICATED', 'Sign in to use the assistant.');
   // A project id that cannot be an id (NUL, too long) names no project: never sent to the database.
   if (!isIdentifier(projectId)) throw new AgentRefusal('PROJECT_NOT_FOUND', 'Project not found.');
-  bindLogContext({ projectId, userId }); // ops: the request's log lines name the project and user
+  bindLogContext(req, { projectId, userId }); // ops: the request's log lines name the project and user
   return userId;
 }
 
@@ -196,30 +197,29 @@ export async function authorize(
 
 /** A route answering every refusal with its code and status, an outage with 503, anything else with 500. */
 export function guarded(route: Route): Route {
-  return (req, ctx) =>
-    withRequestContext(req, async () => {
-      try {
-        return await route(req, ctx);
-      } catch (err) {
-        if (err instanceof AgentRefusal) {
-          logRefusal(err.status, err.code);
-          return errorResponse(err.code, err.message, err.retryAfterSeconds);
-        }
-        // ops: the database is unreachable: 503 with Retry-After (retry shortly), never 500.
-        if (isInfrastructureError(err)) {
-          noteDatabaseState(false, err);
-          logRefusal(503, 'DATABASE_UNAVAILABLE', { error: describeError(err) });
-          return errorResponse(
-            'DATABASE_UNAVAILABLE',
-            'The database is unavailable. Try again shortly.',
-            DATABASE_RETRY_AFTER_SECONDS,
-          );
-        }
-        const failure = { code: 'INTERNAL_ERROR', error: describeError(err), frames: stackFrames(err) };
-        log().error({ event: 'request.failed', ...failure }, 'request failed');
-        return errorResponse('INTERNAL_ERROR', 'Something went wrong. Please try again.');
+  return async (req, ctx) => {
+    try {
+      return await route(req, ctx);
+    } catch (err) {
+      if (err instanceof AgentRefusal) {
+        logRefusal(req, err.status, err.code);
+        return errorResponse(err.code, err.message, err.retryAfterSeconds);
       }
-    });
+      // ops: the database is unreachable: 503 with Retry-After (retry shortly), never 500.
+      if (isInfrastructureError(err)) {
+        noteDatabaseState(false, err);
+        logRefusal(req, 503, 'DATABASE_UNAVAILABLE', { error: describeError(err) });
+        return errorResponse(
+          'DATABASE_UNAVAILABLE',
+          'The database is unavailable. Try again shortly.',
+          DATABASE_RETRY_AFTER_SECONDS,
+        );
+      }
+      const failure = { code: 'INTERNAL_ERROR', error: describeError(err), frames: stackFrames(err) };
+      requestLog(req).error({ event: 'request.failed', ...failure }, 'request failed');
+      return errorResponse('INTERNAL_ERROR', 'Something went wrong. Please try again.');
+    }
+  };
 }
 
 export interface AgentRoutes {
@@ -357,6 +357,7 @@ export function createAgentRoutes(opts: HandlerOptions = {}): AgentRoutes {
         limit: settings.AGENT_RATE_LIMIT_PER_MINUTE,
       },
       receivedAt,
+      logContext: requestLogContext(req),
       onTimings: opts.onRunTimings,
     });
     let detach: () => void = () => undefined;

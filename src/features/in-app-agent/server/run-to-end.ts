@@ -15,6 +15,7 @@ import {
   childLog,
   describeError,
   env,
+  type LogContext,
   type PrismaClient,
   type ProjectMember,
   retryWhileUnavailable,
@@ -135,6 +136,8 @@ export interface OpenedRunContext {
   begin: RunBeginning;
   /** For the log line: the run answers interrupts, or was taken over. */
   logFields: Record<string, unknown>;
+  /** The request that started the run (not a takeover's): the run's log lines name it too. */
+  request?: LogContext;
   /** The answers this run settles, one `approval.decided` log line each. */
   decisionLog?: Array<Record<string, unknown>>;
   mark: (step: Exclude<keyof RunTimings, 'opened'>) => void;
@@ -233,7 +236,7 @@ export async function runToEnd(ctx: OpenedRunContext): Promise<void> {
   recorder.start();
   // ops: one log line when the run starts and one when it ends, with its ids (never its content).
   const startedAt = Date.now();
-  const runLog = childLog({ ...ids, traceId: traceIdOf(trace.span) });
+  const runLog = childLog({ ...ctx.request, ...ids, traceId: traceIdOf(trace.span) });
   runLog.info(
     { event: 'run.started', ...ctx.logFields, generation: ctx.generation, model: ctx.model.info.modelId },
     'run started',

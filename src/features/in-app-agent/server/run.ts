@@ -27,6 +27,7 @@ import {
   childLog,
   describeError,
   type HitLimitInput,
+  type LogContext,
   newId,
   type PrismaClient,
   revokeKey,
@@ -101,6 +102,8 @@ export interface StartRunInput {
   perMinute?: HitLimitInput;
   /** When the request arrived (performance.now()); set-up timings are measured from it. */
   receivedAt?: number;
+  /** What the request's log lines say of it (its id, project, user): the run's lines say it too. */
+  logContext?: LogContext;
   /** Set-up timings, for the benchmark. */
   onTimings?: (t: RunTimings) => void;
 }
@@ -207,7 +210,7 @@ export async function startRun(input: StartRunInput): Promise<LiveRun> {
     const created = opened.created ? { conversationId: opened.conversationId } : undefined;
     await discardRun(prisma, opened.runId, created).catch(() => undefined);
     await revokeKey(prisma, runKey.row.id).catch(() => undefined);
-    childLog({ projectId: input.projectId, runId: opened.runId }).error(
+    childLog({ ...input.logContext, projectId: input.projectId, runId: opened.runId }).error(
       { event: 'run.settings_unreadable', code: 'SETTINGS_UNREADABLE' },
       'the project tool permissions could not be read',
     );
@@ -318,6 +321,7 @@ export async function startRun(input: StartRunInput): Promise<LiveRun> {
       maskTitle: opened.created && dataPolicy.maskOptions().contacts ? dataPolicy.maskOptions() : null,
     }),
     logFields: { resumed: decisions.length > 0 },
+    ...(input.logContext ? { request: input.logContext } : {}),
     decisionLog: decisions.map((d) => ({
       toolCallId: d.toolCallId,
       tool: d.toolName,

@@ -11,7 +11,7 @@
  */
 import 'server-only';
 import { z } from 'zod';
-import { appError, hasUnstorableText, log, ProjectInput, projectProcedure, router } from '../host';
+import { appError, hasUnstorableText, ProjectInput, projectProcedure, requestLog, router } from '../host';
 import { LIMITS } from '../constants';
 import { ConversationIdSchema } from '../schema';
 import { declarationOf } from '../tool-declarations';
@@ -109,7 +109,7 @@ export const settingsRouter = router({
         conflict('tool permissions', now.policy.version);
       }
       // ops: who changed the project's tool permissions, and how much (never what the cells say).
-      log().info(
+      requestLog(ctx.req).info(
         {
           event: 'settings.policy_saved',
           projectId: input.projectId,
@@ -150,7 +150,7 @@ export const settingsRouter = router({
         const now = await loadAssistantSettings(ctx.prisma, input.projectId);
         conflict('instructions', now.instructions.version);
       }
-      log().info(
+      requestLog(ctx.req).info(
         {
           event: 'settings.instructions_saved',
           projectId: input.projectId,
@@ -224,7 +224,7 @@ export const allowancesRouter = router({
       });
       if (!revoked)
         throw appError('NOT_FOUND', 'ALLOWANCE_NOT_FOUND', 'That tool is not allowed in this conversation.');
-      log().info(
+      requestLog(ctx.req).info(
         {
           event: 'allowance.revoked',
           projectId: input.projectId,

@@ -11,7 +11,7 @@ import { getPrisma } from '@/server/db';
 import { env } from '@/server/env';
 import { isInfrastructureError, describeError } from '@/server/errors';
 import { hitLimit } from '@/server/limits';
-import { log } from '@/server/log';
+import { requestLog } from '@/server/log';
 import { authenticateClient, registerClient } from './clients';
 import { oauthSite, type OAuthSite } from './config';
 import { OAuthError, oauthErrorResponse } from './errors';
@@ -32,6 +32,7 @@ function notConfigured(): Response {
 
 /** Runs an endpoint: OAuthError becomes its answer; the database being away is 503; anything else 500. */
 async function guarded(
+  req: Request,
   fn: (site: OAuthSite) => Promise<Response>,
   headers: (err: OAuthError) => Record<string, string> = () => ({}),
 ): Promise<Response> {
@@ -40,16 +41,17 @@ async function guarded(
   try {
     return await fn(site);
   } catch (err) {
-    if (err instanceof OAuthError) return oauthErrorResponse(err, headers(err));
+    if (err instanceof OAuthError) return oauthErrorResponse(req, err, headers(err));
     if (isInfrastructureError(err))
       return oauthErrorResponse(
+        req,
         new OAuthError('temporarily_unavailable', 'The service is temporarily unavailable.', 503),
         {
           'retry-after': '5',
         },
       );
-    log().error({ event: 'mcp.oauth.failed', error: describeError(err) }, 'OAuth endpoint failed');
-    return oauthErrorResponse(new OAuthError('server_error', 'The server could not handle this request.', 500));
+    requestLog(req).error({ event: 'mcp.oauth.failed', error: describeError(err) }, 'OAuth endpoint failed');
+    return oauthErrorResponse(req, new OAuthError('server_error', 'The server could not handle this request.', 500));
   }
 }
 
@@ -73,29 +75,33 @@ function basicChallenge(req: Request) {
 
 /** POST /api/oauth/token */
 export function handleToken(req: Request, opts: Options = {}): Promise<Response> {
-  return guarded(async (site) => {
-    const read = await readForm(req);
-    if (!read.ok) throw new OAuthError('invalid_request', read.description);
-    const form = read.value;
-    const grantType = form.get('grant_type');
-    if (!grantType) throw new OAuthError('invalid_request', 'grant_type is required.');
-    if (grantType !== 'authorization_code' && grantType !== 'refresh_token')
-      throw new OAuthError('unsupported_grant_type', 'Supported grant types: authorization_code, refresh_token.');
-    const prisma = opts.prisma ?? (await getPrisma());
-    const client = await authenticateClient(prisma, req.headers.get('authorization'), form);
-    const common = { resource: optional(form, 'resource'), scope: optional(form, 'scope') };
-    if (grantType === 'authorization_code') {
-      const code = required(form, 'code');
-      const redirectUri = required(form, 'redirect_uri');
-      const codeVerifier = form.get('code_verifier');
-      if (!codeVerifier) throw new OAuthError('invalid_request', 'code_verifier is required (PKCE).');
-      return noStoreJson(
-        await exchangeCode(prisma, site, client, { code, redirectUri, codeVerifier, ...strip(common) }),
-      );
-    }
-    const refreshToken = required(form, 'refresh_token');
-    return noStoreJson(await refreshTokens(prisma, site, client, { refreshToken, ...strip(common) }));
-  }, basicChallenge(req));
+  return guarded(
+    req,
+    async (site) => {
+      const read = await readForm(req);
+      if (!read.ok) throw new OAuthError('invalid_request', read.description);
+      const form = read.value;
+      const grantType = form.get('grant_type');
+      if (!grantType) throw new OAuthError('invalid_request', 'grant_type is required.');
+      if (grantType !== 'authorization_code' && grantType !== 'refresh_token')
+        throw new OAuthError('unsupported_grant_type', 'Supported grant types: authorization_code, refresh_token.');
+      const prisma = opts.prisma ?? (await getPrisma());
+      const client = await authenticateClient(prisma, req.headers.get('authorization'), form);
+      const common = { resource: optional(form, 'resource'), scope: optional(form, 'scope') };
+      if (grantType === 'authorization_code') {
+        const code = required(form, 'code');
+        const redirectUri = required(form, 'redirect_uri');
+        const codeVerifier = form.get('code_verifier');
+        if (!codeVerifier) throw new OAuthError('invalid_request', 'code_verifier is required (PKCE).');
+        return noStoreJson(
+          await exchangeCode(prisma, site, client, { code, redirectUri, codeVerifier, ...strip(common) }),
+        );
+      }
+      const refreshToken = required(form, 'refresh_token');
+      return noStoreJson(await refreshTokens(prisma, site, client, { refreshToken, ...strip(common) }));
+    },
+    basicChallenge(req),
+  );
 }
 
 /** Drops absent optional parameters (exactOptionalPropertyTypes). */
@@ -108,23 +114,27 @@ function strip(o: { resource: string | undefined; scope: string | undefined }): 
 
 /** POST /api/oauth/revoke */
 export function handleRevoke(req: Request, opts: Options = {}): Promise<Response> {
-  return guarded(async () => {
-    const read = await readForm(req);
-    if (!read.ok) throw new OAuthError('invalid_request', read.description);
-    const form = read.value;
-    const token = required(form, 'token');
-    const prisma = opts.prisma ?? (await getPrisma());
-    const client = await authenticateClient(prisma, req.headers.get('authorization'), form);
-    await revokeToken(prisma, client, token);
-    return new Response(null, { status: 200, headers: { 'cache-control': 'no-store', ...corsHeaders() } });
-  }, basicChallenge(req));
+  return guarded(
+    req,
+    async () => {
+      const read = await readForm(req);
+      if (!read.ok) throw new OAuthError('invalid_request', read.description);
+      const form = read.value;
+      const token = required(form, 'token');
+      const prisma = opts.prisma ?? (await getPrisma());
+      const client = await authenticateClient(prisma, req.headers.get('authorization'), form);
+      await revokeToken(prisma, client, token);
+      return new Response(null, { status: 200, headers: { 'cache-control': 'no-store', ...corsHeaders() } });
+    },
+    basicChallenge(req),
+  );
 }
 
 const REGISTRATION_WINDOW_SECONDS = 60;
 
 /** POST /api/oauth/register */
 export function handleRegister(req: Request, opts: Options = {}): Promise<Response> {
-  return guarded(async () => {
+  return guarded(req, async () => {
     const prisma = opts.prisma ?? (await getPrisma());
     const settings = env();
     const address = clientAddress(req.headers, settings.TRUST_PROXY);
@@ -139,7 +149,7 @@ export function handleRegister(req: Request, opts: Options = {}): Promise<Respon
         `Too many client registrations. Try again in ${hit.retryAfterSeconds} s.`,
         429,
       );
-      return oauthErrorResponse(err, { 'retry-after': String(hit.retryAfterSeconds) });
+      return oauthErrorResponse(req, err, { 'retry-after': String(hit.retryAfterSeconds) });
     }
     const read = await readJson(req);
     if (!read.ok) throw new OAuthError('invalid_client_metadata', read.description);

@@ -37,8 +37,8 @@ export class OAuthError extends Error {
   }
 }
 
-export function oauthErrorResponse(err: OAuthError, headers: Record<string, string> = {}): Response {
-  logRefusal(err.status, err.error, { endpoint: 'oauth' });
+export function oauthErrorResponse(req: Request, err: OAuthError, headers: Record<string, string> = {}): Response {
+  logRefusal(req, err.status, err.error, { endpoint: 'oauth' });
   return Response.json(
     { error: err.error, error_description: err.description },
     {

@@ -1,13 +1,12 @@
 import { handleRegister } from '@/features/mcp/oauth/endpoints';
 import { preflight } from '@/features/mcp/oauth/http';
-import { withRequestContext } from '@/server/log';
 
 /** Dynamic Client Registration (RFC 7591). See src/features/mcp/oauth/. */
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
 
 export function POST(req: Request): Promise<Response> {
-  return withRequestContext(req, () => handleRegister(req));
+  return handleRegister(req);
 }
 
 export function OPTIONS(): Response {

@@ -1,13 +1,12 @@
 import { handleToken } from '@/features/mcp/oauth/endpoints';
 import { preflight } from '@/features/mcp/oauth/http';
-import { withRequestContext } from '@/server/log';
 
 /** The token endpoint (authorization code with PKCE, refresh with rotation). See src/features/mcp/oauth/. */
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
 
 export function POST(req: Request): Promise<Response> {
-  return withRequestContext(req, () => handleToken(req));
+  return handleToken(req);
 }
 
 export function OPTIONS(): Response {

@@ -1,13 +1,12 @@
 import { preflight, withCors } from '@/features/mcp/oauth/http';
 import { handleMcpPost, methodNotAllowed } from '@/features/mcp/server';
-import { withRequestContext } from '@/server/log';
 
 /** The product's MCP server (Streamable HTTP, stateless). See src/features/mcp/. */
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
 
-export function POST(req: Request): Promise<Response> {
-  return withRequestContext(req, async () => withCors(await handleMcpPost(req)));
+export async function POST(req: Request): Promise<Response> {
+  return withCors(await handleMcpPost(req));
 }
 
 export function GET(): Response {
