@@ -5,8 +5,6 @@
  */
 import { setMaxListeners } from 'node:events';
 import { Agent } from '@mastra/core/agent';
-import { createTool } from '@mastra/core/tools';
-import { toStandardSchema } from '@mastra/schema-compat/schema';
 import {
   env,
   fingerprintArgs,
@@ -40,6 +38,7 @@ import {
 import type { RunToolPolicy } from './policy';
 import { SUGGESTIONS_INSTRUCTION, SuggestionsFilter } from './suggestions';
 import { type StepEnd, StepProgress, withStepCheckpoints } from './step-checkpoint';
+import { runtimeTool, withoutStrictFlags } from './tool-schemas';
 import { runLocalTool, taintAfter, toolInfo, type ApprovalDecision, type Taint } from './tools';
 import { instructionsSection } from './instructions';
 import { type Usage, UsageMeter } from './usage';
@@ -341,36 +340,6 @@ interface ToolRuntime {
   inflight: { count: number };
 }
 
-type JsonSchemaOptions = { target?: string; libraryOptions?: { override?: unknown } };
-type StandardWithJson = { '~standard': { jsonSchema: Record<'input' | 'output', (o: JsonSchemaOptions) => unknown> } };
-const toolSchemas = new Map<string, unknown>();
-
-/**
- * A tool's input schema as the runtime takes it, made once per process: the runtime turns every
- * tool's schema into JSON Schema on every run, so the conversion is remembered here (per target
- * and override), which is most of what offering fifteen tools would otherwise cost a run.
- */
-function toolSchema(name: string, schema: z.ZodType): unknown {
-  let cached = toolSchemas.get(name);
-  if (cached) return cached;
-  const standard = toStandardSchema(schema as never) as unknown as StandardWithJson;
-  const memo = new Map<unknown, Map<string, unknown>>();
-  const remembered = (io: 'input' | 'output') => (options: JsonSchemaOptions) => {
-    const byOverride = memo.get(options?.libraryOptions?.override) ?? new Map<string, unknown>();
-    memo.set(options?.libraryOptions?.override, byOverride);
-    const key = `${io}:${options?.target ?? ''}`;
-    if (!byOverride.has(key)) byOverride.set(key, standard['~standard'].jsonSchema[io](options));
-    return byOverride.get(key);
-  };
-  cached = Object.create(standard) as object;
-  Object.defineProperty(cached, '~standard', {
-    value: { ...standard['~standard'], jsonSchema: { input: remembered('input'), output: remembered('output') } },
-    enumerable: true,
-  });
-  toolSchemas.set(name, cached);
-  return cached;
-}
-
 /** The MCP tools listed for the run's key, by name. */
 export type ListedTools = Map<string, { description: string }>;
 
@@ -437,68 +406,74 @@ async function buildTools(ctx: RunContext, state: { taint: Taint }, spans: Model
     // RBAC first: the MCP server lists by the key's user too; this keeps the two in step.
     if (!allowed.has(name) || !toolInfo(name)) continue;
     const toolName = name as McpToolName;
-    tools[name] = createTool({
-      id: name,
-      description,
-      inputSchema: toolSchema(name, MCP_TOOLS[toolName].inputSchema) as never,
-      execute: async (input: unknown, c?: unknown) => {
-        spans.responseDone();
-        const toolCallId = callIdOf(c);
-        const args = (input ?? {}) as Record<string, unknown>;
-        const held = gate(name, args, toolCallId, toolInputJsonSchema(toolName));
-        if (held) return held;
-        // A change the policy lets run unasked carries a single-use override, as an approved one
-        // does: the MCP server runs no change of an assistant key without one.
-        const override =
-          toolInfo(name)?.readOnly === false && ctx.mcp.keyId
-            ? {
-                [OVERRIDE_META_KEY]: mintOverride({
-                  tool: name,
-                  argsFingerprint: fingerprintArgs(args),
-                  keyId: ctx.mcp.keyId,
-                }),
-              }
-            : {};
-        return run(name, toolCallId, () =>
-          ctx.mcp.gateway.callTool(
-            ctx.mcp.secret,
-            { name, args, meta: { [TOOL_CALL_META_KEY]: toolCallId, ...override } },
-            ctx.signal,
-          ),
-        );
+    tools[name] = runtimeTool(
+      {
+        id: name,
+        description,
+        inputSchema: MCP_TOOLS[toolName].inputSchema,
+        execute: async (input: unknown, c?: unknown) => {
+          spans.responseDone();
+          const toolCallId = callIdOf(c);
+          const args = (input ?? {}) as Record<string, unknown>;
+          const held = gate(name, args, toolCallId, toolInputJsonSchema(toolName));
+          if (held) return held;
+          // A change the policy lets run unasked carries a single-use override, as an approved one
+          // does: the MCP server runs no change of an assistant key without one.
+          const override =
+            toolInfo(name)?.readOnly === false && ctx.mcp.keyId
+              ? {
+                  [OVERRIDE_META_KEY]: mintOverride({
+                    tool: name,
+                    argsFingerprint: fingerprintArgs(args),
+                    keyId: ctx.mcp.keyId,
+                  }),
+                }
+              : {};
+          return run(name, toolCallId, () =>
+            ctx.mcp.gateway.callTool(
+              ctx.mcp.secret,
+              { name, args, meta: { [TOOL_CALL_META_KEY]: toolCallId, ...override } },
+              ctx.signal,
+            ),
+          );
+        },
       },
-    });
+      ctx.model.model,
+    );
   }
 
   for (const name of LOCAL_TOOL_NAMES) {
     if (!ctx.policy.offers(name)) continue;
     const { description, input: schema, interrupt } = LOCAL_TOOL_DECLARATIONS[name] as LocalToolDeclaration;
-    tools[name] = createTool({
-      id: name,
-      description,
-      inputSchema: toolSchema(name, schema) as never,
-      execute: async (input: unknown, c?: unknown) => {
-        spans.responseDone();
-        const toolCallId = callIdOf(c);
-        if (interrupt === 'user_question') {
-          // Not run and never approval-gated: the question ends the run, its answer is the result.
-          const question = AskUserInputSchema.safeParse(input);
-          if (!question.success)
-            return {
-              isError: true,
-              error: `Invalid ask_user input: ${question.error.issues[0]?.message ?? 'invalid'}`,
-            };
-          pending.push({ kind: 'user_question', toolCallId, toolName: name, args: question.data });
-          return { [PENDING_MARKER]: true };
-        }
-        const args = (input ?? {}) as Record<string, unknown>;
-        const held = gate(name, args, toolCallId, z.toJSONSchema(schema) as Record<string, unknown>);
-        if (held) return held;
-        return run(name, toolCallId, () =>
-          runLocalTool(name, args, { prisma: ctx.prisma, projectId: ctx.projectId, emit: ctx.emit }),
-        );
+    tools[name] = runtimeTool(
+      {
+        id: name,
+        description,
+        inputSchema: schema,
+        execute: async (input: unknown, c?: unknown) => {
+          spans.responseDone();
+          const toolCallId = callIdOf(c);
+          if (interrupt === 'user_question') {
+            // Not run and never approval-gated: the question ends the run, its answer is the result.
+            const question = AskUserInputSchema.safeParse(input);
+            if (!question.success)
+              return {
+                isError: true,
+                error: `Invalid ask_user input: ${question.error.issues[0]?.message ?? 'invalid'}`,
+              };
+            pending.push({ kind: 'user_question', toolCallId, toolName: name, args: question.data });
+            return { [PENDING_MARKER]: true };
+          }
+          const args = (input ?? {}) as Record<string, unknown>;
+          const held = gate(name, args, toolCallId, z.toJSONSchema(schema) as Record<string, unknown>);
+          if (held) return held;
+          return run(name, toolCallId, () =>
+            runLocalTool(name, args, { prisma: ctx.prisma, projectId: ctx.projectId, emit: ctx.emit }),
+          );
+        },
       },
-    });
+      ctx.model.model,
+    );
   }
 
   return { tools, pending, inflight };
@@ -793,17 +768,20 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
       id: 'in-app-agent',
       name: 'In-app assistant',
       instructions: system,
-      model: (stepProgress && ctx.onStep
-        ? withStepCheckpoints(metered, stepProgress, {
-            signal: modelSignal,
-            freshToolCallIds: true,
-            onStep: async (step, caughtUp) => {
-              // The step's text message is whole: end it before its checkpoint.
-              normalizer.closeText();
-              await ctx.onStep!(step, caughtUp);
-            },
-          })
-        : metered) as never,
+      // Outermost: the calls' tools lose the runtime's flag before anything (the meter too) reads them.
+      model: withoutStrictFlags(
+        stepProgress && ctx.onStep
+          ? withStepCheckpoints(metered, stepProgress, {
+              signal: modelSignal,
+              freshToolCallIds: true,
+              onStep: async (step, caughtUp) => {
+                // The step's text message is whole: end it before its checkpoint.
+                normalizer.closeText();
+                await ctx.onStep!(step, caughtUp);
+              },
+            })
+          : metered,
+      ) as never,
       tools: runtime.tools as never,
     });
     ctx.onModelStart?.();
