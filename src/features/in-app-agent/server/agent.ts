@@ -4,6 +4,7 @@
  * the context budget. Mastra's stream chunks are normalized into AG-UI events here.
  */
 import { setMaxListeners } from 'node:events';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Agent } from '@mastra/core/agent';
 import {
   env,
@@ -496,6 +497,9 @@ class Normalizer {
   private readonly endedCalls = new Set<string>();
   error: unknown;
   aborted = false;
+  /** The message whose first text was sent last; `firstText`: that was since the last `tookFirstText`. */
+  private textShownIn: string | undefined;
+  private firstText = false;
 
   constructor(
     private readonly emit: (e: AgentEvent) => void,
@@ -526,7 +530,13 @@ class Normalizer {
           this.emit({ type: 'TEXT_MESSAGE_START', messageId: this.textId, role: 'assistant' });
         }
         const shown = this.suggestions.push(delta);
-        if (shown) this.emit({ type: 'TEXT_MESSAGE_CONTENT', messageId: this.textId, delta: shown });
+        if (shown) {
+          if (this.textShownIn !== this.textId) {
+            this.textShownIn = this.textId;
+            this.firstText = true;
+          }
+          this.emit({ type: 'TEXT_MESSAGE_CONTENT', messageId: this.textId, delta: shown });
+        }
         this.progress?.sawText(delta.length);
         break;
       }
@@ -656,6 +666,13 @@ class Normalizer {
       this.endedCalls.add(id);
       this.emit({ type: 'TOOL_CALL_END', toolCallId: id });
     }
+  }
+
+  /** Whether a message's first text was sent since the last call. */
+  tookFirstText(): boolean {
+    const first = this.firstText;
+    this.firstText = false;
+    return first;
   }
 
   closeText(): void {
@@ -824,6 +841,10 @@ export async function runAgent(ctx: RunContext): Promise<RunResult> {
         progress += 1;
         normalizer.handle(value);
         if (normalizer.error) break;
+        // A message's first words go out before the reader goes on: a turn of the event loop lets
+        // the watchers' streams write them (they write once a turn), where the rest of a model's
+        // output already received would otherwise be read, and the run's end begun, first.
+        if (normalizer.tookFirstText()) await nextTurn();
       }
     } finally {
       reader.cancel().catch(() => undefined);
