@@ -123,7 +123,18 @@ let modelFileBytes = 0;
 /** Stamps are wall-clock milliseconds (shared by every process of the machine). */
 const wallNow = () => performance.timeOrigin + performance.now();
 
-/** A scripted model: `chunks` text deltas, `delayMs` apart; stamped deltas carry their send time. */
+/**
+ * Text deltas an instant model's stream gives at once: what one 64 KB read of an OpenAI-compatible
+ * stream's socket holds (about 110 bytes a delta). A model over the network is read this way, one
+ * read a turn of the event loop; a stream that held all of a long answer from the start would
+ * measure how its consumers queue 20,000 parts, not how fast they stream.
+ */
+const DELTAS_PER_READ = 500;
+
+/**
+ * A scripted model: `chunks` text deltas, `delayMs` apart (with no delay, `DELTAS_PER_READ` a turn);
+ * stamped deltas carry their send time.
+ */
 function benchModel() {
   return {
     specificationVersion: 'v2' as const,
@@ -158,6 +169,7 @@ function benchModel() {
           c.enqueue({ type: 'text-start', id: 't' });
           for (let i = 0; i < s.chunks; i++) {
             if (s.delayMs) await new Promise((r) => setTimeout(r, s.delayMs));
+            else if (i > 0 && i % DELTAS_PER_READ === 0) await new Promise((r) => setImmediate(r));
             c.enqueue({ type: 'text-delta', id: 't', delta: s.stamp ? `<${wallNow().toFixed(3)}>` : 'tok ' });
           }
           c.enqueue({ type: 'text-end', id: 't' });
