@@ -62,9 +62,7 @@ export async function expectAccessible(page: Page, label: string): Promise<void>
   // A page's title is streamed after its body (Next.js streams metadata) and written again when the
   // page is refreshed after a save: scan once the document has one. A page that never gets one
   // still fails below (document-title).
-  await page
-    .waitForFunction(() => document.title.trim() !== '', undefined, { timeout: 5_000 })
-    .catch(() => undefined);
+  await page.waitForFunction(() => document.title.trim() !== '', undefined, { timeout: 5_000 }).catch(() => undefined);
   const violations = await scan(page);
   if (violations.length) process.stdout.write(`[axe] ${label}:\n${describeViolations(violations)}\n`);
   const blocking = violations.filter((v) => BLOCKING.has(v.impact ?? '') || FIXED_RULES.has(v.id));
