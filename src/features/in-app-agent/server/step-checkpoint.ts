@@ -16,7 +16,7 @@
  * previous one, which is slower but never wrong.
  */
 import { toolCallIdRenamer } from './model';
-import type { RuntimeModel } from './runtime-model';
+import { type RuntimeModel, withDoStream } from './runtime-model';
 import type { Usage } from './usage';
 
 type StreamPart = { type: string; [k: string]: unknown };
@@ -94,56 +94,45 @@ export function withStepCheckpoints(
     freshToolCallIds?: boolean;
   },
 ): RuntimeModel {
-  const doStream = (
-    model as unknown as { doStream: (o: unknown) => Promise<{ stream: ReadableStream<StreamPart> }> }
-  ).doStream.bind(model);
   // Totals since the run began: the reader's counts are cumulative too.
   let text = 0;
   const calls: string[] = [];
-  return new Proxy(model, {
-    get(target, prop) {
-      if (prop === 'doStream') {
-        return async (options: unknown) => {
-          const res = await doStream(options);
-          const source = res.stream.getReader();
-          const rename = opts.freshToolCallIds ? toolCallIdRenamer() : undefined;
-          let stepCalls = 0;
-          const stream = new ReadableStream<StreamPart>({
-            async pull(controller) {
-              const read = await source.read();
-              if (read.done) return controller.close();
-              const value = rename ? rename(read.value) : read.value;
-              if (value.type === 'text-delta') text += String(value.delta ?? '').length;
-              else if (value.type === 'tool-call') {
-                calls.push(String(value.toolCallId));
-                stepCalls += 1;
-              } else if (value.type === 'finish') {
-                const caughtUp = await progress.caughtUp(text, calls, opts.catchUpMs ?? 5_000, opts.signal);
-                const u = (value.usage ?? {}) as { inputTokens?: unknown; outputTokens?: unknown };
-                const inputTokens = tokenCount(u.inputTokens);
-                const outputTokens = tokenCount(u.outputTokens);
-                await opts.onStep(
-                  {
-                    usage: {
-                      ...(inputTokens !== undefined ? { inputTokens } : {}),
-                      ...(outputTokens !== undefined ? { outputTokens } : {}),
-                    },
-                    final: stepCalls === 0,
-                  },
-                  caughtUp,
-                );
-              }
-              controller.enqueue(value);
+  return withDoStream<{ stream: ReadableStream<StreamPart> }>(model, (doStream) => async (options) => {
+    const res = await doStream(options);
+    const source = res.stream.getReader();
+    const rename = opts.freshToolCallIds ? toolCallIdRenamer() : undefined;
+    let stepCalls = 0;
+    const stream = new ReadableStream<StreamPart>({
+      async pull(controller) {
+        const read = await source.read();
+        if (read.done) return controller.close();
+        const value = rename ? rename(read.value) : read.value;
+        if (value.type === 'text-delta') text += String(value.delta ?? '').length;
+        else if (value.type === 'tool-call') {
+          calls.push(String(value.toolCallId));
+          stepCalls += 1;
+        } else if (value.type === 'finish') {
+          const caughtUp = await progress.caughtUp(text, calls, opts.catchUpMs ?? 5_000, opts.signal);
+          const u = (value.usage ?? {}) as { inputTokens?: unknown; outputTokens?: unknown };
+          const inputTokens = tokenCount(u.inputTokens);
+          const outputTokens = tokenCount(u.outputTokens);
+          await opts.onStep(
+            {
+              usage: {
+                ...(inputTokens !== undefined ? { inputTokens } : {}),
+                ...(outputTokens !== undefined ? { outputTokens } : {}),
+              },
+              final: stepCalls === 0,
             },
-            cancel(reason) {
-              return source.cancel(reason);
-            },
-          });
-          return { ...res, stream };
-        };
-      }
-      const value = Reflect.get(target, prop, target) as unknown;
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
+            caughtUp,
+          );
+        }
+        controller.enqueue(value);
+      },
+      cancel(reason) {
+        return source.cancel(reason);
+      },
+    });
+    return { ...res, stream };
   });
 }

@@ -24,7 +24,7 @@ import {
 } from '@mastra/schema-compat';
 import { standardSchemaToJSONSchema, toStandardSchema } from '@mastra/schema-compat/schema';
 import type { z } from 'zod';
-import type { RuntimeModel } from './runtime-model';
+import { type RuntimeModel, withDoStream } from './runtime-model';
 
 type JsonSchemaOptions = { target?: string; libraryOptions?: { override?: unknown } };
 /** A standard schema with JSON Schema (what the runtime's tools take as their input schema). */
@@ -132,14 +132,7 @@ type CallOptions = { tools?: FunctionTool[] };
  * runtime their schemas were converted (no product tool asks a provider for anything by it).
  */
 export function withoutStrictFlags(model: RuntimeModel): RuntimeModel {
-  const doStream = (model as unknown as { doStream: (o: unknown) => Promise<unknown> }).doStream.bind(model);
-  return new Proxy(model, {
-    get: (target, prop) => {
-      if (prop === 'doStream') return (options: unknown) => doStream(unflagged(options));
-      const value = Reflect.get(target, prop, target) as unknown;
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
+  return withDoStream(model, (doStream) => (options) => doStream(unflagged(options)));
 }
 
 function unflagged(options: unknown): unknown {

@@ -9,7 +9,7 @@
  * One meter per run (dropped with it); the prompt is kept by reference and sized only when an
  * estimate is needed.
  */
-import type { RuntimeModel } from './runtime-model';
+import { type RuntimeModel, withDoStream } from './runtime-model';
 
 export type Usage = {
   inputTokens?: number;
@@ -76,19 +76,10 @@ export class UsageMeter {
 
   /** The model as this run calls it: each call's options are noted (by reference) before it is made. */
   watch(model: RuntimeModel): RuntimeModel {
-    const doStream = (model as unknown as { doStream: (o: unknown) => Promise<unknown> }).doStream.bind(model);
-    return new Proxy(model, {
-      get: (target, prop) => {
-        if (prop === 'doStream') {
-          return (options: unknown) => {
-            this.callOptions = options;
-            this.firstCallOptions ??= options;
-            return doStream(options);
-          };
-        }
-        const value = Reflect.get(target, prop, target) as unknown;
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
+    return withDoStream(model, (doStream) => (options) => {
+      this.callOptions = options;
+      this.firstCallOptions ??= options;
+      return doStream(options);
     });
   }
 
