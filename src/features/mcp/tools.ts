@@ -131,10 +131,16 @@ function actorOf(p: McpPrincipal): Actor {
 
 const HANDLERS: Handlers = {
   async list_issues(ctx, input) {
+    if (input.unassigned && input.assignee)
+      throw new ToolFailure(
+        'INVALID_ARGUMENTS',
+        'Give `assignee` (issues of one member) or `unassigned: true` (issues of no one), not both.',
+      );
+    const assigneeId = input.unassigned ? null : input.assignee;
     const page = await listIssues(ctx.prisma, ctx.projectId, {
       ...(input.status ? { status: input.status } : {}),
       ...(input.priority ? { priority: input.priority } : {}),
-      ...(input.assignee !== undefined ? { assigneeId: input.assignee } : {}),
+      ...(assigneeId !== undefined ? { assigneeId } : {}),
       ...(input.label ? { label: input.label } : {}),
       ...pageOf(input),
     });

@@ -167,6 +167,36 @@ describe('OpenAI-compatible (chat completions SSE)', () => {
     expect(openai.requests[0]!.model).toBe('llama3.1');
   });
 
+  it("lists the issues assigned to no one, from a call with a strict schema's nulls", async () => {
+    // The runtime sends this provider every field as required and nullable, and reads a null back as
+    // "left out": `assignee: null` alone would list every issue.
+    await createIssue(project.id, { title: 'Checkout times out', assigneeId: project.users.MEMBER.id });
+    script(
+      {
+        toolCalls: [
+          {
+            name: 'list_issues',
+            args: {
+              status: null,
+              priority: null,
+              assignee: null,
+              unassigned: true,
+              label: null,
+              page: null,
+              pageSize: null,
+            },
+          },
+        ],
+      },
+      { text: ['One issue has no one.'] },
+    );
+    const res = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('unassigned?'));
+    expect(types(res.events).at(-1)).toBe('RUN_FINISHED');
+    const result = res.events.find((e) => e.type === 'TOOL_CALL_RESULT') as { content: string };
+    expect(result.content).toContain('Payment page crashes');
+    expect(result.content).not.toContain('Checkout times out');
+  });
+
   it('turns a server error into RUN_ERROR MODEL_ERROR', async () => {
     script({ status: 500 });
     const res = await postAgent(server.url, project.id, project.users.MEMBER.cookie, userMessageBody('hi'));
@@ -223,6 +253,18 @@ describe('demo model (default without credentials)', () => {
     expect(list.events.find((e) => e.type === 'CUSTOM')).toMatchObject({ value: { provider: 'demo', demo: true } });
     expect(list.events.some((e) => e.type === 'TOOL_CALL_START' && e.toolCallName === 'list_issues')).toBe(true);
     expect(textOf(list.events)).toContain('Payment page crashes');
+    await createIssue(project.id, { title: 'Refunds are late', assigneeId: project.users.MEMBER.id });
+    const unassigned = await postAgent(
+      server.url,
+      project.id,
+      project.users.MEMBER.cookie,
+      userMessageBody('list unassigned issues'),
+    );
+    expect(unassigned.events.find((e) => e.type === 'TOOL_CALL_ARGS')).toMatchObject({
+      delta: JSON.stringify({ status: 'OPEN', unassigned: true }),
+    });
+    expect(textOf(unassigned.events)).toContain('Payment page crashes');
+    expect(textOf(unassigned.events)).not.toContain('Refunds are late');
     const other = await postAgent(
       server.url,
       project.id,

@@ -105,6 +105,12 @@ describe('read tools', () => {
     expect(await numbers({ label: 'feature' })).toEqual([2]);
     expect(await numbers({ assignee: project.users.MEMBER.email })).toEqual([1]);
     expect(await numbers({ assignee: null })).toEqual([3, 2]);
+    // The same as its own field, and the nulls a strict-schema model sends for the filters it leaves out.
+    expect(await numbers({ unassigned: true })).toEqual([3, 2]);
+    expect(await numbers({ unassigned: false })).toEqual([3, 2, 1]);
+    expect(await numbers({ unassigned: true, assignee: null, status: 'CLOSED' })).toEqual([3]);
+    const both = await mcp.call('list_issues', { unassigned: true, assignee: project.users.MEMBER.email });
+    expect(failed(both)).toMatchObject({ code: 'INVALID_ARGUMENTS', message: expect.stringContaining('not both') });
 
     const p1 = ok(await mcp.call('list_issues', { pageSize: 2 }));
     expect(p1).toMatchObject({ total: 3, hasMore: true });

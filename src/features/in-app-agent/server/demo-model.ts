@@ -4,7 +4,7 @@
  * and otherwise explains that it is the demo model and how to configure a real one.
  *
  * Understood requests (case-insensitive):
- *   list open issues | list closed issues | list all issues
+ *   list open issues | list closed issues | list all issues   (add "unassigned": only issues of no one)
  *   show issue 3 | summarize issue 3
  *   summarize the project
  *   create an issue titled <title>
@@ -380,7 +380,8 @@ function planFromUser(text: string, tools: Set<string>): Plan {
         : /in progress/.test(lower)
           ? 'IN_PROGRESS'
           : 'OPEN';
-    return need('list_issues', status ? { status } : {});
+    const unassigned = /\bunassigned\b/.test(lower);
+    return need('list_issues', { ...(status ? { status } : {}), ...(unassigned ? { unassigned } : {}) });
   }
   return { kind: 'text', text: HELP };
 }
