@@ -17,6 +17,7 @@ import {
 import { startFakeOpenAI, type FakeServer } from '../../helpers/fake-models';
 import { createProject, type TestProject } from '../../helpers/fixtures';
 import { startTestServer, type TestServer } from '../../helpers/http';
+import { captureLog } from '../../helpers/log-capture';
 import { pgBinariesAvailable, startPgCluster, type PgCluster } from '../../helpers/pg-cluster';
 
 const enabled = Boolean(process.env.TEST_DATABASE_URL) && pgBinariesAvailable();
@@ -97,8 +98,15 @@ describe.runIf(enabled)('a database outage', () => {
       }
       return false;
     });
-    const { status, events } = await streaming;
-    await outage;
+    const log = captureLog();
+    let streamed: Awaited<typeof streaming>;
+    try {
+      streamed = await streaming;
+      await outage;
+    } finally {
+      log.stop();
+    }
+    const { status, events } = streamed;
     expect(outage).toBeDefined();
     expect(status).toBe(200);
 
@@ -131,5 +139,9 @@ describe.runIf(enabled)('a database outage', () => {
     // The run's key was revoked once the database was back.
     const key = await prisma.apiKey.findFirstOrThrow({ where: { runId } });
     expect(key.revokedAt).not.toBeNull();
+    // The writes that waited for it said so, each retry a warning with the run's id.
+    const retried = log.events('run.write_retried');
+    expect(retried.length).toBeGreaterThan(0);
+    for (const line of retried) expect(line).toMatchObject({ level: 'warn', runId, error: expect.any(String) });
   });
 });

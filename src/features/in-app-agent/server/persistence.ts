@@ -733,9 +733,19 @@ export class RunRecorder {
     }
   }
 
-  /** ops: runs a write again while the database is briefly unavailable, so it lands once it is back. */
+  /**
+   * ops: runs a write again while the database is briefly unavailable, so it lands once it is back;
+   * each retry is a warning (the run's answer waits for it).
+   */
   private durable<T>(work: () => Promise<T>): Promise<T> {
-    return retryWhileUnavailable(work, { budgetMs: this.opts.writeRetryBudgetMs ?? 30_000 });
+    return retryWhileUnavailable(work, {
+      budgetMs: this.opts.writeRetryBudgetMs ?? 30_000,
+      onRetry: (err, attempt) =>
+        log().warn(
+          { event: 'run.write_retried', runId: this.runId, attempt, error: describeError(err) },
+          'a write of the run is retried: the database is unavailable',
+        ),
+    });
   }
 
   private flushPending(): void {

@@ -431,7 +431,15 @@ async function closeRun(input: {
     else if (recorder.isTaken) handedOver = true;
     if (!stored && !handedOver) {
       // ops: retried while the database is briefly unavailable, so the key is revoked once it is back.
-      const revoke = (id: string) => retryWhileUnavailable(() => revokeKey(prisma, id), { budgetMs: 30_000 });
+      const revoke = (id: string) =>
+        retryWhileUnavailable(() => revokeKey(prisma, id), {
+          budgetMs: 30_000,
+          onRetry: (err, attempt) =>
+            runLog.warn(
+              { event: 'run.key_revoke_retried', attempt, error: describeError(err) },
+              'revoking the run key is retried: the database is unavailable',
+            ),
+        });
       await revoke(ctx.key.id).catch((err: unknown) =>
         runLog.error({ event: 'run.key_revoke_failed', error: describeError(err) }, 'could not revoke the run key'),
       );
