@@ -17,6 +17,7 @@ import {
   type PrismaClient,
   type ProjectMember,
   processWide,
+  type RetryOptions,
   retryWhileUnavailable,
   type Scope,
 } from '../host';
@@ -608,6 +609,14 @@ export class RunRecorder {
   ) {
     this.compactor = new Compactor(seqs.seqFrom, opts.flushIntervalMs ?? LIMITS.flushIntervalMs, Date.now, seqs.seqTo);
     this.generation = opts.generation ?? 1;
+    this.retry = {
+      budgetMs: opts.writeRetryBudgetMs ?? 30_000,
+      onRetry: (err, attempt) =>
+        log().warn(
+          { event: 'run.write_retried', runId, attempt, error: describeError(err) },
+          'a write of the run is retried: the database is unavailable',
+        ),
+    };
   }
 
   /** A third of the lease: two beats may be late before the lease runs out. */
@@ -738,15 +747,11 @@ export class RunRecorder {
    * each retry is a warning (the run's answer waits for it).
    */
   private durable<T>(work: () => Promise<T>): Promise<T> {
-    return retryWhileUnavailable(work, {
-      budgetMs: this.opts.writeRetryBudgetMs ?? 30_000,
-      onRetry: (err, attempt) =>
-        log().warn(
-          { event: 'run.write_retried', runId: this.runId, attempt, error: describeError(err) },
-          'a write of the run is retried: the database is unavailable',
-        ),
-    });
+    return retryWhileUnavailable(work, this.retry);
   }
+
+  /** How `durable` retries: made once per run, not per write. */
+  private readonly retry: RetryOptions;
 
   private flushPending(): void {
     clearTimeout(this.soon);
