@@ -37,7 +37,6 @@ export {
   retryWhileUnavailable,
   stackFrames,
 } from '@/server/errors';
-export type { RetryOptions } from '@/server/errors';
 export { noteDatabaseState } from '@/server/health';
 export { DRAINING_RETRY_AFTER_SECONDS, isDraining } from '@/server/lifecycle';
 

@@ -17,7 +17,6 @@ import {
   type PrismaClient,
   type ProjectMember,
   processWide,
-  type RetryOptions,
   retryWhileUnavailable,
   type Scope,
 } from '../host';
@@ -751,7 +750,7 @@ export class RunRecorder {
   }
 
   /** How `durable` retries: made once per run, not per write. */
-  private readonly retry: RetryOptions;
+  private readonly retry: Parameters<typeof retryWhileUnavailable>[1];
 
   private flushPending(): void {
     clearTimeout(this.soon);
