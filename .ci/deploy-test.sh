@@ -3,7 +3,8 @@
 # ports 3001 and 3002) on a fresh database of the PostgreSQL server at 127.0.0.1:$1, nginx with
 # deploy/nginx.conf in front (port 8080), then the cross-instance suite through the proxy
 # (`npm run test:deploy`). Needs the production build (`npm run build`). Prints the nginx error log
-# and both instances' logs when anything fails; stops everything it started on exit.
+# and both instances' logs when anything fails; stops everything it started on exit. The instances
+# run on the `node` of PATH; with DEPLOY_NODE_VERSION set (`v24.21.0`), on that version or not at all.
 #
 #   bash .ci/deploy-test.sh <postgres port>
 set -uo pipefail
@@ -67,6 +68,9 @@ MCP_OVERRIDE_SECRET="$(openssl rand -base64 32)"
 export NEXTAUTH_SECRET MCP_OVERRIDE_SECRET
 export AUTO_SEED=1 AGENT_MODEL_PROVIDER=demo AGENT_RATE_LIMIT_PER_MINUTE=1000 SHUTDOWN_DRAIN_SECONDS=5 LOG_LEVEL=info
 export DATABASE_POOL_MAX=10 NEXT_TELEMETRY_DISABLED=1
+# The instances' diagnostics (GET /api/diagnostics) answer this token: they say which Node.js runs them.
+DIAGNOSTICS_TOKEN="$(openssl rand -hex 24)"
+export DIAGNOSTICS_TOKEN
 
 chmod 755 "$DEPLOY_DIR" && mkdir -p "$DEPLOY_DIR/logs"
 for port in 3001 3002; do
@@ -83,6 +87,15 @@ for port in 3001 3002; do
   done
   [ "$ready" -eq 1 ] || { log "instance on port $port did not become ready"; exit 1; }
   log "instance on port $port is ready"
+  # DEPLOY_NODE_VERSION (CI: the Node.js LTS it deploys on): the instance must run on that version.
+  running=$(curl -sf -H "authorization: Bearer $DIAGNOSTICS_TOKEN" "http://127.0.0.1:$port/api/diagnostics" |
+    node -e 'let s="";process.stdin.on("data",(d)=>{s+=d}).on("end",()=>{console.log(JSON.parse(s).node)})') ||
+    { log "instance on port $port did not answer its diagnostics"; exit 1; }
+  log "instance on port $port runs on Node.js $running"
+  if [ -n "${DEPLOY_NODE_VERSION:-}" ] && [ "$running" != "$DEPLOY_NODE_VERSION" ]; then
+    log "instance on port $port runs on Node.js $running, not $DEPLOY_NODE_VERSION"
+    exit 1
+  fi
 done
 
 "$NGINX" -p "$DEPLOY_DIR" -c "$ROOT/deploy/nginx.conf" || exit 1

@@ -61,9 +61,9 @@ const APP_VARIABLES = new Set([
   ...[...runApp.matchAll(/process\.env\.([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]!),
 ]);
 
-/** Variables the tests and scripts read from the environment (not the app's settings). */
+/** Variables the tests, scripts and CI read from the environment (not the app's settings). */
 const TOOL_CODE = CODE_FILES.filter((f) =>
-  /[\\/](scripts|tests)[\\/]|vitest\.[\w.]+\.ts$|next\.config\.ts$/.test(f),
+  /[\\/](scripts|tests|\.ci)[\\/]|vitest\.[\w.]+\.ts$|next\.config\.ts$/.test(f),
 ).map((f) => readFileSync(f, 'utf8'));
 const READ_BY_TOOLS = new Set(
   TOOL_CODE.flatMap((text) =>
