@@ -2,6 +2,11 @@
 // JavaScript, not TypeScript: `next start` transpiles a next.config.ts with its native compiler,
 // which then stays loaded in every server process (about 24 MB of resident memory).
 
+// The production build is webpack's (`npm run build` is `next build --webpack`): Turbopack's server
+// output gives every page and route handler its own copy of the code they share, and a server that
+// has served three pages holds three copies of it (about 25 MB more memory per instance; see
+// docs/performance.md). `next dev` stays on Turbopack.
+
 /** @type {import('next').NextConfig} */
 const nextConfig = {
   // Packages that load Wasm, native bindings or large runtimes from disk stay outside the bundle.
@@ -24,6 +29,11 @@ const nextConfig = {
   typescript: {
     tsconfigPath: 'tsconfig.build.json',
     ignoreBuildErrors: process.env.NEXT_BUILD_SKIP_TYPECHECK === '1',
+  },
+  experimental: {
+    // Source maps of the server's bundles, as Turbopack writes them by default: production stack
+    // traces (`NODE_OPTIONS=--enable-source-maps`) and CPU profiles map back to the sources.
+    serverSourceMaps: true,
   },
   poweredByHeader: false,
   typedRoutes: false,

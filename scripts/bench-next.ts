@@ -60,6 +60,7 @@ import { startFakeOpenAI, type ScriptedTurn } from '../tests/helpers/fake-models
 import { trpcClient } from '../tests/helpers/trpc';
 import { freePort, signIn } from './lib/session';
 import { benchSelection } from './lib/bench-selection';
+import { nextBuildArgs, runNextBuild } from './lib/next-build';
 import { median, r2 } from './lib/stats';
 import { waitForServer } from './lib/wait-for-server';
 
@@ -218,13 +219,8 @@ function buildIfStale(label: string, reason: string | null): void {
     say(`${label}: ${reason}; BENCH_SKIP_BUILD=1, so using it anyway`);
     return;
   }
-  say(`${label}: ${reason}: running \`next build\`…`);
-  const res = spawnSync(process.execPath, [nextBin, 'build'], {
-    cwd: root,
-    stdio: ['ignore', process.stderr, process.stderr],
-    env: { ...process.env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
-  });
-  if (res.status !== 0) throw new Error(`${label}: next build failed (exit ${res.status ?? res.signal})`);
+  say(`${label}: ${reason}: running \`next ${nextBuildArgs(root).join(' ')}\`…`);
+  runNextBuild(root, { stdio: ['ignore', process.stderr, process.stderr] });
 }
 
 /** The Next.js floor's sources, relative to bench/next-floor. */
@@ -242,6 +238,7 @@ function floorApp(): string {
   for (const f of [...FLOOR_FILES.map((x) => path.join(floorDir, x)), path.join(root, 'package-lock.json')])
     hash.update(f).update(readFileSync(f));
   hash.update(String((require('next/package.json') as { version: string }).version));
+  hash.update(nextBuildArgs(root).join(' '));
   const dir = path.join(os.tmpdir(), `bench-next-floor-${hash.digest('hex').slice(0, 16)}`);
   if (existsSync(path.join(dir, '.next', 'BUILD_ID'))) return dir;
   say(`building the Next.js floor in ${dir}…`);
@@ -283,14 +280,12 @@ function floorApp(): string {
       js.replace("from './floor'", "from './floor.js'"),
     );
   }
-  const res = spawnSync(process.execPath, [nextBin, 'build'], {
-    cwd: dir,
-    stdio: ['ignore', process.stderr, process.stderr],
-    env: { ...process.env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
-  });
-  if (res.status !== 0) {
+  // Built like the product: with its build script's flags.
+  try {
+    runNextBuild(root, { dir, stdio: ['ignore', process.stderr, process.stderr] });
+  } catch (err) {
     rmSync(dir, { recursive: true, force: true });
-    throw new Error(`the Next.js floor: next build failed (exit ${res.status ?? res.signal})`);
+    throw new Error(`the Next.js floor: ${(err as Error).message}`);
   }
   return dir;
 }

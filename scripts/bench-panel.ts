@@ -38,6 +38,7 @@ import { chromium, type Page } from 'playwright-core';
 import { buildReason } from '../tests/e2e/global-setup';
 import { RENDER_COUNTER_SCRIPT, startCountingRenders, stopCountingRenders } from '../tests/e2e/react-renders';
 import { startFakeOpenAI, type ScriptedTurn } from '../tests/helpers/fake-models';
+import { nextBuildArgs, runNextBuild } from './lib/next-build';
 import { waitForServer } from './lib/wait-for-server';
 
 const require = createRequire(import.meta.url);
@@ -226,13 +227,8 @@ interface Round {
 async function main(): Promise<void> {
   const reason = buildReason(root);
   if (reason && process.env.BENCH_SKIP_BUILD !== '1') {
-    process.stderr.write(`[bench-panel] ${reason}: running \`next build\`…\n`);
-    const res = spawnSync(process.execPath, [require.resolve('next/dist/bin/next'), 'build'], {
-      cwd: root,
-      stdio: ['ignore', process.stderr, process.stderr],
-      env: { ...process.env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
-    });
-    if (res.status !== 0) throw new Error(`next build failed (exit ${res.status ?? res.signal})`);
+    process.stderr.write(`[bench-panel] ${reason}: running \`next ${nextBuildArgs(root).join(' ')}\`…\n`);
+    runNextBuild(root, { stdio: ['ignore', process.stderr, process.stderr] });
   }
 
   const model = await startFakeOpenAI((body) => scriptFor(body));

@@ -15,7 +15,7 @@
  * files run one after another). The servers' output goes to test-artifacts/e2e-server.log (with two
  * servers or more, e2e-server-1.log, e2e-server-2.log, …).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   closeSync,
@@ -35,6 +35,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { nextBuildArgs, runNextBuild } from '../../scripts/lib/next-build';
 import { waitForServer } from '../../scripts/lib/wait-for-server';
 import { e2eServerCount } from './servers';
 
@@ -279,14 +280,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   if (reason && process.env.E2E_SKIP_BUILD === '1') {
     log(`${reason}; E2E_SKIP_BUILD=1, so testing the existing build anyway`);
   } else if (reason) {
-    log(`${reason}: running \`next build\` (about a minute)…`);
+    log(`${reason}: running \`next ${nextBuildArgs(root).join(' ')}\` (one to two minutes)…`);
     const started = Date.now();
-    const res = spawnSync(process.execPath, [require.resolve('next/dist/bin/next'), 'build'], {
-      cwd: root,
-      stdio: 'inherit',
-      env: { ...process.env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
-    });
-    if (res.status !== 0) throw new Error(`next build failed (exit ${res.status ?? res.signal})`);
+    runNextBuild(root, { stdio: 'inherit' });
     log(`built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   } else {
     const newest = newestSource(root);
