@@ -91,6 +91,8 @@ export const LIMITS = {
   maxToolResultChars: 16_000,
   /** Partial text of a long message is flushed at least this often (ms). */
   flushIntervalMs: 1_000,
+  /** How long a run's write, or its key's revocation, is retried while the database is unavailable (ms). */
+  writeRetryBudgetMs: 30_000,
   /**
    * A message or tool call that ended is written this long after (ms), with whatever else ended
    * meanwhile; a run that ends sooner writes it with its end: a short answer is written by the

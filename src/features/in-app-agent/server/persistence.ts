@@ -568,7 +568,7 @@ export interface RecorderOptions {
   onLost?: (why: LostReason) => void;
   /** Stop was pressed where nobody ran the run live (read by the heartbeat). */
   onCancelRequested?: () => void;
-  /** ops: how long a write is retried while the database is unavailable (default 30 s). */
+  /** ops: how long a write is retried while the database is unavailable (default `LIMITS.writeRetryBudgetMs`). */
   writeRetryBudgetMs?: number;
   /**
    * What a row becomes before it is stored (masking: redaction.ts). It must keep every text's
@@ -609,7 +609,7 @@ export class RunRecorder {
     this.compactor = new Compactor(seqs.seqFrom, opts.flushIntervalMs ?? LIMITS.flushIntervalMs, Date.now, seqs.seqTo);
     this.generation = opts.generation ?? 1;
     this.retry = {
-      budgetMs: opts.writeRetryBudgetMs ?? 30_000,
+      budgetMs: opts.writeRetryBudgetMs ?? LIMITS.writeRetryBudgetMs,
       onRetry: (err, attempt) =>
         log().warn(
           { event: 'run.write_retried', runId, attempt, error: describeError(err) },

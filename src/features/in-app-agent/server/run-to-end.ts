@@ -22,7 +22,7 @@ import {
   revokeKey,
   stackFrames,
 } from '../host';
-import { CUSTOM_EVENTS } from '../constants';
+import { CUSTOM_EVENTS, LIMITS } from '../constants';
 import type { AgentErrorCode } from '../error-codes';
 import { foldEvents } from '../fold';
 import type { AgentEvent, ConversationView, ModelInfo, PageContext, TokenUsage } from '../schema';
@@ -433,7 +433,7 @@ async function closeRun(input: {
       // ops: retried while the database is briefly unavailable, so the key is revoked once it is back.
       const revoke = (id: string) =>
         retryWhileUnavailable(() => revokeKey(prisma, id), {
-          budgetMs: 30_000,
+          budgetMs: LIMITS.writeRetryBudgetMs,
           onRetry: (err, attempt) =>
             runLog.warn(
               { event: 'run.key_revoke_retried', attempt, error: describeError(err) },
